@@ -1,0 +1,25 @@
+"""The ``gpustack`` command line: wiring only.
+
+Each command turns options into calls of the library and results into output and exit codes.
+User errors exit 1 (``click.ClickException``), usage errors exit 2, and expected failures never
+print a traceback. Heavy modules (cdk8s, Node) are imported inside ``synth`` only, so that
+``validate`` stays fast and Node-free.
+"""
+
+from __future__ import annotations
+
+import click
+
+from gpustack import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpustack")
+def main() -> None:
+    """Validate GPU stack profiles and synthesize their Kubernetes manifests."""
+
+
+# --- validate: owned by the profile/validation work -------------------------------------------
+
+
+# --- synth: owned by the constructs/synthesis work --------------------------------------------
