@@ -24,5 +24,10 @@ lint: $(STAMP)
 test: lint
 	$(VENV)/bin/pytest
 
+## Device plugin image localhost/gpustack-device-plugin:<version> (buildah, as root; the Debian
+## base is built locally with mmdebstrap and cached in .cache/plugin-image/).
+image: $(STAMP)
+	PYTHON=$(PY) scripts/build-plugin-image.sh
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
