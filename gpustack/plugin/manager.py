@@ -1,0 +1,224 @@
+"""The plugin's lifecycle: discover, serve, register, and recover from kubelet restarts.
+
+A single loop polls every 100 ms (cheap, and needs no inotify binding): a replaced
+``kubelet.sock`` or a deleted plugin socket means the kubelet restarted, so the affected
+servers are restarted and re-registered, well within a second. Stop and reload requests (the
+signal handlers in ``main``) wake the loop immediately.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import grpc
+
+from gpustack.plugin.allocate import AllocateSettings
+from gpustack.plugin.backends import Backend, InitError, make_backend
+from gpustack.plugin.config import ConfigError, PluginConfig
+from gpustack.plugin.health import EnvError, HealthState, XidPolicy
+from gpustack.plugin.resources import ResourceError, build_resources
+from gpustack.plugin.server import PluginServer
+
+log = logging.getLogger("gpustack.plugin")
+
+POLL_S = 0.1
+#: Wait before retrying a registration the kubelet answered with an error.
+REJECTED_RETRY_S = 5.0
+
+KubeletId = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Where to serve and how to (re)load the configuration."""
+
+    socket_dir: str
+    kubelet_socket: str
+    load_config: Callable[[], PluginConfig]
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    make_backend: Callable[[PluginConfig], Backend] = make_backend
+
+
+def kubelet_id(path: str) -> KubeletId | None:
+    """Identity of the current kubelet socket (changes when a new kubelet creates it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_ctime_ns
+
+
+@dataclass
+class _Slot:
+    server: PluginServer
+    registered_with: KubeletId | None = None
+    next_attempt: float = 0.0
+    last_error: str = ""
+
+
+class PluginManager:
+    """Runs until ``request_stop``; ``request_reload`` re-reads config and rediscovers."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+        self._wake = threading.Event()
+        self._stop = False
+        self._reload = False
+        self._slots: list[_Slot] = []
+        self._health: HealthState | None = None
+        self._health_stop = threading.Event()
+        self._health_thread: threading.Thread | None = None
+        self._backend: Backend | None = None
+
+    def request_stop(self) -> None:
+        self._stop = True
+        self._wake.set()
+
+    def request_reload(self) -> None:
+        self._reload = True
+        self._wake.set()
+
+    @property
+    def socket_paths(self) -> list[str]:
+        return [slot.server.socket_path for slot in self._slots]
+
+    def run(self) -> int:
+        """The main loop; returns the process exit code."""
+        try:
+            config = self._rt.load_config()
+        except (ConfigError, EnvError) as exc:
+            log.error("%s", exc)
+            return 1
+        while not self._stop:
+            try:
+                self._start(config)
+            except (InitError, ResourceError, EnvError) as exc:
+                log.error("%s", exc)
+                self._teardown()
+                if config.flags.fail_on_init_error:
+                    return 1
+                log.info("failOnInitError is false: waiting (send SIGHUP to retry)")
+                self._idle()
+            else:
+                self._serve()
+                self._teardown()
+            if self._reload and not self._stop:
+                self._reload = False
+                log.info("reloading configuration")
+                try:
+                    config = self._rt.load_config()
+                except (ConfigError, EnvError) as exc:
+                    log.error("reload failed, keeping the previous configuration: %s", exc)
+        log.info("stopped")
+        return 0
+
+    def _start(self, config: PluginConfig) -> None:
+        self._backend = self._rt.make_backend(config)
+        gpus = self._backend.discover()
+        resources = build_resources(config, gpus)
+        log.info(
+            "discovered %d GPUs (%s backend): %s",
+            len(gpus),
+            config.gpustack.backend,
+            ", ".join(f"{g.index}={g.uuid}" for g in gpus) or "none",
+        )
+        if not resources:
+            log.info("No devices found. Waiting indefinitely.")
+        self._health = HealthState(u for r in resources for u in r.units)
+        policy = XidPolicy.from_config(config.gpustack.health, self._rt.env)
+        settings = AllocateSettings(
+            strategies=config.flags.plugin.device_list_strategy,
+            id_strategy=config.flags.plugin.device_id_strategy,
+            cdi_annotation_prefix=config.flags.plugin.cdi_annotation_prefix,
+            pass_device_specs=config.flags.plugin.pass_device_specs,
+            dev_root=config.flags.dev_root,
+            control_paths=self._backend.control_paths(),
+            allocation_policy=config.flags.plugin.shared_devices_allocation_policy,
+        )
+        if policy.active:
+            self._start_health(self._backend, self._health, policy)
+        else:
+            log.info("health checks disabled")
+        os.makedirs(self._rt.socket_dir, exist_ok=True)
+        for resource in resources:
+            server = PluginServer(resource, self._health, settings, self._rt.socket_dir)
+            self._slots.append(_Slot(server))
+            server.start()
+
+    def _start_health(self, backend: Backend, health: HealthState, policy: XidPolicy) -> None:
+        self._health_stop = threading.Event()
+
+        def watch() -> None:
+            try:
+                backend.watch_health(health, policy, self._health_stop)
+            except Exception as exc:  # a dead watcher must not look like healthy GPUs
+                log.error("health monitor failed: %s", exc)
+                health.set_all_unhealthy(f"health monitor failed: {exc}")
+
+        self._health_thread = threading.Thread(target=watch, name="health", daemon=True)
+        self._health_thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop and not self._reload:
+            current = kubelet_id(self._rt.kubelet_socket)
+            for slot in self._slots:
+                if not slot.server.socket_intact():
+                    log.info("socket %s was removed; serving again", slot.server.socket_path)
+                    self._restart(slot)
+                elif slot.registered_with not in (None, current) and current is not None:
+                    log.info("kubelet restarted; re-registering %s", slot.server.resource.name)
+                    self._restart(slot)
+                if slot.registered_with is None and current is not None:
+                    self._register(slot, current)
+            self._wake.wait(POLL_S)
+            self._wake.clear()
+
+    def _restart(self, slot: _Slot) -> None:
+        slot.server.stop()
+        slot.server.start()
+        slot.registered_with = None
+        slot.next_attempt = 0.0
+
+    def _register(self, slot: _Slot, current: KubeletId) -> None:
+        now = time.monotonic()
+        if now < slot.next_attempt:
+            return
+        try:
+            slot.server.register(self._rt.kubelet_socket)
+        except (grpc.RpcError, TimeoutError) as exc:
+            code = exc.code() if isinstance(exc, grpc.RpcError) else None
+            detail = exc.details() if isinstance(exc, grpc.RpcError) else str(exc)
+            message = f"registering {slot.server.resource.name} failed: {detail}"
+            if message != slot.last_error:
+                log.warning("%s; retrying", message)
+                slot.last_error = message
+            if code not in (None, grpc.StatusCode.UNAVAILABLE):
+                slot.next_attempt = now + REJECTED_RETRY_S
+            return
+        slot.registered_with = current
+        slot.last_error = ""
+
+    def _idle(self) -> None:
+        while not self._stop and not self._reload:
+            self._wake.wait(POLL_S)
+            self._wake.clear()
+
+    def _teardown(self) -> None:
+        for slot in self._slots:
+            slot.server.stop()
+        self._slots = []
+        self._health_stop.set()
+        if self._health_thread is not None:
+            self._health_thread.join(timeout=5)
+            self._health_thread = None
+        if self._health is not None:
+            self._health.close()
+            self._health = None
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None

@@ -1,0 +1,127 @@
+"""Which extended resources a node advertises, and under which device IDs.
+
+Turns discovered GPUs plus the MIG strategy and time-slicing settings into one ``Resource``
+per advertised name; each gets its own gRPC server and socket, as the kubelet expects one
+plugin endpoint per resource name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gpustack.plugin.config import PluginConfig
+from gpustack.plugin.devices import Gpu, Unit
+
+REPLICA_SEPARATOR = "::"
+
+
+class ResourceError(ValueError):
+    """The discovered devices cannot be advertised with this configuration."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One advertised resource name and its devices."""
+
+    name: str
+    units: tuple[Unit, ...]
+    #: Advertised copies of each unit; 1 = exclusive.
+    replicas: int = 1
+    fail_requests_greater_than_one: bool = False
+    #: True when every unit is a whole (non-MIG) GPU: allocation may use NVLink topology.
+    whole_gpus: bool = True
+    by_id: dict[str, Unit] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_id: dict[str, Unit] = {}
+        for unit in self.units:
+            if self.replicas == 1:
+                by_id[unit.uuid] = unit
+            else:
+                for n in range(self.replicas):
+                    by_id[f"{unit.uuid}{REPLICA_SEPARATOR}{n}"] = unit
+        object.__setattr__(self, "by_id", by_id)
+
+    @property
+    def device_ids(self) -> list[str]:
+        """Advertised IDs in a stable order: unit by unit, replica by replica."""
+        return list(self.by_id)
+
+    @property
+    def socket_name(self) -> str:
+        """``nvidia.com/gpu`` → ``nvidia-gpu.sock`` (NVIDIA's naming)."""
+        domain, _, name = self.name.partition("/")
+        return f"{domain.split('.')[0]}-{name}.sock"
+
+
+def mig_resource_name(profile: str) -> str:
+    """``1g.10gb+me`` → ``nvidia.com/mig-1g.10gb.me``."""
+    return "nvidia.com/mig-" + profile.replace("+", ".")
+
+
+def build_resources(config: PluginConfig, gpus: Sequence[Gpu]) -> list[Resource]:
+    """Advertised resources for ``gpus``; raises ``ResourceError`` for impossible layouts."""
+    strategy = config.flags.mig_strategy
+    base = config.gpustack.resource_name
+    groups: dict[str, list[Unit]] = {}
+
+    def add(name: str, unit: Unit) -> None:
+        groups.setdefault(name, []).append(unit)
+
+    if strategy == "none":
+        for gpu in gpus:
+            add(base, Unit.of_gpu(gpu))
+    elif strategy == "single":
+        _check_single(gpus)
+        for gpu in gpus:
+            if gpu.mig_enabled:
+                for mig in gpu.mig_devices:
+                    add(base, Unit.of_mig(gpu, mig))
+            else:
+                add(base, Unit.of_gpu(gpu))
+    else:  # mixed
+        for gpu in gpus:
+            if gpu.mig_enabled:
+                for mig in gpu.mig_devices:
+                    add(mig_resource_name(mig.profile), Unit.of_mig(gpu, mig))
+            else:
+                add(base, Unit.of_gpu(gpu))
+
+    ts = config.sharing.time_slicing
+    resources = []
+    for name, units in groups.items():
+        replicas = ts.replicas_for(name) if ts is not None else 1
+        advertised = (
+            f"{name}.shared" if replicas > 1 and ts is not None and ts.rename_by_default else name
+        )
+        resources.append(
+            Resource(
+                name=advertised,
+                units=tuple(units),
+                replicas=replicas,
+                fail_requests_greater_than_one=bool(
+                    replicas > 1 and ts is not None and ts.fail_requests_greater_than_one
+                ),
+                whole_gpus=all(u.mig_instance is None for u in units),
+            )
+        )
+    return resources
+
+
+def _check_single(gpus: Sequence[Gpu]) -> None:
+    """The single strategy needs every GPU in the same MIG mode with the same layout."""
+    modes = {gpu.mig_enabled for gpu in gpus}
+    if len(modes) > 1:
+        raise ResourceError(
+            "migStrategy single needs MIG on all GPUs or on none; "
+            "enable MIG everywhere or use migStrategy mixed"
+        )
+    layouts = {tuple(sorted(m.profile for m in gpu.mig_devices)) for gpu in gpus if gpu.mig_enabled}
+    if len(layouts) > 1:
+        raise ResourceError(
+            "migStrategy single needs the same MIG layout on every GPU; "
+            "repartition the GPUs identically or use migStrategy mixed"
+        )
+    if layouts == {()}:
+        raise ResourceError("MIG is enabled but no MIG devices exist; create MIG instances first")

@@ -1,0 +1,209 @@
+"""One gRPC DevicePlugin server per advertised resource, and its registration with the kubelet.
+
+The kubelet requires the plugin to serve on its socket before it registers, and dials that
+socket right after ``Register``; ``PluginServer.start`` therefore binds synchronously and
+``register`` is a separate step the manager retries.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from concurrent import futures
+
+import grpc
+
+from gpustack.plugin.allocate import (
+    AllocateSettings,
+    AllocationError,
+    container_response,
+    preferred_allocation,
+)
+from gpustack.plugin.health import HealthState
+from gpustack.plugin.resources import Resource
+from gpustack.plugin.v1beta1 import api_pb2, api_pb2_grpc
+
+log = logging.getLogger("gpustack.plugin")
+
+API_VERSION = "v1beta1"
+#: Worker threads per server: one is held by the kubelet's ListAndWatch stream.
+MAX_WORKERS = 16
+REGISTER_TIMEOUT_S = 1.0
+#: How often an idle ListAndWatch stream re-checks whether it should end.
+STREAM_POLL_S = 0.5
+
+
+class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
+    """The kubelet-facing API for one resource."""
+
+    def __init__(
+        self,
+        resource: Resource,
+        health: HealthState,
+        settings: AllocateSettings,
+        stopping: threading.Event,
+    ) -> None:
+        self.resource = resource
+        self.health = health
+        self.settings = settings
+        self.stopping = stopping
+
+    def devices(self, unhealthy: frozenset[str]) -> list[api_pb2.Device]:
+        devices = []
+        for device_id, unit in self.resource.by_id.items():
+            device = api_pb2.Device(
+                ID=device_id, health="Unhealthy" if unit.uuid in unhealthy else "Healthy"
+            )
+            if unit.numa_node is not None:
+                device.topology.nodes.append(api_pb2.NUMANode(ID=unit.numa_node))
+            devices.append(device)
+        return devices
+
+    def GetDevicePluginOptions(
+        self, request: api_pb2.Empty, context: grpc.ServicerContext
+    ) -> api_pb2.DevicePluginOptions:
+        return api_pb2.DevicePluginOptions(
+            pre_start_required=False, get_preferred_allocation_available=True
+        )
+
+    def ListAndWatch(
+        self, request: api_pb2.Empty, context: grpc.ServicerContext
+    ) -> Iterator[api_pb2.ListAndWatchResponse]:
+        context.add_callback(self.health.wake)
+        seen = -1
+        last: list[api_pb2.Device] | None = None
+        while not self.stopping.is_set() and context.is_active() and not self.health.closed:
+            generation, unhealthy = self.health.snapshot()
+            if generation != seen:
+                seen = generation
+                devices = self.devices(unhealthy)
+                if devices != last:
+                    last = devices
+                    bad = sum(d.health != "Healthy" for d in devices)
+                    log.info(
+                        "ListAndWatch %s: sending %d devices (%d unhealthy)",
+                        self.resource.name,
+                        len(devices),
+                        bad,
+                    )
+                    yield api_pb2.ListAndWatchResponse(devices=devices)
+            self.health.wait_for_change(seen, STREAM_POLL_S)
+
+    def GetPreferredAllocation(
+        self, request: api_pb2.PreferredAllocationRequest, context: grpc.ServicerContext
+    ) -> api_pb2.PreferredAllocationResponse:
+        response = api_pb2.PreferredAllocationResponse()
+        for req in request.container_requests:
+            try:
+                ids = preferred_allocation(
+                    self.resource,
+                    list(req.available_deviceIDs),
+                    list(req.must_include_deviceIDs),
+                    req.allocation_size,
+                    self.settings.allocation_policy,
+                )
+            except AllocationError as exc:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            response.container_responses.append(
+                api_pb2.ContainerPreferredAllocationResponse(deviceIDs=ids)
+            )
+        return response
+
+    def Allocate(
+        self, request: api_pb2.AllocateRequest, context: grpc.ServicerContext
+    ) -> api_pb2.AllocateResponse:
+        response = api_pb2.AllocateResponse()
+        for req in request.container_requests:
+            try:
+                resp = container_response(
+                    self.resource, self.settings, list(req.devices_ids), self.health.health
+                )
+            except AllocationError as exc:
+                log.warning("Allocate %s rejected: %s", self.resource.name, exc)
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            response.container_responses.append(resp)
+        return response
+
+    def PreStartContainer(
+        self, request: api_pb2.PreStartContainerRequest, context: grpc.ServicerContext
+    ) -> api_pb2.PreStartContainerResponse:
+        return api_pb2.PreStartContainerResponse()
+
+
+class PluginServer:
+    """A DevicePlugin gRPC server on ``<socket_dir>/<resource socket name>``."""
+
+    def __init__(
+        self,
+        resource: Resource,
+        health: HealthState,
+        settings: AllocateSettings,
+        socket_dir: str,
+    ) -> None:
+        self.resource = resource
+        self.socket_path = os.path.join(socket_dir, resource.socket_name)
+        self._stopping = threading.Event()
+        self._service = DevicePluginService(resource, health, settings, self._stopping)
+        self._server: grpc.Server | None = None
+        self._inode: int | None = None
+
+    def start(self) -> None:
+        """Remove a stale socket, bind and serve."""
+        if os.path.lexists(self.socket_path):
+            os.unlink(self.socket_path)
+        self._stopping.clear()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS))
+        api_pb2_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
+            self._service, server
+        )
+        server.add_insecure_port(f"unix:{self.socket_path}")
+        server.start()
+        self._server = server
+        self._inode = os.stat(self.socket_path).st_ino
+        log.info(
+            "serving %s (%d devices) on %s",
+            self.resource.name,
+            len(self.resource.by_id),
+            self.socket_path,
+        )
+
+    def socket_intact(self) -> bool:
+        """False once someone (a restarting kubelet) deleted or replaced our socket."""
+        try:
+            return os.stat(self.socket_path).st_ino == self._inode
+        except FileNotFoundError:
+            return False
+
+    def stop(self) -> None:
+        """End streams, stop serving and remove our socket (if it is still ours)."""
+        self._stopping.set()
+        self._service.health.wake()
+        if self._server is not None:
+            self._server.stop(grace=0.2).wait()
+            self._server = None
+        if self.socket_intact():
+            os.unlink(self.socket_path)
+        self._inode = None
+
+    def register(self, kubelet_socket: str) -> None:
+        """Register with the kubelet; raises ``grpc.RpcError`` or ``TimeoutError``."""
+        with grpc.insecure_channel(f"unix:{kubelet_socket}") as channel:
+            try:
+                grpc.channel_ready_future(channel).result(timeout=REGISTER_TIMEOUT_S)
+            except grpc.FutureTimeoutError:
+                raise TimeoutError(f"kubelet socket {kubelet_socket} is not answering") from None
+            stub = api_pb2_grpc.RegistrationStub(channel)  # type: ignore[no-untyped-call]
+            stub.Register(
+                api_pb2.RegisterRequest(
+                    version=API_VERSION,
+                    endpoint=os.path.basename(self.socket_path),
+                    resource_name=self.resource.name,
+                    options=api_pb2.DevicePluginOptions(
+                        pre_start_required=False, get_preferred_allocation_available=True
+                    ),
+                ),
+                timeout=REGISTER_TIMEOUT_S,
+            )
+        log.info("registered %s with the kubelet at %s", self.resource.name, kubelet_socket)
