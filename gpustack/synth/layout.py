@@ -1,0 +1,225 @@
+"""Where each synthesized object goes inside ``dist/clusters/<cluster>/``, and in which order.
+
+Layout rules (the contract GitOps tools and reviewers rely on):
+
+* one object per file: ``<component>/<kind-lowercase>-<metadata.name>.yaml``;
+* ``kustomization.yaml`` at the cluster root lists every file, in the stable object order;
+* the stable order is: component (pipeline order, see :data:`COMPONENT_ORDER`), then kind (the
+  install order of :data:`KIND_ORDER`, unknown kinds after it alphabetically), then namespace,
+  then name. Documents never depend on the order constructs happened to create them in.
+
+The namespace is not part of a file name, so two objects of one kind and name in different
+namespaces (or a kind from two API groups) would share a file: that is reported as an error
+instead of silently overwriting one of them. Names are checked to be plain DNS names, so no
+object can ever make the writer step outside its cluster folder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import yaml
+
+from gpustack.synth.errors import SynthError
+from gpustack.synth.serialize import dump_yaml
+
+#: Components in the order the stack comes up; others sort after these, alphabetically.
+COMPONENT_ORDER = ("common", "driver", "container-toolkit", "device-plugin", "examples")
+
+#: Install order of kinds (adapted from Helm's and Tanka's kind sorters, plus the cluster-scoped
+#: kinds the GPU stack uses). Kinds not listed sort after these, alphabetically.
+KIND_ORDER = (
+    "Namespace",
+    "PriorityClass",
+    "RuntimeClass",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+)
+
+KUSTOMIZATION_FILE = "kustomization.yaml"
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+_COMPONENT = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+#: Longest file name (bytes) common filesystems (ext4, xfs, btrfs, tmpfs) accept.
+_NAME_MAX = 255
+
+
+class SynthObjectLike(Protocol):
+    """What the constructs hand over: one Kubernetes object and the component it belongs to."""
+
+    @property
+    def component(self) -> str: ...
+
+    @property
+    def manifest(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ManifestFile:
+    """One file of a cluster folder: its path relative to the folder, and its exact bytes."""
+
+    path: str
+    content: bytes
+
+
+@dataclass(frozen=True)
+class ClusterOutput:
+    """Everything that goes into ``clusters/<name>/``: manifests first, kustomization last."""
+
+    name: str
+    files: tuple[ManifestFile, ...]
+
+    def paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.files)
+
+
+@dataclass(frozen=True)
+class _Placed:
+    sort_key: tuple[int, str, int, str, str, str]
+    identity: tuple[str, str, str, str]
+    path: str
+    manifest: Mapping[str, Any]
+
+
+def check_cluster_name(name: str) -> None:
+    """Cluster names become folder names: only DNS labels (no ``/``, no ``..``, no dots)."""
+    if not _DNS_LABEL.match(name):
+        raise SynthError(
+            f"cluster name {name!r} can't be a folder name: use a DNS label "
+            "(lowercase letters, digits and '-', at most 63 characters)"
+        )
+
+
+def _rank(value: str, order: Sequence[str]) -> int:
+    return order.index(value) if value in order else len(order)
+
+
+def _place(obj: SynthObjectLike, where: str) -> _Placed:
+    component = obj.component
+    if not _COMPONENT.match(component):
+        raise SynthError(f"{where}: component {component!r} is not a lowercase folder name")
+    manifest = obj.manifest
+    if not isinstance(manifest, Mapping):
+        raise SynthError(f"{where}: manifest is {type(manifest).__name__}, not a mapping")
+    api_version = manifest.get("apiVersion")
+    kind = manifest.get("kind")
+    metadata = manifest.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    namespace = (metadata.get("namespace") if isinstance(metadata, Mapping) else None) or ""
+    if not isinstance(api_version, str) or not api_version:
+        raise SynthError(f"{where}: object has no apiVersion")
+    if not isinstance(kind, str) or not _KIND.match(kind):
+        raise SynthError(f"{where}: object has no valid kind (got {kind!r})")
+    if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name):
+        raise SynthError(
+            f"{where}: {kind} has no valid metadata.name (got {name!r}); "
+            "set an explicit DNS-subdomain name"
+        )
+    group = api_version.rpartition("/")[0]
+    filename = f"{kind.lower()}-{name}.yaml"
+    if len(filename.encode()) > _NAME_MAX:
+        raise SynthError(
+            f"{where}: file name {filename[:40]}... is longer than {_NAME_MAX} bytes; "
+            f"shorten the {kind}'s metadata.name"
+        )
+    path = f"{component}/{filename}"
+    return _Placed(
+        sort_key=(
+            _rank(component, COMPONENT_ORDER),
+            component,
+            _rank(kind, KIND_ORDER),
+            kind,
+            str(namespace),
+            name,
+        ),
+        identity=(group, kind, str(namespace), name),
+        path=path,
+        manifest=manifest,
+    )
+
+
+def _describe(p: _Placed) -> str:
+    group, kind, namespace, name = p.identity
+    gk = f"{kind}.{group}" if group else kind
+    return f"{gk} {namespace + '/' if namespace else ''}{name}"
+
+
+def kustomization(paths: Iterable[str]) -> bytes:
+    """The cluster's ``kustomization.yaml``: every file, in the order given."""
+    return dump_yaml(
+        {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": list(paths),
+        }
+    )
+
+
+def layout_cluster(name: str, objects: Iterable[SynthObjectLike]) -> ClusterOutput:
+    """Place and serialize one cluster's objects; raises :class:`SynthError` on any conflict."""
+    check_cluster_name(name)
+    placed: list[_Placed] = []
+    for i, obj in enumerate(objects):
+        placed.append(_place(obj, f"cluster {name!r}, object #{i + 1}"))
+    placed.sort(key=lambda p: p.sort_key)
+
+    by_identity: dict[tuple[str, str, str, str], _Placed] = {}
+    by_path: dict[str, _Placed] = {}
+    files: list[ManifestFile] = []
+    for p in placed:
+        twin = by_identity.get(p.identity)
+        if twin is not None:
+            raise SynthError(
+                f"cluster {name!r}: {_describe(p)} is synthesized twice "
+                f"({twin.path} and {p.path}); each object must come from one component"
+            )
+        clash = by_path.get(p.path)
+        if clash is not None:
+            raise SynthError(
+                f"cluster {name!r}: {_describe(clash)} and {_describe(p)} would both be "
+                f"written to {p.path}; give them different names"
+            )
+        by_identity[p.identity] = p
+        by_path[p.path] = p
+        try:
+            content = dump_yaml(p.manifest)
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise SynthError(
+                f"cluster {name!r}: {_describe(p)} can't be written as YAML: {first}"
+            ) from exc
+        files.append(ManifestFile(p.path, content))
+    if not files:
+        raise SynthError(f"cluster {name!r}: the profile synthesizes no objects")
+    files.append(ManifestFile(KUSTOMIZATION_FILE, kustomization(f.path for f in files)))
+    return ClusterOutput(name=name, files=tuple(files))

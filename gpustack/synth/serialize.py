@@ -1,0 +1,67 @@
+"""Render manifests as byte-stable YAML.
+
+Reviewers read these files in pull requests, and Argo CD / Flux diff them, so the same object must
+always give the same bytes: keys keep the order cdk8s produced (it already sorts them), lines are
+never folded, multi-line strings use literal blocks (readable ConfigMap payloads), no anchors or
+aliases appear even when a dict is shared, line endings are LF and the file ends with one newline.
+Single-document files carry no ``---`` marker. Only JSON data types are accepted: a set or a date
+in a manifest is a bug upstream, not something to render as a YAML-only tag.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+#: Larger than any line we emit: PyYAML folds long scalars at ``width`` otherwise.
+_NO_FOLD = 2**31 - 1
+
+
+class _StableDumper(yaml.SafeDumper):
+    """SafeDumper without aliases and with literal blocks for multi-line strings."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        # PyYAML falls back to a quoted style by itself when a literal block can't hold the value
+        # exactly (e.g. trailing spaces on a line), so this never changes the data.
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+def _represent_tuple(dumper: yaml.SafeDumper, value: tuple[Any, ...]) -> yaml.SequenceNode:
+    return dumper.represent_list(list(value))
+
+
+def _refuse(dumper: yaml.SafeDumper, value: Any) -> yaml.Node:
+    # Manifests are JSON data: YAML-only types (!!set, !!binary, !!timestamp) mean a bug upstream.
+    raise yaml.representer.RepresenterError(
+        f"{type(value).__name__} is not JSON data (only str, number, bool, null, list, map)"
+    )
+
+
+_StableDumper.add_representer(str, _represent_str)
+_StableDumper.add_representer(tuple, _represent_tuple)
+for _type in (set, frozenset, bytes, bytearray, datetime.date, datetime.datetime):
+    _StableDumper.add_representer(_type, _refuse)
+
+
+def dump_yaml(document: Mapping[str, Any]) -> bytes:
+    """Serialize one document; raises ``yaml.YAMLError`` for values YAML can't represent."""
+    text = yaml.dump(
+        dict(document),
+        Dumper=_StableDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=_NO_FOLD,
+        line_break="\n",
+        explicit_start=False,
+    )
+    return text.encode("utf-8")

@@ -1,0 +1,80 @@
+"""SynthObject-shaped fixtures: what the constructs hand to the writer, built by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Obj:
+    """Same shape as ``gpustack.constructs.SynthObject``: a component and one manifest."""
+
+    component: str
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+
+def kube(
+    component: str,
+    kind: str,
+    name: str,
+    *,
+    api_version: str = "v1",
+    namespace: str | None = "gpustack-system",
+    **body: Any,
+) -> Obj:
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return Obj(component, {"apiVersion": api_version, "kind": kind, "metadata": metadata, **body})
+
+
+def stack(*, examples: bool = True, plugin_config: str = "version: v1\n") -> list[Obj]:
+    """A small but complete-looking GPU stack, deliberately in a scrambled order."""
+    objs = [
+        kube(
+            "device-plugin",
+            "DaemonSet",
+            "gpustack-device-plugin",
+            api_version="apps/v1",
+            spec={"selector": {"matchLabels": {"app.kubernetes.io/name": "device-plugin"}}},
+        ),
+        kube("common", "Namespace", "gpustack-system", namespace=None),
+        kube(
+            "device-plugin",
+            "ConfigMap",
+            "gpustack-device-plugin",
+            data={"config.yaml": plugin_config},
+        ),
+        kube(
+            "container-toolkit",
+            "RuntimeClass",
+            "nvidia",
+            api_version="node.k8s.io/v1",
+            namespace=None,
+            handler="nvidia",
+        ),
+        kube("driver", "DaemonSet", "nvidia-driver", api_version="apps/v1", spec={}),
+        kube(
+            "container-toolkit",
+            "DaemonSet",
+            "nvidia-container-toolkit",
+            api_version="apps/v1",
+            spec={},
+        ),
+        kube("device-plugin", "ServiceAccount", "gpustack-device-plugin"),
+        kube(
+            "device-plugin",
+            "ClusterRole",
+            "gpustack-device-plugin",
+            api_version="rbac.authorization.k8s.io/v1",
+            namespace=None,
+            rules=[],
+        ),
+    ]
+    if examples:
+        objs.append(
+            kube("examples", "Job", "pytorch-smoke", api_version="batch/v1", namespace="default")
+        )
+    return objs

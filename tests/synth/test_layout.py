@@ -1,0 +1,137 @@
+"""Where objects land in a cluster folder, in which order, and which inputs are refused."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gpustack.synth.errors import SynthError
+from gpustack.synth.layout import ClusterOutput, layout_cluster
+
+from .objects import Obj, kube, stack
+
+
+def files_of(out: ClusterOutput) -> dict[str, bytes]:
+    return {f.path: f.content for f in out.files}
+
+
+def test_stack_layout_order_and_kustomization() -> None:
+    out = layout_cluster("lab", stack())
+    expected = [
+        "common/namespace-gpustack-system.yaml",
+        "container-toolkit/runtimeclass-nvidia.yaml",
+        "container-toolkit/daemonset-nvidia-container-toolkit.yaml",
+        "device-plugin/serviceaccount-gpustack-device-plugin.yaml",
+        "device-plugin/configmap-gpustack-device-plugin.yaml",
+        "device-plugin/clusterrole-gpustack-device-plugin.yaml",
+        "device-plugin/daemonset-gpustack-device-plugin.yaml",
+        "driver/daemonset-nvidia-driver.yaml",
+        "examples/job-pytorch-smoke.yaml",
+        "kustomization.yaml",
+    ]
+    # driver sorts before container-toolkit: pipeline order, not alphabetical
+    expected.insert(1, expected.pop(7))
+    assert list(out.paths()) == expected
+    kust = yaml.safe_load(files_of(out)["kustomization.yaml"])
+    assert kust == {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": expected[:-1],
+    }
+
+
+def test_order_does_not_depend_on_input_order() -> None:
+    objs = stack()
+    assert layout_cluster("a", objs) == layout_cluster("a", list(reversed(objs)))
+
+
+def test_each_file_holds_exactly_its_object() -> None:
+    objs = stack()
+    out = files_of(layout_cluster("a", objs))
+    for o in objs:
+        path = f"{o.component}/{o.manifest['kind'].lower()}-{o.manifest['metadata']['name']}.yaml"
+        assert list(yaml.safe_load_all(out[path])) == [dict(o.manifest)]
+
+
+def test_unknown_components_and_kinds_sort_last_alphabetically() -> None:
+    objs = [
+        kube("zeta", "ConfigMap", "c"),
+        kube("alpha", "Widget", "w", api_version="example.com/v1"),
+        kube("alpha", "Gadget", "g", api_version="example.com/v1"),
+        kube("alpha", "ConfigMap", "c2"),
+        kube("examples", "Job", "j", api_version="batch/v1"),
+    ]
+    assert list(layout_cluster("a", objs).paths())[:-1] == [
+        "examples/job-j.yaml",
+        "alpha/configmap-c2.yaml",
+        "alpha/gadget-g.yaml",
+        "alpha/widget-w.yaml",
+        "zeta/configmap-c.yaml",
+    ]
+
+
+CONFLICTS = {
+    "same kind and name, two namespaces": (
+        [kube("common", "Role", "x", namespace="a"), kube("common", "Role", "x", namespace="b")],
+        "would both be written to common/role-x.yaml",
+    ),
+    "same kind in two API groups": (
+        [
+            kube("common", "Kustomization", "x", api_version="kustomize.toolkit.fluxcd.io/v1"),
+            kube("common", "Kustomization", "x", api_version="example.com/v1"),
+        ],
+        "would both be written to common/kustomization-x.yaml",
+    ),
+    "same object from two components": (
+        [kube("driver", "ServiceAccount", "x"), kube("device-plugin", "ServiceAccount", "x")],
+        "ServiceAccount gpustack-system/x is synthesized twice",
+    ),
+}
+
+
+@pytest.mark.parametrize(("objs", "message"), CONFLICTS.values(), ids=CONFLICTS.keys())
+def test_conflicting_objects_are_an_error(objs: list[Obj], message: str) -> None:
+    with pytest.raises(SynthError, match=message):
+        layout_cluster("a", objs)
+
+
+def test_cluster_scoped_and_namespaced_kinds_never_share_a_file() -> None:
+    objs = [
+        kube("common", "ClusterRole", "x", namespace=None),
+        kube("common", "Role", "x"),
+        kube("common", "ClusterRoleBinding", "x", namespace=None),
+        kube("common", "RoleBinding", "x"),
+    ]
+    assert len(set(layout_cluster("a", objs).paths())) == 5
+
+
+BAD_OBJECTS = {
+    "path traversal in name": (kube("common", "ConfigMap", "../../etc"), "metadata.name"),
+    "slash in name": (kube("common", "ConfigMap", "a/b"), "metadata.name"),
+    "uppercase name": (kube("common", "ConfigMap", "Upper"), "metadata.name"),
+    "no name": (Obj("common", {"apiVersion": "v1", "kind": "ConfigMap"}), "metadata.name"),
+    "no kind": (Obj("common", {"apiVersion": "v1", "metadata": {"name": "x"}}), "kind"),
+    "kind with dots": (kube("common", "../Kind", "x"), "kind"),
+    "no apiVersion": (Obj("common", {"kind": "ConfigMap", "metadata": {"name": "x"}}), "apiV"),
+    "component traversal": (kube("../up", "ConfigMap", "x"), "component"),
+    "empty component": (kube("", "ConfigMap", "x"), "component"),
+    "name too long for a file": (kube("common", "ConfigMap", "a" * 250), "longer than 255"),
+    "not serializable": (kube("common", "ConfigMap", "x", data={"k": {1, 2}}), "as YAML"),
+}
+
+
+@pytest.mark.parametrize(("obj", "message"), BAD_OBJECTS.values(), ids=BAD_OBJECTS.keys())
+def test_bad_objects_are_refused(obj: Obj, message: str) -> None:
+    with pytest.raises(SynthError, match=message):
+        layout_cluster("a", [obj])
+
+
+@pytest.mark.parametrize("name", ["", "../x", "a/b", ".", "..", "Lab", "a.b", "a" * 64, "-a"])
+def test_cluster_names_must_be_dns_labels(name: str) -> None:
+    with pytest.raises(SynthError, match="can't be a folder name"):
+        layout_cluster(name, stack())
+
+
+def test_a_cluster_without_objects_is_an_error() -> None:
+    with pytest.raises(SynthError, match="synthesizes no objects"):
+        layout_cluster("a", [])

@@ -1,0 +1,324 @@
+"""The writer: layout on disk, ownership, stale clusters, atomicity and ``--check`` comparison."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gpustack.synth import fsswap
+from gpustack.synth.errors import SynthError
+from gpustack.synth.index import PACKAGED_DEFAULT
+from gpustack.synth.layout import ClusterOutput, ManifestFile
+from gpustack.synth.writer import SourcedCluster, _locked, apply, compare, make_plan
+
+from .conftest import cluster, tree
+
+
+def write(out: Path, *clusters: SourcedCluster, force: bool = False) -> tuple[str, ...]:
+    return apply(make_plan(out, clusters, force=force)).written
+
+
+def hidden_entries(out: Path) -> list[str]:
+    return sorted(p.name for p in (out / "clusters").iterdir() if p.name.startswith("."))
+
+
+def test_first_write_lays_out_every_file_and_the_index(workdir: Path) -> None:
+    out = workdir / "dist"
+    a, b = cluster("a"), cluster("b", examples=False)
+    assert write(out, a, b) == ("a", "b")
+    expected: dict[str, bytes | None] = {
+        ".gpustack": None,
+        "clusters": None,
+        "clusters/a": None,
+        "clusters/b": None,
+    }
+    for c in (a, b):
+        for f in c.output.files:
+            expected[f"clusters/{c.output.name}/{f.path}"] = f.content
+            expected[f"clusters/{c.output.name}/{Path(f.path).parent}".rstrip("/.")] = None
+    index = json.loads((out / ".gpustack" / "index.json").read_bytes())
+    expected[".gpustack/index.json"] = (out / ".gpustack" / "index.json").read_bytes()
+    assert tree(out) == expected
+    assert index == {
+        "format": 1,
+        "generator": "gpustack",
+        "clusters": {
+            "a": {"profile": "../profiles/a.yaml", "files": list(a.output.paths())},
+            "b": {"profile": "../profiles/b.yaml", "files": list(b.output.paths())},
+        },
+    }
+
+
+def test_same_input_twice_changes_nothing(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    before = tree(out)
+    inode = (out / "clusters" / "a").stat().st_ino
+    summary = apply(make_plan(out, [cluster("a")]))
+    assert (summary.written, summary.unchanged, summary.removed) == ((), ("a",), ())
+    assert tree(out) == before
+    assert (out / "clusters" / "a").stat().st_ino == inode  # not even swapped
+
+
+def test_removed_component_disappears_and_no_staging_is_left(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    assert (out / "clusters" / "a" / "examples").is_dir()
+    assert write(out, cluster("a", examples=False)) == ("a",)
+    assert not (out / "clusters" / "a" / "examples").exists()
+    assert b"examples/" not in (out / "clusters" / "a" / "kustomization.yaml").read_bytes()
+    assert hidden_entries(out) == []
+
+
+def test_hand_edits_inside_an_owned_cluster_are_replaced(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    (out / "clusters" / "a" / "driver" / "notes.yaml").write_text("x: 1\n")
+    (out / "clusters" / "a" / "kustomization.yaml").write_text("edited\n")
+    assert write(out, cluster("a")) == ("a",)
+    assert not (out / "clusters" / "a" / "driver" / "notes.yaml").exists()
+    assert (out / "clusters" / "a" / "kustomization.yaml").read_bytes() == dict(
+        (f.path, f.content) for f in cluster("a").output.files
+    )["kustomization.yaml"]
+
+
+def test_nothing_outside_the_output_folder_is_touched(workdir: Path) -> None:
+    (workdir / "clusters").mkdir()  # decoys with the names the writer uses
+    (workdir / ".gpustack").mkdir()
+    (workdir / "dist").mkdir()
+    (workdir / "dist" / "keep.txt").write_text("mine")
+    write(workdir / "dist", cluster("a"), force=True)  # take over a folder with a foreign file
+    write(workdir / "dist", cluster("a", examples=False))
+    after = tree(workdir)
+    outside = {k: v for k, v in after.items() if k != "dist" and not k.startswith("dist/")}
+    assert outside == {
+        "clusters": None,
+        ".gpustack": None,
+        "profiles": None,
+        "profiles/a.yaml": b"metadata: {name: a}\n",
+        "profiles/b.yaml": b"metadata: {name: b}\n",
+    }
+    assert after["dist/keep.txt"] == b"mine"
+
+
+FOREIGN = {
+    "non-empty folder without index": lambda out: (out / "README.md").write_text("hi"),
+    "cluster folder not in the index": lambda out: (
+        write(out, cluster("b")),
+        (out / "clusters" / "a").mkdir(),
+        (out / "clusters" / "a" / "app.yaml").write_text("kind: Mine\n"),
+    ),
+    "file where the cluster folder goes": lambda out: (
+        write(out, cluster("b")),
+        (out / "clusters" / "a").write_text("x"),
+    ),
+    "unreadable index": lambda out: (
+        write(out, cluster("b")),
+        (out / ".gpustack" / "index.json").write_text("{not json"),
+    ),
+}
+
+
+@pytest.mark.parametrize("prepare", FOREIGN.values(), ids=FOREIGN.keys())
+def test_foreign_content_is_refused_unless_forced(
+    workdir: Path, prepare: Callable[[Path], object]
+) -> None:
+    out = workdir / "dist"
+    out.mkdir()
+    prepare(out)
+    before = tree(workdir)
+    with pytest.raises(SynthError, match="--force") as err:
+        make_plan(out, [cluster("a"), cluster("b")])
+    assert "\n" not in str(err.value)
+    assert tree(workdir) == before
+    write(out, cluster("a"), cluster("b"), force=True)
+    assert write(out, cluster("a"), cluster("b")) == ()  # now ours
+    assert (out / "clusters" / "a" / "kustomization.yaml").is_file()
+    assert not (out / "clusters" / "a" / "app.yaml").exists()
+    assert hidden_entries(out) == []
+
+
+def test_an_empty_existing_output_folder_is_fine(workdir: Path) -> None:
+    (workdir / "dist").mkdir()
+    assert write(workdir / "dist", cluster("a")) == ("a",)
+
+
+def test_forced_symlinked_cluster_is_replaced_but_its_target_is_kept(workdir: Path) -> None:
+    out = workdir / "dist"
+    elsewhere = workdir / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.yaml").write_text("keep")
+    (out / "clusters").mkdir(parents=True)
+    (out / "clusters" / "a").symlink_to(elsewhere)
+    write(out, cluster("a"), force=True)
+    assert not (out / "clusters" / "a").is_symlink()
+    assert (elsewhere / "precious.yaml").read_text() == "keep"
+
+
+UNSAFE_OUT = {
+    "output is a file": lambda out: out.write_text("x"),
+    "clusters is a symlink": lambda out: (out.mkdir(), (out / "clusters").symlink_to(out.parent)),
+}
+
+
+@pytest.mark.parametrize("prepare", UNSAFE_OUT.values(), ids=UNSAFE_OUT.keys())
+def test_unsafe_output_is_refused_even_with_force(
+    workdir: Path, prepare: Callable[[Path], object]
+) -> None:
+    prepare(workdir / "dist")
+    with pytest.raises(SynthError):
+        make_plan(workdir / "dist", [cluster("a")], force=True)
+
+
+def test_two_profiles_naming_one_cluster_is_an_error(workdir: Path) -> None:
+    with pytest.raises(SynthError, match="both define cluster 'a'"):
+        make_plan(workdir / "dist", [cluster("a"), cluster("a", "../profiles/b.yaml")])
+    assert not (workdir / "dist").exists()
+
+
+def test_cluster_of_a_deleted_profile_is_removed(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"), cluster("b"))
+    (workdir / "profiles" / "b.yaml").unlink()
+    summary = apply(make_plan(out, [cluster("a")]))
+    assert summary.removed == ("b",)
+    assert sorted(os.listdir(out / "clusters")) == ["a"]
+    assert list(json.loads((out / ".gpustack" / "index.json").read_bytes())["clusters"]) == ["a"]
+
+
+def test_cluster_of_a_profile_left_out_of_this_run_is_kept(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"), cluster("b"))
+    assert apply(make_plan(out, [cluster("a", examples=False)])).removed == ()
+    assert sorted(os.listdir(out / "clusters")) == ["a", "b"]
+    assert "b" in json.loads((out / ".gpustack" / "index.json").read_bytes())["clusters"]
+
+
+def test_renamed_cluster_replaces_the_old_folder(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    summary = apply(make_plan(out, [cluster("a-renamed", "../profiles/a.yaml")]))
+    assert (summary.written, summary.removed) == (("a-renamed",), ("a",))
+    assert sorted(os.listdir(out / "clusters")) == ["a-renamed"]
+
+
+def test_packaged_default_cluster_goes_once_real_profiles_are_used(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("default", PACKAGED_DEFAULT))
+    assert apply(make_plan(out, [cluster("a")])).removed == ("default",)
+    assert sorted(os.listdir(out / "clusters")) == ["a"]
+
+
+def test_a_cluster_claimed_by_another_existing_profile_is_an_error(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    (workdir / "profiles" / "c.yaml").write_text("metadata: {name: a}\n")
+    with pytest.raises(SynthError, match="already synthesized from ../profiles/a.yaml"):
+        make_plan(out, [cluster("a", "../profiles/c.yaml")])
+    (workdir / "profiles" / "a.yaml").unlink()  # moved away: c may take the name over
+    write(out, cluster("a", "../profiles/c.yaml", examples=False))
+
+
+def test_failure_while_staging_leaves_the_previous_output_intact(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"), cluster("b"))
+    before = tree(workdir)
+    # Writing "x/y.yaml" after a *file* "x" fails in the OS, midway through cluster b's files.
+    broken = ClusterOutput("b", (ManifestFile("x", b"1\n"), ManifestFile("x/y.yaml", b"2\n")))
+    b = SourcedCluster(broken, "../profiles/b.yaml")
+    plan = make_plan(out, [cluster("a", examples=False), b])
+    with pytest.raises(SynthError, match=r"cannot write .*x/y\.yaml: .*left unchanged"):
+        apply(plan)
+    assert tree(workdir) == before
+    assert hidden_entries(out) == []
+
+
+@pytest.mark.parametrize("atomic_exchange", [True, False], ids=["exchange", "two-renames"])
+def test_failure_while_swapping_rolls_back(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, atomic_exchange: bool
+) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"), cluster("b"))
+    before = tree(workdir)
+    if not atomic_exchange:
+        monkeypatch.setattr(fsswap, "_renameat2", None)
+    real_swap_in = fsswap.swap_in
+    calls: list[Path] = []
+
+    def flaky_swap_in(staged: Path, target: Path) -> Path | None:
+        calls.append(target)
+        if len(calls) == 2:  # the second cluster: the first one is already in place
+            raise OSError(28, "No space left on device", str(target))
+        return real_swap_in(staged, target)
+
+    monkeypatch.setattr(fsswap, "swap_in", flaky_swap_in)
+    plan = make_plan(out, [cluster("a", examples=False), cluster("b", examples=False)])
+    with pytest.raises(SynthError, match="No space left on device; .* left unchanged"):
+        apply(plan)
+    assert tree(workdir) == before
+    assert hidden_entries(out) == []
+
+
+def test_leftovers_of_an_interrupted_run_are_cleaned(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    (out / "clusters" / ".a.gpustack-tmp-deadbeef" / "driver").mkdir(parents=True)
+    (out / "clusters" / ".a.gpustack-old-deadbeef").mkdir()
+    (out / "clusters" / ".keep-me").mkdir()
+    write(out, cluster("a", examples=False))
+    assert hidden_entries(out) == [".keep-me"]
+
+
+def test_a_concurrent_run_is_refused(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    with _locked(out / ".gpustack"), pytest.raises(SynthError, match="another gpustack synth"):
+        apply(make_plan(out, [cluster("a", examples=False)]))
+
+
+def test_compare_lists_every_difference_and_writes_nothing(workdir: Path) -> None:
+    out = workdir / "dist"
+    plan = make_plan(out, [cluster("a")])
+    missing = compare(plan)
+    assert {d.kind for d in missing} == {"missing"}
+    assert len(missing) == len(cluster("a").output.files) + 1  # and the index
+    assert not out.exists()
+
+    write(out, cluster("a"), cluster("b"))
+    (workdir / "profiles" / "b.yaml").unlink()
+    a = out / "clusters" / "a"
+    (a / "driver" / "daemonset-nvidia-driver.yaml").write_text("changed\n")
+    (a / "common" / "namespace-gpustack-system.yaml").unlink()
+    (a / "driver" / "extra.yaml").write_text("x\n")
+    before = tree(workdir)
+    diffs = compare(make_plan(out, [cluster("a")]))
+    assert tree(workdir) == before
+    found = {(d.kind, d.path.relative_to(out).as_posix()) for d in diffs}
+    b_files = {("extra", f"clusters/b/{p}") for p in cluster("b").output.paths()}
+    assert found == {
+        ("differs", "clusters/a/driver/daemonset-nvidia-driver.yaml"),
+        ("missing", "clusters/a/common/namespace-gpustack-system.yaml"),
+        ("extra", "clusters/a/driver/extra.yaml"),
+        ("differs", ".gpustack/index.json"),
+        *b_files,
+    }
+
+
+def test_compare_is_empty_when_up_to_date(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"), cluster("b"))
+    assert compare(make_plan(out, [cluster("a"), cluster("b")])) == []
+
+
+def test_exchange_swaps_two_folders_atomically(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "from-x").touch()
+    (tmp_path / "y").mkdir()
+    if not fsswap.exchange(tmp_path / "x", tmp_path / "y"):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    assert os.listdir(tmp_path / "y") == ["from-x"]
+    assert os.listdir(tmp_path / "x") == []
