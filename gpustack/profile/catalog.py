@@ -1,0 +1,243 @@
+"""What gpustack knows about NVIDIA GPUs, drivers and CUDA, as data the rules can query.
+
+Facts come from NVIDIA's CUDA release notes ("CUDA Toolkit and Corresponding Driver Versions"),
+the CUDA minor-version-compatibility guide, the open-kernel-module announcements and the MIG user
+guide. The schema's ``gpus.product`` and ``gpus.architecture`` enums are built from this module, so
+adding a product here is all it takes to accept it in profiles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+DriverVersion = tuple[int, ...]
+
+
+def parse_driver(version: str) -> DriverVersion:
+    """``"580.105.08"`` -> ``(580, 105, 8)``: compares correctly, unlike the string."""
+    return tuple(int(part) for part in version.split("."))
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A GPU architecture and what it demands of the driver and its kernel modules.
+
+    ``min_driver`` is the GA driver of the first CUDA release that supports the architecture.
+    ``open_modules`` says whether the open GPU kernel modules work (they need a GSP, Turing+);
+    ``open_required`` whether the proprietary ones do not. ``max_cuda_major`` is the last CUDA
+    major release that still targets the architecture (``None``: still supported).
+    """
+
+    name: str
+    compute_capability: str
+    min_driver: str
+    open_modules: bool
+    open_required: bool = False
+    max_cuda_major: int | None = None
+
+
+ARCHITECTURES: dict[str, Architecture] = {
+    a.name: a
+    for a in (
+        Architecture("kepler", "3.7", "450.80.02", open_modules=False, max_cuda_major=11),
+        Architecture("maxwell", "5.2", "450.80.02", open_modules=False, max_cuda_major=12),
+        Architecture("pascal", "6.0", "450.80.02", open_modules=False, max_cuda_major=12),
+        Architecture("volta", "7.0", "450.80.02", open_modules=False, max_cuda_major=12),
+        Architecture("turing", "7.5", "450.80.02", open_modules=True),
+        Architecture("ampere", "8.0", "450.80.02", open_modules=True),
+        Architecture("ada", "8.9", "520.61.05", open_modules=True),
+        Architecture("hopper", "9.0", "520.61.05", open_modules=True),
+        Architecture("blackwell", "10.0", "570.26", open_modules=True, open_required=True),
+    )
+}
+# Kepler..Turing have older first-CUDA drivers, but gpustack only knows CUDA 11.0+, whose floor
+# (450.80.02) is therefore the lowest driver a profile can meaningfully name.
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    """One GPU-instance profile: compute slices (the ``Ng``) and memory slices it occupies."""
+
+    compute: int
+    memory: int
+
+
+@dataclass(frozen=True)
+class Product:
+    """A GPU product as a profile names it (``gpus.product``).
+
+    ``mig`` maps each GPU-instance profile (``1g.10gb``) to the slices it uses; empty means the
+    product has no MIG. ``compute_slices``/``memory_slices`` are what one GPU offers.
+    ``min_driver`` and ``open_required`` override the architecture where a product is stricter.
+    """
+
+    name: str
+    architecture: str
+    memory_gb: int
+    mig: dict[str, MigProfile] = field(default_factory=dict)
+    compute_slices: int = 7
+    memory_slices: int = 8
+    min_driver: str | None = None
+    open_required: bool = False
+    compute_capability: str | None = None
+
+    @property
+    def mig_capable(self) -> bool:
+        return bool(self.mig)
+
+
+def _mig(
+    one: int, one_double: int, two: int, three: int, four: int, seven: int
+) -> dict[str, MigProfile]:
+    """The usual 7-slice MIG family, named by each profile's memory in GB."""
+    return {
+        f"1g.{one}gb": MigProfile(1, 1),
+        f"1g.{one_double}gb": MigProfile(1, 2),
+        f"2g.{two}gb": MigProfile(2, 2),
+        f"3g.{three}gb": MigProfile(3, 4),
+        f"4g.{four}gb": MigProfile(4, 4),
+        f"7g.{seven}gb": MigProfile(7, 8),
+    }
+
+
+_A30_MIG = {"1g.6gb": MigProfile(1, 1), "2g.12gb": MigProfile(2, 2), "4g.24gb": MigProfile(4, 4)}
+
+PRODUCTS: dict[str, Product] = {
+    p.name: p
+    for p in (
+        Product("K80", "kepler", 12),
+        Product("M60", "maxwell", 8),
+        Product("P4", "pascal", 8),
+        Product("P100-PCIE-16GB", "pascal", 16),
+        Product("V100-PCIE-16GB", "volta", 16),
+        Product("V100-SXM2-32GB", "volta", 32),
+        Product("T4", "turing", 16, compute_capability="7.5"),
+        Product("A10", "ampere", 24, compute_capability="8.6"),
+        Product("A40", "ampere", 48, compute_capability="8.6"),
+        Product("RTX-A6000", "ampere", 48, compute_capability="8.6"),
+        Product("A30", "ampere", 24, mig=_A30_MIG, compute_slices=4, memory_slices=4),
+        Product("A100-PCIE-40GB", "ampere", 40, mig=_mig(5, 10, 10, 20, 20, 40)),
+        Product("A100-SXM4-40GB", "ampere", 40, mig=_mig(5, 10, 10, 20, 20, 40)),
+        Product("A100-PCIE-80GB", "ampere", 80, mig=_mig(10, 20, 20, 40, 40, 80)),
+        Product("A100-SXM4-80GB", "ampere", 80, mig=_mig(10, 20, 20, 40, 40, 80)),
+        Product("L4", "ada", 24),
+        Product("L40S", "ada", 48),
+        Product("RTX-4090", "ada", 24),
+        Product("RTX-6000-ADA", "ada", 48),
+        Product("H100-PCIE-80GB", "hopper", 80, mig=_mig(10, 20, 20, 40, 40, 80)),
+        Product("H100-SXM5-80GB", "hopper", 80, mig=_mig(10, 20, 20, 40, 40, 80)),
+        Product("H100-NVL-94GB", "hopper", 94, mig=_mig(12, 24, 24, 47, 47, 94)),
+        Product("H200-SXM-141GB", "hopper", 141, mig=_mig(18, 35, 35, 71, 71, 141)),
+        Product("H200-NVL-141GB", "hopper", 141, mig=_mig(18, 35, 35, 71, 71, 141)),
+        Product("GH200-96GB", "hopper", 96, mig=_mig(12, 24, 24, 48, 48, 96), open_required=True),
+        Product(
+            "B200-SXM-180GB",
+            "blackwell",
+            180,
+            mig=_mig(23, 45, 45, 90, 90, 180),
+            min_driver="570.133.20",
+        ),
+        Product("GB200-186GB", "blackwell", 186, mig=_mig(23, 47, 47, 93, 93, 186)),
+        Product("RTX-5090", "blackwell", 32, compute_capability="12.0"),
+    )
+}
+
+#: CUDA toolkit release -> minimum Linux x86_64 driver of its GA release.
+CUDA_GA_DRIVER: dict[str, str] = {
+    "11.0": "450.51.05",
+    "11.1": "455.23",
+    "11.2": "460.27.03",
+    "11.3": "465.19.01",
+    "11.4": "470.42.01",
+    "11.5": "495.29.05",
+    "11.6": "510.39.01",
+    "11.7": "515.43.04",
+    "11.8": "520.61.05",
+    "12.0": "525.60.13",
+    "12.1": "530.30.02",
+    "12.2": "535.54.03",
+    "12.3": "545.23.06",
+    "12.4": "550.54.14",
+    "12.5": "555.42.02",
+    "12.6": "560.28.03",
+    "12.8": "570.26",
+    "12.9": "575.51.03",
+    "13.0": "580.65.06",
+    "13.1": "590.44.01",
+    "13.2": "595.45.04",
+}
+
+#: CUDA major family -> lowest driver that runs any of its releases (minor-version compatibility).
+CUDA_FAMILY_FLOOR: dict[int, str] = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+#: NGC framework containers (``nvcr.io/nvidia/pytorch:YY.MM-py3``) -> the CUDA they ship.
+NGC_CUDA: dict[str, str] = {
+    "23.01": "12.0",
+    "23.02": "12.0",
+    "23.03": "12.1",
+    "23.04": "12.1",
+    "23.05": "12.1",
+    "23.06": "12.1",
+    "23.07": "12.1",
+    "23.08": "12.2",
+    "23.09": "12.2",
+    "23.10": "12.2",
+    "23.11": "12.3",
+    "23.12": "12.3",
+    "24.01": "12.3",
+    "24.02": "12.3",
+    "24.03": "12.4",
+    "24.04": "12.4",
+    "24.05": "12.4",
+    "24.06": "12.5",
+    "24.07": "12.5",
+    "24.08": "12.6",
+    "24.09": "12.6",
+    "24.10": "12.6",
+    "24.11": "12.6",
+    "24.12": "12.6",
+    "25.01": "12.8",
+    "25.02": "12.8",
+    "25.03": "12.8",
+    "25.04": "12.9",
+    "25.05": "12.9",
+    "25.06": "12.9",
+    "25.08": "13.0",
+    "25.09": "13.0",
+    "25.10": "13.0",
+}
+
+_NGC_REPOS = ("nvcr.io/nvidia/pytorch", "nvcr.io/nvidia/tensorflow", "nvcr.io/nvidia/tritonserver")
+_CUDA_IN_TAG = re.compile(r"(?:^|[-_])cuda-?(\d{2})\.(\d)")
+_CU_IN_TAG = re.compile(r"(?:^|[-_+])cu(\d{2})(\d)(?:$|[-_.])")
+_CUDA_IMAGE_TAG = re.compile(r"^(\d{2})\.(\d)(?:\.\d+)?(?:$|-)")
+_NGC_TAG = re.compile(r"^(\d{2}\.\d{2})-")
+
+
+def cuda_from_image(image: str) -> str | None:
+    """The CUDA release an image ships, read from its tag; ``None`` when the tag doesn't say.
+
+    Understands ``...:2.5.1-cuda12.4-cudnn9-runtime``, ``...:2.6.0-cu126``,
+    ``nvidia/cuda:12.4.1-base-ubuntu22.04`` and NGC ``nvcr.io/nvidia/pytorch:24.05-py3``.
+    """
+    name, _, tag = image.partition("@")[0].rpartition(":")
+    if not name or "/" in tag:
+        return None
+    if name in _NGC_REPOS:
+        ngc = _NGC_TAG.match(tag)
+        return NGC_CUDA.get(ngc.group(1)) if ngc else None
+    if name.rsplit("/", 1)[-1] == "cuda":
+        plain = _CUDA_IMAGE_TAG.match(tag)
+        if plain:
+            return f"{int(plain.group(1))}.{plain.group(2)}"
+    for pattern in (_CUDA_IN_TAG, _CU_IN_TAG):
+        found = pattern.search(tag)
+        if found:
+            return f"{int(found.group(1))}.{found.group(2)}"
+    return None
+
+
+def cuda_family_floor(cuda: str) -> str | None:
+    """The minimum driver for a CUDA release under minor-version compatibility."""
+    return CUDA_FAMILY_FLOOR.get(int(cuda.split(".")[0]))

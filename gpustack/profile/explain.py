@@ -1,0 +1,116 @@
+"""Turn jsonschema errors into findings a person can act on.
+
+jsonschema's messages say *what* failed; users also need *how to fix it*. The hint comes from the
+failing subschema: its ``examples`` ("e.g. 580.105.08"), its ``enum`` ("expected one of: ..."),
+or, for an unknown key, the closest allowed key ("did you mean 'version'?").
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jsonschema.exceptions import ValidationError, best_match
+
+from gpustack.profile.finding import Finding
+from gpustack.profile.schema import validator
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict | list):
+        text = json.dumps(value, default=str)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return json.dumps(value, default=str)
+
+
+def _example_hint(schema: Mapping[str, Any]) -> str | None:
+    examples = schema.get("examples")
+    if examples:
+        first = examples[0]
+        return f"e.g. {first if isinstance(first, str) else json.dumps(first)}"
+    enum = schema.get("enum")
+    if enum:
+        return "expected one of: " + ", ".join(str(v) for v in enum)
+    return None
+
+
+def _unknown_keys(
+    path: tuple[str | int, ...], schema: Mapping[str, Any], value: dict[str, Any]
+) -> Iterator[Finding]:
+    allowed = sorted(schema.get("properties", {}))
+    known = set(allowed)
+    for key in value:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        if close:
+            hint = f"did you mean {close[0]!r}?"
+        elif allowed:
+            hint = "allowed keys: " + ", ".join(allowed)
+        else:
+            hint = "this section accepts no keys yet"
+        yield Finding((*path, key), f"unknown key {key!r}", hint, at_key=True)
+
+
+def _explain(error: ValidationError) -> Iterator[Finding]:
+    path = tuple(error.absolute_path)
+    kind = error.validator
+    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
+    value: Any = error.instance
+    spec: Any = error.validator_value
+    if kind == "additionalProperties" and isinstance(value, dict):
+        yield from _unknown_keys(path, schema, value)
+    elif kind == "required":
+        missing = str(spec)
+        for name in spec:
+            if isinstance(value, dict) and name not in value:
+                missing = name
+                break
+        sub = schema.get("properties", {}).get(missing, {})
+        yield Finding(path, f"missing required key {missing!r}", _example_hint(sub))
+    elif kind == "type":
+        names = [spec] if isinstance(spec, str) else list(spec)
+        expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
+        hint = _example_hint(schema)
+        if "string" in names and isinstance(value, int | float) and not isinstance(value, bool):
+            hint = f'quote it: "{value}"'
+        yield Finding(path, f"expected {expected}, got {_show(value)}", hint)
+    elif kind == "enum":
+        options = ", ".join(str(v) for v in spec)
+        yield Finding(path, f"{_show(value)} is not allowed", f"expected one of: {options}")
+    elif kind == "pattern":
+        yield Finding(
+            path,
+            f"{_show(value)} does not match {spec}",
+            _example_hint(schema),
+        )
+    elif kind == "anyOf" and error.context:
+        # Prefer the branch whose type fits: a list of strategies should be told which item is
+        # wrong, not that it is not a string.
+        wrong_type = {e.relative_schema_path[0] for e in error.context if e.validator == "type"}
+        fitting = [e for e in error.context if e.relative_schema_path[0] not in wrong_type]
+        yield from _explain(best_match(fitting or error.context))
+    else:
+        yield Finding(path, error.message, _example_hint(schema))
+
+
+def schema_findings(data: Mapping[str, Any]) -> list[Finding]:
+    """Every schema violation in ``data`` (empty when valid), in document order of paths."""
+    out: list[Finding] = []
+    for error in validator().iter_errors(data):
+        out.extend(_explain(error))
+    return out

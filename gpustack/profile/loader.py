@@ -1,0 +1,295 @@
+"""Read profile YAML into plain data while remembering where every key and value came from.
+
+Why not ``yaml.safe_load``: it forgets positions and silently keeps the last of two duplicate
+keys. Here the file is composed into nodes (safe tags only) and converted by hand, so every JSON
+path maps to ``file:line:col`` and a duplicate key is an error.
+
+``extends: <path>`` names a base profile, relative to the file. Bases merge under the profile:
+mappings merge key by key, anything else (lists, scalars) is replaced, and ``key: null`` in an
+overlay removes the key so its default applies again. Chains are allowed; a cycle, a missing base
+or a base outside the profiles root is an error. Locations survive the merge, so an error in a
+value inherited from a base points into the base file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+#: A position as shown to users: (file, line, column), 1-based.
+Loc = tuple[str, int, int]
+#: A JSON path as a tuple of keys and list indexes; ``()`` is the document root.
+JsonPath = tuple[str | int, ...]
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SCALARS = SafeConstructor()
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+#: Folder name that marks the top of a profile tree when a single file is checked.
+PROFILES_DIR = "profiles"
+
+
+class ProfileError(Exception):
+    """A problem that stops a file from loading, located like a validation issue."""
+
+    def __init__(self, loc: Loc, path: JsonPath, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.json_path = path
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded (and possibly merged) profile: its data and the position of every path.
+
+    ``where`` maps each path to ``(value position, key position)``; the root has no key, so its
+    key position is the start of the file.
+    """
+
+    data: dict[str, Any]
+    where: dict[JsonPath, tuple[Loc, Loc]]
+    file: str
+
+    def locate(self, path: JsonPath, *, key: bool = False) -> Loc:
+        """Position of ``path``; a path absent from the file (a default) maps to its nearest
+        written ancestor, so every issue can still be shown at a line of the file."""
+        for end in range(len(path), -1, -1):
+            found = self.where.get(path[:end])
+            if found is not None:
+                return found[1] if key and end == len(path) else found[0]
+        return (self.file, 1, 1)
+
+
+def format_path(path: JsonPath) -> str:
+    """``("driver", "version")`` -> ``$.driver.version``; odd keys are quoted, indexes bracketed."""
+    out = ["$"]
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif part.isidentifier():
+            out.append(f".{part}")
+        else:
+            out.append(f"[{part!r}]")
+    return "".join(out)
+
+
+def _loc(file: str, node: Node) -> Loc:
+    mark = node.start_mark
+    return (file, mark.line + 1, mark.column + 1)
+
+
+def _convert(
+    node: Node, file: str, path: JsonPath, where: dict[JsonPath, tuple[Loc, Loc]], key: Loc
+) -> Any:
+    where[path] = (_loc(file, node), key)
+    if isinstance(node, ScalarNode):
+        construct = _SCALARS.yaml_constructors.get(node.tag)
+        if construct is None:
+            raise ProfileError(
+                _loc(file, node), path, f"unsupported YAML tag {node.tag}", "remove the tag"
+            )
+        return construct(_SCALARS, node)
+    if isinstance(node, SequenceNode):
+        return [
+            _convert(item, file, (*path, i), where, _loc(file, item))
+            for i, item in enumerate(node.value)
+        ]
+    if isinstance(node, MappingNode):
+        out: dict[str, Any] = {}
+        first: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key_loc = _loc(file, key_node)
+            if key_node.tag == _MERGE_TAG:
+                raise ProfileError(
+                    key_loc,
+                    path,
+                    "YAML merge keys (<<) are not supported",
+                    "use `extends:` to share settings between profiles",
+                )
+            if not isinstance(key_node, ScalarNode):
+                raise ProfileError(key_loc, path, "mapping keys must be plain scalars")
+            name = _SCALARS.yaml_constructors[key_node.tag](_SCALARS, key_node)
+            if name in first:
+                raise ProfileError(
+                    key_loc,
+                    (*path, str(name)),
+                    f"duplicate key {str(name)!r} (first defined on line {first[name]})",
+                    "remove one of the two entries",
+                )
+            first[name] = key_loc[1]
+            child = str(name) if not isinstance(name, str) else name
+            out[child] = _convert(value_node, file, (*path, child), where, key_loc)
+        return out
+    raise ProfileError(_loc(file, node), path, "unsupported YAML node")  # pragma: no cover
+
+
+def read_document(path: Path, display: str) -> Document:
+    """Parse one YAML file (one mapping document) without following ``extends``."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileError((display, 1, 1), (), f"file is not UTF-8 ({exc.reason})") from None
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = (display, mark.line + 1, mark.column + 1) if mark else (display, 1, 1)
+        problem = exc.problem or exc.context or "syntax error"
+        raise ProfileError(loc, (), f"invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ProfileError((display, 1, 1), (), f"invalid YAML: {exc}") from None
+    if not nodes:
+        raise ProfileError((display, 1, 1), (), "file is empty", "a profile is a YAML mapping")
+    if len(nodes) > 1:
+        raise ProfileError(
+            _loc(display, nodes[1]),
+            (),
+            "file holds more than one YAML document",
+            "put each profile in its own file",
+        )
+    root = nodes[0]
+    if not isinstance(root, MappingNode):
+        raise ProfileError(
+            _loc(display, root), (), "a profile must be a YAML mapping", "start with `apiVersion:`"
+        )
+    where: dict[JsonPath, tuple[Loc, Loc]] = {}
+    data = _convert(root, display, (), where, (display, 1, 1))
+    return Document(data=data, where=where, file=display)
+
+
+def _leaves(data: dict[str, Any], path: JsonPath) -> Iterator[JsonPath]:
+    """Paths an overlay replaces outright: every non-mapping value (null included)."""
+    for key, value in data.items():
+        child = (*path, key)
+        if isinstance(value, dict):
+            yield from _leaves(value, child)
+        else:
+            yield child
+
+
+def _merge_data(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge_data(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def merge(base: Document, over: Document) -> Document:
+    """``over`` on top of ``base``: data merged as documented above, positions kept per value."""
+    replaced = set(_leaves(over.data, ()))
+    where = {
+        path: loc
+        for path, loc in base.where.items()
+        if not any(path[:end] in replaced for end in range(1, len(path) + 1))
+    }
+    where.update(over.where)
+    for path in replaced:  # `key: null` removes the key, and with it the null's position
+        if _lookup(over.data, path) is None:
+            where.pop(path, None)
+    return Document(data=_merge_data(base.data, over.data), where=where, file=over.file)
+
+
+def _lookup(data: dict[str, Any], path: JsonPath) -> Any:
+    value: Any = data
+    for part in path:
+        value = value[part]
+    return value
+
+
+def profiles_root(path: Path) -> Path:
+    """The folder that ``extends`` may not leave, for a path given on the command line.
+
+    The nearest enclosing (or the given) folder named ``profiles``; failing that, the folder
+    given, or for a file its own folder. So ``profiles/team/a.yaml`` may extend
+    ``../_bases/x.yaml``, and no profile can reach outside the tree it was checked in.
+    """
+    folder = path if path.is_dir() else path.parent
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if candidate.name == PROFILES_DIR:
+            return candidate
+    return folder
+
+
+class ProfileLoader:
+    """Loads profiles and follows ``extends``, parsing each shared base only once."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, Document] = {}
+
+    def _read(self, path: Path, display: str) -> Document:
+        key = path.resolve()
+        doc = self._cache.get(key)
+        if doc is None or doc.file != display:
+            doc = read_document(path, display)
+            self._cache[key] = doc
+        return doc
+
+    def load(self, path: Path, display: str, root: Path) -> Document:
+        """Load ``path`` (shown to users as ``display``) with its whole ``extends`` chain."""
+        return self._load(path, display, root.resolve(), (path.resolve(),))
+
+    def _load(self, path: Path, display: str, root: Path, chain: tuple[Path, ...]) -> Document:
+        doc = self._read(path, display)
+        if "extends" not in doc.data:
+            return doc
+        target = doc.data["extends"]
+        loc = doc.locate(("extends",))
+        if not isinstance(target, str) or not target.strip():
+            raise ProfileError(
+                loc,
+                ("extends",),
+                "extends must be a path to a base profile",
+                "e.g. extends: _bases/h100-fleet.yaml",
+            )
+        base = path.parent / target
+        resolved = base.resolve()
+        shown = os.path.normpath(os.path.join(os.path.dirname(display), target))
+        if not resolved.is_relative_to(root):
+            raise ProfileError(
+                loc,
+                ("extends",),
+                f"base profile {target!r} is outside the profiles root {_rel(root)}",
+                f"move the base under {_rel(root)} (e.g. {_rel(root / '_bases')})",
+            )
+        if resolved in chain:
+            cycle = " -> ".join(p.name for p in (*chain, resolved))
+            raise ProfileError(
+                loc, ("extends",), f"extends cycle: {cycle}", "remove one of the extends"
+            )
+        if not resolved.is_file():
+            raise ProfileError(
+                loc,
+                ("extends",),
+                f"base profile {target!r} not found",
+                "extends is relative to the profile's own folder",
+            )
+        base_doc = self._load(base, shown, root, (*chain, resolved))
+        own = Document(
+            data={k: v for k, v in doc.data.items() if k != "extends"},
+            where={p: w for p, w in doc.where.items() if p[:1] != ("extends",)},
+            file=doc.file,
+        )
+        return merge(base_doc, own)
+
+
+def _rel(path: Path) -> str:
+    """A folder as users typed it: relative to the working directory when that is shorter."""
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:  # pragma: no cover - different drive on Windows
+        return f"{path}/"
+    return f"{shown if len(shown) < len(str(path)) else path}/"

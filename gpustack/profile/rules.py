@@ -1,0 +1,473 @@
+"""Semantic rules: what a schema cannot say about a profile.
+
+Each rule is a small function ``Profile -> Iterator[Finding]`` with its own message, run only on
+profiles that passed the schema. Every message says what is wrong and how to fix it. Facts
+(drivers, architectures, MIG layouts) come from :mod:`gpustack.profile.catalog`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from gpustack.profile import catalog
+from gpustack.profile.catalog import parse_driver
+from gpustack.profile.finding import Finding
+from gpustack.profile.loader import Document
+from gpustack.profile.model import SUPPORTED_KUBERNETES, Example, Profile
+
+Rule = Callable[[Profile], Iterator[Finding]]
+
+_RESOURCE_NAME = re.compile(
+    r"^nvidia\.com/([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$"
+)
+_DP = "devicePlugin"
+_TS = (_DP, "sharing", "timeSlicing")
+
+
+def _well_formed(name: str) -> bool:
+    match = _RESOURCE_NAME.match(name)
+    return match is not None and len(match.group(1)) <= 63
+
+
+def _example_path(i: int, *rest: str) -> tuple[str | int, ...]:
+    return ("workloads", "examples", i, *rest)
+
+
+def architecture_of(profile: Profile) -> catalog.Architecture | None:
+    """The GPUs' architecture: from the product when given, else ``gpus.architecture``."""
+    gpus = profile.gpus
+    name = catalog.PRODUCTS[gpus.product].architecture if gpus.product else gpus.architecture
+    return catalog.ARCHITECTURES.get(name) if name else None
+
+
+def _shared_name(profile: Profile, name: str) -> str:
+    ts = profile.device_plugin.time_slicing
+    if ts is None:
+        return name
+    for res in ts.resources:
+        if res.name == name:
+            if res.rename:
+                return res.rename
+            return f"{name}.shared" if ts.rename_by_default else name
+    return name
+
+
+def _unshared_resources(profile: Profile) -> list[str]:
+    dp = profile.device_plugin
+    names = [dp.resource_name]
+    if dp.mig_strategy == "mixed":
+        names += [f"nvidia.com/mig-{name}" for name, _ in profile.gpus.mig]
+    return names
+
+
+def advertised_resources(profile: Profile) -> tuple[str, ...]:
+    """Resource names the device plugin advertises, after MIG and time-slicing renames."""
+    return tuple(_shared_name(profile, name) for name in _unshared_resources(profile))
+
+
+def workload_resource(profile: Profile, example: Example) -> str:
+    """The resource an example job requests: its own ``resourceName``, else the plugin's
+    (time-slicing rename applied)."""
+    return example.resource_name or _shared_name(profile, profile.device_plugin.resource_name)
+
+
+def workload_cuda(example: Example) -> str | None:
+    """CUDA release of an example: ``cudaVersion`` wins over what the image tag says."""
+    return example.cuda_version or catalog.cuda_from_image(example.image)
+
+
+# --- cluster ---------------------------------------------------------------------------------
+
+
+def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
+    version = p.cluster.kubernetes_version
+    if version not in SUPPORTED_KUBERNETES:
+        yield Finding(
+            ("cluster", "kubernetesVersion"),
+            f"Kubernetes {version} is not supported",
+            f"use {SUPPORTED_KUBERNETES[0]} to {SUPPORTED_KUBERNETES[-1]}",
+        )
+
+
+def runtime_matches_distribution(p: Profile) -> Iterator[Finding]:
+    runtime = p.cluster.runtime
+    if runtime.name == "crio" and runtime.distribution != "generic":
+        yield Finding(
+            ("cluster", "runtime", "distribution"),
+            f"{runtime.distribution} ships containerd, not CRI-O",
+            "set runtime.name: containerd, or distribution: generic",
+        )
+
+
+# --- driver and GPUs -------------------------------------------------------------------------
+
+
+def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
+    if p.driver.enabled and p.driver.use_precompiled and not p.driver.kernel_version:
+        yield Finding(
+            ("driver", "usePrecompiled"),
+            "precompiled driver images are tagged by kernel, but driver.kernelVersion is unset",
+            "set driver.kernelVersion, e.g. 6.8.0-60-generic",
+        )
+
+
+def product_matches_architecture(p: Profile) -> Iterator[Finding]:
+    gpus = p.gpus
+    if gpus.product and gpus.architecture:
+        actual = catalog.PRODUCTS[gpus.product].architecture
+        if actual != gpus.architecture:
+            yield Finding(
+                ("gpus", "architecture"),
+                f"{gpus.product} is a {actual} GPU, not {gpus.architecture}",
+                f"remove gpus.architecture or set it to {actual}",
+            )
+
+
+def driver_supports_gpu(p: Profile) -> Iterator[Finding]:
+    arch = architecture_of(p)
+    if arch is None:
+        return
+    product = catalog.PRODUCTS.get(p.gpus.product or "")
+    minimum = (product.min_driver if product else None) or arch.min_driver
+    if product and product.min_driver:
+        what = f"{product.name}, which needs"
+    else:
+        what = f"{arch.name.capitalize()} GPUs, which need"
+    if parse_driver(p.driver.version) < parse_driver(minimum):
+        yield Finding(
+            ("driver", "version"),
+            f"driver {p.driver.version} is too old for {what} {minimum} or newer",
+            f"set driver.version to {minimum} or newer",
+        )
+
+
+def kernel_modules_fit_gpu(p: Profile) -> Iterator[Finding]:
+    arch = architecture_of(p)
+    if arch is None:
+        return
+    product = catalog.PRODUCTS.get(p.gpus.product or "")
+    module = p.driver.kernel_module_type
+    if module == "proprietary" and (arch.open_required or (product and product.open_required)):
+        what = (
+            product.name if product and product.open_required else f"{arch.name.capitalize()} GPUs"
+        )
+        yield Finding(
+            ("driver", "kernelModuleType"),
+            f"{what} need the open GPU kernel modules; proprietary ones do not support them",
+            "set driver.kernelModuleType: open or auto",
+        )
+    if module == "open" and not arch.open_modules:
+        yield Finding(
+            ("driver", "kernelModuleType"),
+            f"the open GPU kernel modules do not support {arch.name.capitalize()} GPUs, which "
+            "lack a GSP",
+            "set driver.kernelModuleType: proprietary or auto",
+        )
+
+
+# --- workloads -------------------------------------------------------------------------------
+
+
+def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
+    for i, ex in enumerate(p.workloads.examples):
+        at = _example_path(i, "cudaVersion" if ex.cuda_version else "image")
+        cuda = workload_cuda(ex)
+        if cuda is None:
+            yield Finding(
+                at,
+                f"cannot tell which CUDA release image {ex.image!r} is built with",
+                'set cudaVersion, e.g. cudaVersion: "12.4"',
+            )
+            continue
+        floor = catalog.cuda_family_floor(cuda)
+        if floor is None:
+            families = ", ".join(f"{m}.x" for m in catalog.CUDA_FAMILY_FLOOR)
+            yield Finding(
+                at,
+                f"CUDA {cuda} is unknown to gpustack, which knows {families}",
+                "use an image built for a known CUDA release or set cudaVersion",
+            )
+            continue
+        if parse_driver(p.driver.version) < parse_driver(floor):
+            ga = catalog.CUDA_GA_DRIVER.get(cuda)
+            full = f"; {ga} for all of CUDA {cuda}" if ga and ga != floor else ""
+            yield Finding(
+                at,
+                f"CUDA {cuda} needs driver {floor} or newer, but driver.version is "
+                f"{p.driver.version}",
+                f"raise driver.version to at least {floor}{full}, or use an image built for an "
+                "older CUDA",
+            )
+
+
+def workload_cuda_fits_gpu(p: Profile) -> Iterator[Finding]:
+    arch = architecture_of(p)
+    if arch is None or arch.max_cuda_major is None:
+        return
+    for i, ex in enumerate(p.workloads.examples):
+        cuda = workload_cuda(ex)
+        if cuda is not None and int(cuda.split(".")[0]) > arch.max_cuda_major:
+            at = _example_path(i, "cudaVersion" if ex.cuda_version else "image")
+            yield Finding(
+                at,
+                f"CUDA {cuda} no longer supports {arch.name.capitalize()} GPUs; CUDA "
+                f"{arch.max_cuda_major}.x is the last that does",
+                f"use an image built for CUDA {arch.max_cuda_major}.x",
+            )
+
+
+def workload_names_unique(p: Profile) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for i, ex in enumerate(p.workloads.examples):
+        if ex.name in seen:
+            yield Finding(
+                _example_path(i, "name"),
+                f"example name {ex.name!r} is used twice",
+                "give each example its own name",
+            )
+        seen.add(ex.name)
+
+
+def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if not dp.enabled:
+        return  # another plugin advertises resources gpustack does not know about
+    advertised = advertised_resources(p)
+    mixed_layout = dp.mig_strategy == "mixed" and bool(p.gpus.mig)
+    for i, ex in enumerate(p.workloads.examples):
+        if ex.resource_name is None and mixed_layout:
+            yield Finding(
+                _example_path(i),
+                "with migStrategy mixed, an example must say which MIG resource it requests",
+                f"set resourceName to one of: {', '.join(advertised[1:])}",
+            )
+            continue
+        wanted = workload_resource(p, ex)
+        if not _well_formed(wanted):
+            continue  # resource_names_well_formed reports it
+        if dp.mig_strategy == "mixed" and not p.gpus.mig and wanted.startswith("nvidia.com/mig-"):
+            continue  # no layout given: MIG resources are unknown, not wrong
+        if wanted not in advertised:
+            at = _example_path(i, "resourceName") if ex.resource_name else _example_path(i)
+            yield Finding(
+                at,
+                f"the device plugin does not advertise {wanted}",
+                f"request one of: {', '.join(advertised)}",
+            )
+
+
+# --- device plugin ---------------------------------------------------------------------------
+
+
+def simulated_needs_gpustack(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if dp.backend == "simulated" and dp.implementation != "gpustack":
+        yield Finding(
+            (_DP, "backend"),
+            "the simulated backend exists only in gpustack's device plugin",
+            "set devicePlugin.implementation: gpustack, or backend: nvml",
+        )
+
+
+def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if dp.implementation == "nvidia" and dp.resource_name != "nvidia.com/gpu":
+        yield Finding(
+            (_DP, "resourceName"),
+            "NVIDIA's device plugin always advertises nvidia.com/gpu",
+            "remove resourceName, or use implementation: gpustack",
+        )
+
+
+def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    named: list[tuple[tuple[str | int, ...], str]] = [((_DP, "resourceName"), dp.resource_name)]
+    if dp.time_slicing is not None:
+        for i, res in enumerate(dp.time_slicing.resources):
+            named.append(((*_TS, "resources", i, "name"), res.name))
+            if res.rename:
+                named.append(((*_TS, "resources", i, "rename"), res.rename))
+    for i, ex in enumerate(p.workloads.examples):
+        if ex.resource_name:
+            named.append((_example_path(i, "resourceName"), ex.resource_name))
+    for path, name in named:
+        if not _well_formed(name):
+            yield Finding(
+                path,
+                f"{name!r} is not a valid resource name",
+                "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most 63 "
+                "characters after the slash, e.g. nvidia.com/gpu.shared",
+            )
+
+
+def time_slicing_replicas(p: Profile) -> Iterator[Finding]:
+    ts = p.device_plugin.time_slicing
+    for i, res in enumerate(ts.resources if ts else ()):
+        if res.replicas < 2:
+            yield Finding(
+                (*_TS, "resources", i, "replicas"),
+                f"{res.replicas} replica shares nothing",
+                "set replicas to 2 or more, or remove time-slicing",
+            )
+
+
+def time_slicing_resources_unique(p: Profile) -> Iterator[Finding]:
+    ts = p.device_plugin.time_slicing
+    if ts is None:
+        return
+    names = Counter(res.name for res in ts.resources)
+    advertised = Counter(_shared_name(p, res.name) for res in ts.resources)
+    seen: set[str] = set()
+    for i, res in enumerate(ts.resources):
+        if names[res.name] > 1 and res.name in seen:
+            yield Finding(
+                (*_TS, "resources", i, "name"),
+                f"{res.name} is time-sliced twice",
+                "keep one entry per resource",
+            )
+        elif res.rename and advertised[res.rename] > 1:
+            yield Finding(
+                (*_TS, "resources", i, "rename"),
+                f"{res.rename} would be advertised twice",
+                "give each shared resource its own rename",
+            )
+        seen.add(res.name)
+
+
+def time_slicing_resources_exist(p: Profile) -> Iterator[Finding]:
+    ts = p.device_plugin.time_slicing
+    if ts is None:
+        return
+    plain = _unshared_resources(p)
+    unknown_mig = p.device_plugin.mig_strategy == "mixed" and not p.gpus.mig
+    for i, res in enumerate(ts.resources):
+        if res.name in plain or (unknown_mig and res.name.startswith("nvidia.com/mig-")):
+            continue
+        yield Finding(
+            (*_TS, "resources", i, "name"),
+            f"the device plugin has no resource {res.name} to share",
+            f"share one of: {', '.join(plain)}",
+        )
+
+
+# --- MIG -------------------------------------------------------------------------------------
+
+
+def _uses_mig(p: Profile) -> bool:
+    return p.device_plugin.mig_strategy != "none" or bool(p.gpus.mig)
+
+
+def mig_needs_capable_gpu(p: Profile) -> Iterator[Finding]:
+    if not _uses_mig(p):
+        return
+    at = ("gpus", "mig") if p.gpus.mig else (_DP, "migStrategy")
+    product = catalog.PRODUCTS.get(p.gpus.product or "")
+    if product is not None and not product.mig_capable:
+        capable = ", ".join(n for n, q in catalog.PRODUCTS.items() if q.mig_capable)
+        yield Finding(
+            at,
+            f"{product.name} does not support MIG",
+            f"remove the MIG settings, or use a MIG-capable GPU ({capable})",
+        )
+    elif product is None and p.gpus.mig:
+        yield Finding(
+            ("gpus", "mig"),
+            "a MIG layout needs gpus.product to check its profiles",
+            "set gpus.product, e.g. A100-SXM4-80GB",
+        )
+
+
+def mig_layout_fits(p: Profile) -> Iterator[Finding]:
+    product = catalog.PRODUCTS.get(p.gpus.product or "")
+    if not p.gpus.mig or product is None or not product.mig_capable:
+        return
+    compute = memory = 0
+    for name, count in p.gpus.mig:
+        profile = product.mig.get(name)
+        if profile is None:
+            yield Finding(
+                ("gpus", "mig", name),
+                f"{name} is not a MIG profile of {product.name}",
+                f"use one of: {', '.join(product.mig)}",
+                at_key=True,
+            )
+            return
+        compute += profile.compute * count
+        memory += profile.memory * count
+    if compute > product.compute_slices or memory > product.memory_slices:
+        yield Finding(
+            ("gpus", "mig"),
+            f"the MIG layout needs {compute} compute and {memory} memory slices; {product.name} "
+            f"has {product.compute_slices} and {product.memory_slices}",
+            "use fewer or smaller instances",
+        )
+
+
+def mig_strategy_matches_layout(p: Profile) -> Iterator[Finding]:
+    strategy = p.device_plugin.mig_strategy
+    layout = p.gpus.mig
+    if layout and strategy == "none":
+        yield Finding(
+            (_DP, "migStrategy"),
+            "gpus.mig defines a MIG layout, but migStrategy is none, so no MIG device is "
+            "advertised",
+            "set devicePlugin.migStrategy: mixed, or single for a uniform layout",
+        )
+    if strategy == "single" and len(layout) > 1:
+        yield Finding(
+            ("gpus", "mig"),
+            "migStrategy single needs every MIG device to be the same profile",
+            "use one MIG profile, or set devicePlugin.migStrategy: mixed",
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    kubernetes_version_supported,
+    runtime_matches_distribution,
+    precompiled_needs_kernel,
+    product_matches_architecture,
+    driver_supports_gpu,
+    kernel_modules_fit_gpu,
+    simulated_needs_gpustack,
+    nvidia_plugin_resource_name,
+    resource_names_well_formed,
+    time_slicing_replicas,
+    time_slicing_resources_unique,
+    time_slicing_resources_exist,
+    mig_needs_capable_gpu,
+    mig_layout_fits,
+    mig_strategy_matches_layout,
+    workload_names_unique,
+    workload_cuda_fits_driver,
+    workload_cuda_fits_gpu,
+    workload_resource_advertised,
+)
+
+
+def rule_findings(profile: Profile, rules: Iterable[Rule] = RULES) -> list[Finding]:
+    """Every rule's findings for one (schema-valid) profile, in rule order."""
+    return [finding for rule in rules for finding in rule(profile)]
+
+
+def cross_profile_findings(
+    documents: Sequence[tuple[Path, Document, Profile]],
+) -> Iterator[tuple[Path, Document, Finding]]:
+    """Rules across profiles: two profiles must not write the same dist/clusters/<name>/."""
+    first: dict[str, str] = {}
+    for path, doc, profile in documents:
+        name = profile.name
+        if name in first:
+            yield (
+                path,
+                doc,
+                Finding(
+                    ("metadata", "name"),
+                    f"metadata.name {name!r} is also used by {first[name]}",
+                    "give every profile its own name",
+                ),
+            )
+        else:
+            first[name] = doc.file

@@ -1,0 +1,835 @@
+"""The profile JSON Schema, built in Python so enums and defaults come from one place.
+
+``schemas/profile.schema.json`` is this module's output (``python -m gpustack.profile.schema``
+rewrites it; a test fails when the file is stale). Product and architecture enums come from
+:mod:`gpustack.profile.catalog`; defaults equal :mod:`gpustack.profile.model` (tested).
+The schema keeps to the subset every yaml-language-server understands: ``enum``, ``pattern``,
+``additionalProperties``, ``$defs`` and one ``anyOf`` (a string-or-list field).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from gpustack.profile import catalog, model
+
+SCHEMA_ID = "https://gpustack.dev/schemas/profile.schema.json"
+#: Where the committed copy lives, relative to the repository root.
+SCHEMA_FILE = Path("schemas") / "profile.schema.json"
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DRIVER_VERSION = r"^\d{3}\.\d+(\.\d+)?$"
+CUDA_VERSION = r"^\d{2}\.\d$"
+IMAGE = r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
+IMAGE_REF = (
+    r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+    r"(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
+)
+ABS_PATH = r"^/"
+QUANTITY = r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]i?|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+
+Schema = dict[str, Any]
+
+
+def prop(title: str, description: str, kind: str | None = None, **extra: Any) -> Schema:
+    """One property: title and description first, so the JSON reads like documentation."""
+    out: Schema = {"title": title, "description": description}
+    if kind is not None:
+        out["type"] = kind
+    out.update(extra)
+    return out
+
+
+def obj(title: str, description: str, properties: dict[str, Schema], **extra: Any) -> Schema:
+    """A closed object: unknown keys are errors, which is how typos get caught."""
+    return prop(
+        title,
+        description,
+        "object",
+        additionalProperties=False,
+        properties=properties,
+        **extra,
+    )
+
+
+def string_map(title: str, description: str, **extra: Any) -> Schema:
+    return prop(title, description, "object", additionalProperties={"type": "string"}, **extra)
+
+
+def pull_policy() -> Schema:
+    return prop(
+        "Image pull policy",
+        "When the kubelet pulls the image.",
+        "string",
+        enum=["Always", "IfNotPresent", "Never"],
+        default="IfNotPresent",
+    )
+
+
+def env() -> Schema:
+    return prop(
+        "Extra environment",
+        "Environment variables added to the component's main container, in order.",
+        "array",
+        items={"$ref": "#/$defs/envVar"},
+        default=[],
+    )
+
+
+def resources() -> Schema:
+    return prop(
+        "Resources",
+        "CPU and memory requests and limits of the main container; empty sets none.",
+        "object",
+        additionalProperties=False,
+        properties={
+            "requests": prop(
+                "Requests",
+                "Resource name to Kubernetes quantity.",
+                "object",
+                additionalProperties={"$ref": "#/$defs/quantity"},
+                default={},
+                examples=[{"cpu": "100m", "memory": "128Mi"}],
+            ),
+            "limits": prop(
+                "Limits",
+                "Resource name to Kubernetes quantity.",
+                "object",
+                additionalProperties={"$ref": "#/$defs/quantity"},
+                default={},
+                examples=[{"memory": "512Mi"}],
+            ),
+        },
+        default={},
+    )
+
+
+def enabled(what: str, default: bool = True) -> Schema:
+    return prop("Enabled", what, "boolean", default=default)
+
+
+def _defs() -> Schema:
+    return {
+        "envVar": obj(
+            "Environment variable",
+            "One environment variable for a container.",
+            {
+                "name": prop(
+                    "Name",
+                    "Variable name.",
+                    "string",
+                    pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                    examples=["NVIDIA_DRIVER_CAPABILITIES"],
+                ),
+                "value": prop("Value", "Variable value.", "string", default=""),
+            },
+            required=["name"],
+        ),
+        "quantity": prop(
+            "Quantity",
+            "A Kubernetes resource quantity, written as a string.",
+            "string",
+            pattern=QUANTITY,
+            examples=["500m", "2Gi"],
+        ),
+        "toleration": obj(
+            "Toleration",
+            "A Kubernetes toleration, as in a pod spec.",
+            {
+                "key": prop("Key", "Taint key; empty with Exists matches every taint.", "string"),
+                "operator": prop(
+                    "Operator",
+                    "Exists ignores the value; Equal compares it.",
+                    "string",
+                    enum=["Exists", "Equal"],
+                    default="Exists",
+                ),
+                "value": prop("Value", "Taint value for the Equal operator.", "string"),
+                "effect": prop(
+                    "Effect",
+                    "Taint effect to tolerate; unset tolerates all effects.",
+                    "string",
+                    enum=["NoSchedule", "PreferNoSchedule", "NoExecute"],
+                ),
+                "tolerationSeconds": prop(
+                    "Toleration seconds",
+                    "How long a NoExecute taint is tolerated before eviction.",
+                    "integer",
+                    minimum=0,
+                ),
+            },
+        ),
+    }
+
+
+def _metadata() -> Schema:
+    return obj(
+        "Metadata",
+        "Identity of the profile; one profile describes one cluster.",
+        {
+            "name": prop(
+                "Name",
+                "Cluster name (DNS-1123 label); output goes to dist/clusters/<name>/.",
+                "string",
+                pattern=DNS_LABEL,
+                maxLength=63,
+                examples=["lab-1gpu", "h100-prod-east"],
+            ),
+            "labels": string_map(
+                "Labels",
+                "Labels copied onto every generated object.",
+                default={},
+                examples=[{"team": "ml-platform"}],
+            ),
+        },
+        required=["name"],
+    )
+
+
+def _runtime() -> Schema:
+    return obj(
+        "Container runtime",
+        "The nodes' container runtime; unset paths are derived from name and distribution.",
+        {
+            "name": prop(
+                "Runtime",
+                "Container runtime on the GPU nodes.",
+                "string",
+                enum=["containerd", "crio"],
+                default="containerd",
+            ),
+            "distribution": prop(
+                "Distribution",
+                "Kubernetes distribution; it decides where the runtime keeps config and socket.",
+                "string",
+                enum=["generic", "k3s", "rke2", "microk8s", "k0s"],
+                default="generic",
+            ),
+            "version": prop(
+                "Runtime version",
+                "The runtime's own version; containerd 2.x reads its config file, not a dump.",
+                "string",
+                pattern=r"^\d+\.\d+(\.\d+)?$",
+                examples=["2.0", "1.7.27"],
+            ),
+            "configPath": prop(
+                "Config path",
+                "Host path of the runtime's main config (derived when unset).",
+                "string",
+                pattern=ABS_PATH,
+                examples=["/etc/containerd/config.toml"],
+            ),
+            "dropInConfigPath": prop(
+                "Drop-in config path",
+                "Host path of the drop-in file the toolkit writes (derived when unset).",
+                "string",
+                pattern=ABS_PATH,
+                examples=["/etc/containerd/conf.d/99-nvidia.toml"],
+            ),
+            "socketPath": prop(
+                "Socket path",
+                "Host path of the runtime socket (derived when unset).",
+                "string",
+                pattern=ABS_PATH,
+                examples=["/run/containerd/containerd.sock"],
+            ),
+            "configSource": prop(
+                "Config source",
+                "Where the toolkit reads the current config: the runtime's dump command, the "
+                "file, or both in order (derived from the runtime version when unset).",
+                "array",
+                items={"type": "string", "enum": ["command", "file"]},
+                minItems=1,
+                uniqueItems=True,
+                examples=[["file"], ["command", "file"]],
+            ),
+            "restartMode": prop(
+                "Restart mode",
+                "How the toolkit makes the runtime reload: a signal, systemd, or not at all.",
+                "string",
+                enum=["signal", "systemd", "none"],
+                default="signal",
+            ),
+        },
+        default={},
+    )
+
+
+def _cluster() -> Schema:
+    return obj(
+        "Cluster",
+        "Where the stack runs: Kubernetes version, namespace and the GPU nodes.",
+        {
+            "kubernetesVersion": prop(
+                "Kubernetes version",
+                "Kubernetes minor version of the cluster, quoted (supported: "
+                f"{model.SUPPORTED_KUBERNETES[0]} to {model.SUPPORTED_KUBERNETES[-1]}).",
+                "string",
+                pattern=r"^1\.\d+$",
+                default="1.33",
+                examples=["1.33"],
+            ),
+            "namespace": prop(
+                "Namespace",
+                "Namespace for all GPU stack components.",
+                "string",
+                pattern=DNS_LABEL,
+                maxLength=63,
+                default="gpustack-system",
+                examples=["gpu-operator"],
+            ),
+            "nodeSelector": string_map(
+                "Node selector",
+                "Labels that select the GPU nodes for the driver, toolkit and plugin.",
+                default=dict(model.DEFAULT_NODE_SELECTOR),
+                examples=[{"nvidia.com/gpu.present": "true"}],
+            ),
+            "tolerations": prop(
+                "Tolerations",
+                "Tolerations of the GPU stack pods (replaces the default list when given).",
+                "array",
+                items={"$ref": "#/$defs/toleration"},
+                default=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            ),
+            "priorityClassName": prop(
+                "Priority class",
+                "Priority class of the GPU stack pods.",
+                "string",
+                default="system-node-critical",
+            ),
+            "imagePullSecrets": prop(
+                "Image pull secrets",
+                "Names of existing Secrets used to pull the stack's images.",
+                "array",
+                items={"type": "string", "pattern": DNS_SUBDOMAIN},
+                default=[],
+                examples=[["ngc-registry"]],
+            ),
+            "runtime": _runtime(),
+        },
+        default={},
+    )
+
+
+def _driver() -> Schema:
+    return obj(
+        "Driver",
+        "The NVIDIA driver: installed by a driver DaemonSet, or already on the host.",
+        {
+            "enabled": enabled("Install the driver with a DaemonSet; false: it is on the host."),
+            "version": prop(
+                "Driver version",
+                "Driver version (also when preinstalled): compatibility rules check it.",
+                "string",
+                pattern=DRIVER_VERSION,
+                default="580.105.08",
+                examples=["580.105.08", "570.133.20"],
+            ),
+            "image": prop(
+                "Driver image",
+                "Driver image repository, without a tag.",
+                "string",
+                pattern=IMAGE,
+                default="nvcr.io/nvidia/driver",
+            ),
+            "osTag": prop(
+                "OS tag",
+                "Node OS suffix of the driver image tag (<version>-<osTag>).",
+                "string",
+                pattern=r"^[a-z0-9][a-z0-9.]*$",
+                default="ubuntu24.04",
+                examples=["ubuntu22.04", "rhel9.6"],
+            ),
+            "digest": prop(
+                "Image digest",
+                "Pin the driver image by digest; wins over the tag.",
+                "string",
+                pattern=r"^sha256:[a-f0-9]{64}$",
+            ),
+            "kernelModuleType": prop(
+                "Kernel module type",
+                "open or proprietary kernel modules; auto lets the driver pick.",
+                "string",
+                enum=["auto", "open", "proprietary"],
+                default="auto",
+            ),
+            "usePrecompiled": prop(
+                "Precompiled",
+                "Use a precompiled driver image tagged by kernel version (needs kernelVersion).",
+                "boolean",
+                default=False,
+            ),
+            "kernelVersion": prop(
+                "Kernel version",
+                "Node kernel version for precompiled images.",
+                "string",
+                examples=["6.8.0-60-generic"],
+            ),
+            "imagePullPolicy": pull_policy(),
+            "installDir": prop(
+                "Install directory",
+                "Host path where the driver container exposes its root.",
+                "string",
+                pattern=ABS_PATH,
+                default="/run/nvidia/driver",
+            ),
+            "startupProbe": obj(
+                "Startup probe",
+                "Time budget for building and loading the kernel module.",
+                {
+                    "initialDelaySeconds": prop(
+                        "Initial delay",
+                        "Seconds before the first probe.",
+                        "integer",
+                        minimum=0,
+                        default=60,
+                    ),
+                    "periodSeconds": prop(
+                        "Period", "Seconds between probes.", "integer", minimum=1, default=10
+                    ),
+                    "timeoutSeconds": prop(
+                        "Timeout",
+                        "Seconds before one probe times out.",
+                        "integer",
+                        minimum=1,
+                        default=60,
+                    ),
+                    "failureThreshold": prop(
+                        "Failure threshold",
+                        "Failed probes before a restart.",
+                        "integer",
+                        minimum=1,
+                        default=120,
+                    ),
+                },
+                default={},
+            ),
+            "env": env(),
+            "resources": resources(),
+            "kernelModuleConfigMap": prop(
+                "Kernel module ConfigMap",
+                "Existing ConfigMap with kernel module parameters (e.g. nvidia.conf).",
+                "string",
+                pattern=DNS_SUBDOMAIN,
+            ),
+        },
+        default={},
+    )
+
+
+def _toolkit() -> Schema:
+    return obj(
+        "Container toolkit",
+        "NVIDIA container toolkit: configures the runtime and the nvidia runtime handler.",
+        {
+            "enabled": enabled("Deploy the toolkit DaemonSet; false: configured on the host."),
+            "version": prop(
+                "Toolkit version",
+                "Toolkit image tag.",
+                "string",
+                pattern=r"^v\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?$",
+                default="v1.18.1",
+                examples=["v1.18.1"],
+            ),
+            "image": prop(
+                "Toolkit image",
+                "Toolkit image repository, without a tag.",
+                "string",
+                pattern=IMAGE,
+                default="nvcr.io/nvidia/k8s/container-toolkit",
+            ),
+            "imagePullPolicy": pull_policy(),
+            "installDir": prop(
+                "Install directory",
+                "Host path for the toolkit binaries.",
+                "string",
+                pattern=ABS_PATH,
+                default="/usr/local/nvidia",
+            ),
+            "runtimeClass": prop(
+                "RuntimeClass",
+                "Name of the RuntimeClass (and runtime handler) for GPU pods.",
+                "string",
+                pattern=DNS_SUBDOMAIN,
+                default="nvidia",
+            ),
+            "setAsDefault": prop(
+                "Default runtime",
+                "Make the nvidia handler the runtime's default (every pod gets it).",
+                "boolean",
+                default=False,
+            ),
+            "cdi": obj(
+                "CDI",
+                "Container Device Interface: the toolkit writes CDI specs for the runtime.",
+                {"enabled": enabled("Generate CDI specs and use CDI device injection.")},
+                default={},
+            ),
+            "env": env(),
+            "resources": resources(),
+        },
+        default={},
+    )
+
+
+def _time_slicing() -> Schema:
+    return obj(
+        "Time-slicing",
+        "Advertise each GPU several times; pods share it by time-slicing (no isolation).",
+        {
+            "renameByDefault": prop(
+                "Rename by default",
+                "Advertise shared resources as <name>.shared (e.g. nvidia.com/gpu.shared).",
+                "boolean",
+                default=False,
+            ),
+            "failRequestsGreaterThanOne": prop(
+                "Fail requests > 1",
+                "Reject pods asking for more than one replica (they would not get more GPU).",
+                "boolean",
+                default=False,
+            ),
+            "resources": prop(
+                "Shared resources",
+                "Which resources are shared and how many times each GPU is advertised.",
+                "array",
+                minItems=1,
+                items=obj(
+                    "Shared resource",
+                    "One shared resource.",
+                    {
+                        "name": prop(
+                            "Resource",
+                            "Resource to share, as the plugin advertises it.",
+                            "string",
+                            examples=["nvidia.com/gpu"],
+                        ),
+                        "replicas": prop(
+                            "Replicas",
+                            "How many pods may share one GPU (at least 2).",
+                            "integer",
+                            minimum=1,
+                            examples=[4],
+                        ),
+                        "rename": prop(
+                            "Rename",
+                            "Advertise the shared resource under this name instead.",
+                            "string",
+                            examples=["nvidia.com/gpu.shared"],
+                        ),
+                    },
+                    required=["name", "replicas"],
+                ),
+            ),
+        },
+        required=["resources"],
+    )
+
+
+def _device_plugin() -> Schema:
+    strategies = ["envvar", "volume-mounts", "cdi-annotations", "cdi-cri"]
+    return obj(
+        "Device plugin",
+        "The kubelet device plugin that advertises GPUs: gpustack's own or NVIDIA's.",
+        {
+            "enabled": enabled("Deploy the device plugin DaemonSet."),
+            "implementation": prop(
+                "Implementation",
+                "gpustack: the plugin built from this repository; nvidia: k8s-device-plugin.",
+                "string",
+                enum=["gpustack", "nvidia"],
+                default="gpustack",
+            ),
+            "image": prop(
+                "Plugin image",
+                "Image repository; defaults per implementation.",
+                "string",
+                pattern=IMAGE,
+                examples=["nvcr.io/nvidia/k8s-device-plugin"],
+            ),
+            "version": prop(
+                "Plugin version",
+                "Image tag; defaults per implementation.",
+                "string",
+                pattern=r"^[\w][\w.-]{0,127}$",
+                examples=["v0.18.1", "0.1.0"],
+            ),
+            "imagePullPolicy": pull_policy(),
+            "resourceName": prop(
+                "Resource name",
+                "Extended resource for whole GPUs.",
+                "string",
+                default="nvidia.com/gpu",
+                examples=["nvidia.com/gpu"],
+            ),
+            "backend": prop(
+                "Backend",
+                "nvml: real GPUs; simulated: advertise the GPUs of `gpus` without hardware "
+                "(gpustack implementation only; for CI and clusters without GPUs).",
+                "string",
+                enum=["nvml", "simulated"],
+                default="nvml",
+            ),
+            "migStrategy": prop(
+                "MIG strategy",
+                "none: whole GPUs; single: MIG devices as the GPU resource (uniform layout); "
+                "mixed: one nvidia.com/mig-<profile> resource per MIG profile.",
+                "string",
+                enum=["none", "single", "mixed"],
+                default="none",
+            ),
+            "deviceListStrategy": prop(
+                "Device list strategy",
+                "How allocated devices reach the container: one strategy or a list.",
+                anyOf=[
+                    {"type": "string", "enum": strategies},
+                    {
+                        "type": "array",
+                        "items": {"type": "string", "enum": strategies},
+                        "minItems": 1,
+                        "uniqueItems": True,
+                    },
+                ],
+                default=["envvar"],
+                examples=["envvar", ["cdi-cri"]],
+            ),
+            "deviceIdStrategy": prop(
+                "Device ID strategy",
+                "Identify GPUs by UUID or by index.",
+                "string",
+                enum=["uuid", "index"],
+                default="uuid",
+            ),
+            "passDeviceSpecs": prop(
+                "Pass device specs",
+                "Return device nodes to the kubelet (needed with the static CPU manager).",
+                "boolean",
+                default=False,
+            ),
+            "failOnInitError": prop(
+                "Fail on init error",
+                "Exit when GPUs cannot be initialised; false logs and waits.",
+                "boolean",
+                default=True,
+            ),
+            "sharedDevicesAllocationPolicy": prop(
+                "Shared allocation policy",
+                "Spread replicas over GPUs (distributed) or fill one GPU first (packed).",
+                "string",
+                enum=["distributed", "packed"],
+                default="distributed",
+            ),
+            "healthChecks": obj(
+                "Health checks",
+                "XID-based health checks; a GPU with a critical XID is marked unhealthy.",
+                {
+                    "enabled": enabled("Watch XID events and mark failing GPUs unhealthy."),
+                    "ignoredXids": prop(
+                        "Ignored XIDs",
+                        "XIDs that are application errors, not GPU faults (replaces the default).",
+                        "array",
+                        items={"type": "integer", "minimum": 1},
+                        uniqueItems=True,
+                        default=list(model.DEFAULT_IGNORED_XIDS),
+                    ),
+                },
+                default={},
+            ),
+            "sharing": obj(
+                "Sharing",
+                "GPU sharing between pods.",
+                {"timeSlicing": _time_slicing()},
+            ),
+            "env": env(),
+            "resources": resources(),
+        },
+        default={},
+    )
+
+
+def _gpus() -> Schema:
+    return obj(
+        "GPUs",
+        "The GPUs expected on the selected nodes; compatibility rules read this.",
+        {
+            "product": prop(
+                "Product",
+                "GPU product on the nodes (implies the architecture).",
+                "string",
+                enum=sorted(catalog.PRODUCTS),
+                examples=["H100-SXM5-80GB", "L4"],
+            ),
+            "architecture": prop(
+                "Architecture",
+                "GPU architecture, when the exact product is not known.",
+                "string",
+                enum=list(catalog.ARCHITECTURES),
+                examples=["hopper"],
+            ),
+            "perNode": prop(
+                "GPUs per node",
+                "How many GPUs each node has (the simulated backend advertises this many).",
+                "integer",
+                minimum=1,
+                maximum=16,
+                default=1,
+                examples=[8],
+            ),
+            "mig": prop(
+                "MIG layout",
+                "MIG instances per GPU: profile name to count (needs a MIG-capable product).",
+                "object",
+                propertyNames={"pattern": r"^\d+g\.\d+gb$"},
+                additionalProperties={"type": "integer", "minimum": 1, "maximum": 7},
+                default={},
+                examples=[{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}],
+            ),
+        },
+        default={},
+    )
+
+
+def _workloads() -> Schema:
+    example = obj(
+        "Example workload",
+        "A PyTorch job that checks a GPU is usable from a pod.",
+        {
+            "name": prop(
+                "Name",
+                "Job name (DNS-1123 label).",
+                "string",
+                pattern=DNS_LABEL,
+                maxLength=63,
+                examples=["pytorch-smoke"],
+            ),
+            "image": prop(
+                "Image",
+                "Container image; its tag should say the CUDA version (cuda12.4, cu126).",
+                "string",
+                pattern=IMAGE_REF,
+                default="docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                examples=["docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"],
+            ),
+            "cudaVersion": prop(
+                "CUDA version",
+                "CUDA release the image is built with, when the tag does not tell.",
+                "string",
+                pattern=CUDA_VERSION,
+                examples=["12.4", "13.0"],
+            ),
+            "gpus": prop("GPUs", "GPUs the job requests.", "integer", minimum=1, default=1),
+            "resourceName": prop(
+                "Resource name",
+                "Resource the job requests; unset: the plugin's resource.",
+                "string",
+                examples=["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb"],
+            ),
+            "command": prop(
+                "Command",
+                "Command of the job's container; empty runs gpustack's CUDA check.",
+                "array",
+                items={"type": "string"},
+                default=[],
+                examples=[["python", "-c", "import torch; assert torch.cuda.is_available()"]],
+            ),
+        },
+        required=["name"],
+    )
+    return obj(
+        "Workloads",
+        "Workloads shipped next to the stack.",
+        {
+            "examples": prop(
+                "Examples",
+                "Example GPU jobs, one per entry.",
+                "array",
+                items=example,
+                default=[],
+            )
+        },
+        default={},
+    )
+
+
+def build_schema() -> Schema:
+    """The whole profile schema as a fresh dict."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "gpustack profile",
+        "description": "One Kubernetes cluster's NVIDIA GPU stack: what gpustack validates and "
+        "turns into GitOps manifests.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["apiVersion", "kind", "metadata"],
+        "properties": {
+            "apiVersion": prop(
+                "API version",
+                "Version of the profile format.",
+                "string",
+                enum=[model.API_VERSION],
+            ),
+            "kind": prop("Kind", "Always Profile.", "string", enum=[model.KIND]),
+            "metadata": _metadata(),
+            "extends": prop(
+                "Extends",
+                "Base profile this one builds on, as a path relative to this file; maps merge, "
+                "lists and other values replace, null removes a key.",
+                "string",
+                minLength=1,
+                examples=["_bases/h100-fleet.yaml"],
+            ),
+            "cluster": _cluster(),
+            "driver": _driver(),
+            "toolkit": _toolkit(),
+            "devicePlugin": _device_plugin(),
+            "gpus": _gpus(),
+            "workloads": _workloads(),
+            "gitops": obj(
+                "GitOps",
+                "Reserved for GitOps delivery settings; accepts no properties yet.",
+                {},
+                default={},
+            ),
+        },
+        "$defs": _defs(),
+    }
+
+
+@cache
+def schema() -> Schema:
+    """The schema, built once per process (treat as read-only)."""
+    return build_schema()
+
+
+@cache
+def validator() -> Draft202012Validator:
+    """The compiled validator, built once per process."""
+    return Draft202012Validator(schema())
+
+
+def render() -> str:
+    """The schema file's exact text."""
+    return json.dumps(build_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    """Rewrite (or with ``--check``, verify) ``schemas/profile.schema.json``."""
+    text = render()
+    if "--check" in sys.argv[1:]:
+        if not SCHEMA_FILE.is_file() or SCHEMA_FILE.read_text(encoding="utf-8") != text:
+            sys.exit(f"{SCHEMA_FILE} is stale; run: python -m gpustack.profile.schema")
+        return
+    SCHEMA_FILE.parent.mkdir(parents=True, exist_ok=True)
+    SCHEMA_FILE.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

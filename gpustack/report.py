@@ -1,0 +1,104 @@
+"""Reporters: render a :class:`~gpustack.checker.CheckResult` as text, JSON or GitHub annotations.
+
+Pure functions from a result to a string, so the CLI only picks one and prints, and tests can
+assert exact output without running the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import click
+
+from gpustack.checker import CheckResult, Issue
+
+FORMATS = ("text", "json", "github")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary(result: CheckResult) -> str:
+    """One line: ``2 errors in 1 of 5 profiles`` or ``5 profiles valid``."""
+    if result.ok:
+        return f"{_plural(result.files_checked, 'profile')} valid"
+    errors = _plural(len(result.issues), "error")
+    return f"{errors} in {result.files_failed} of {_plural(result.files_checked, 'profile')}"
+
+
+def render_text(result: CheckResult, *, color: bool = False) -> str:
+    """One ``file:line:col: $.path: message (hint)`` line per issue, then the summary."""
+    lines = []
+    for issue in result.issues:
+        where = f"{issue.file}:{issue.line}:{issue.col}:"
+        if color:
+            where = click.style(where, fg="yellow", bold=True)
+        tail = f" ({issue.hint})" if issue.hint else ""
+        lines.append(f"{where} {issue.json_path}: {issue.message}{tail}")
+    last = summary(result)
+    if color:
+        last = click.style(last, fg="green" if result.ok else "red")
+    lines.append(last)
+    return "\n".join(lines) + "\n"
+
+
+def _issue_json(issue: Issue) -> dict[str, object]:
+    return {
+        "file": issue.file,
+        "line": issue.line,
+        "col": issue.col,
+        "jsonPath": issue.json_path,
+        "message": issue.message,
+        "hint": issue.hint,
+    }
+
+
+def render_json(result: CheckResult, *, color: bool = False) -> str:
+    """A JSON object for machines: ``ok``, counts, issues, valid profiles and the summary."""
+    doc = {
+        "ok": result.ok,
+        "filesChecked": result.files_checked,
+        "filesFailed": result.files_failed,
+        "issues": [_issue_json(i) for i in result.issues],
+        "profiles": [{"file": str(p.path), "name": p.profile.name} for p in result.profiles],
+        "summary": summary(result),
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(result: CheckResult, *, color: bool = False) -> str:
+    """GitHub Actions workflow commands: one ``::error`` annotation per issue, then the summary."""
+    lines = []
+    for issue in result.issues:
+        tail = f" ({issue.hint})" if issue.hint else ""
+        props = (
+            f"file={_escape_property(issue.file)},line={issue.line},col={issue.col},"
+            f"title={_escape_property('gpustack validate')}"
+        )
+        lines.append(
+            f"::error {props}::{_escape_data(f'{issue.json_path}: {issue.message}{tail}')}"
+        )
+    lines.append(summary(result))
+    return "\n".join(lines) + "\n"
+
+
+REPORTERS: dict[str, Callable[..., str]] = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+}
+
+
+def render(result: CheckResult, fmt: str, *, color: bool = False) -> str:
+    """Render with the reporter named ``fmt`` (one of :data:`FORMATS`)."""
+    return REPORTERS[fmt](result, color=color)
