@@ -65,6 +65,9 @@ cached_wheels() {  # name requirements-file -> prints the cache dir, filled
 }
 
 mkdir -p "$cache"
+# One build at a time per working tree: they share plugin-image/wheels/ and the caches.
+exec 8>"$cache/.plugin.lock"
+flock 8
 rm -rf "$wheels"
 mkdir -p "$wheels/deps" "$wheels/gpustack" "$wheels/tools"
 cp "$(cached_wheels deps plugin-image/requirements.txt)"/*.whl "$wheels/deps/"

@@ -1,0 +1,292 @@
+"""The device plugin image, built for real with buildah and run under podman.
+
+Slow on purpose (marker ``image``): it builds the image the way ``make image`` does, with the
+Debian base from mmdebstrap (made once, then cached in .cache/plugin-image/), checks what the
+image promises (NVIDIA runtime env, OCI labels, entrypoint, nothing to build or install with),
+then runs it against a test kubelet on the host through a bind-mounted socket directory, the
+way a DaemonSet pod talks to the node's kubelet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import gpustack
+from gpustack.plugin.config import (
+    GpustackExtensions,
+    PluginConfig,
+    SimulatedBackend,
+    SimulatedGpu,
+)
+from tests.tooling import require_tool
+
+pytestmark = pytest.mark.image
+
+REPO = Path(__file__).resolve().parents[2]
+ENTRYPOINT = ["/opt/gpustack/bin/gpustack-device-plugin"]
+VENV_PYTHON = "/opt/gpustack/bin/python"
+KUBELET_DIR = "/var/lib/kubelet/device-plugins"
+# What works for podman on these hosts (crun fails on cgroup v1; default ulimits are too high
+# for runc here). The rest mirrors the DaemonSet's hardening: no network, no capabilities, no
+# privilege escalation, read-only root filesystem; the plugin must work like that.
+PODMAN_RUN = (
+    "--runtime", "runc", "run",
+    "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+    "--network", "none", "--cap-drop", "all", "--security-opt", "no-new-privileges",
+    "--read-only",
+)  # fmt: skip
+
+NVIDIA_ENV = {
+    "NVIDIA_VISIBLE_DEVICES": "all",
+    "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+    "NVIDIA_DISABLE_REQUIRE": "true",
+}
+_PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+#: Label -> exact value, or None for "present and not empty".
+OCI_LABELS: dict[str, str | None] = {
+    "org.opencontainers.image.title": "gpustack-device-plugin",
+    "org.opencontainers.image.description": None,
+    "org.opencontainers.image.source": None,
+    "org.opencontainers.image.licenses": _PROJECT["license"],
+    "org.opencontainers.image.version": gpustack.__version__,
+}
+#: Nothing in the final image may build or install software, and the synthesizer's
+#: dependencies stay out: the plugin imports none of them.
+ABSENT_COMMANDS = ("pip", "pip3", "pip3.11", "gcc", "cc", "c++", "make", "ld", "gpustack")
+ABSENT_MODULES = (
+    "pip", "setuptools", "wheel",
+    "cdk8s", "cdk8s_plus_33", "constructs", "jsii", "click", "jinja2", "jsonschema",
+)  # fmt: skip
+#: What the plugin needs; importing them proves the compiled wheels suit the image's Python.
+PRESENT_MODULES = ("grpc", "google.protobuf", "yaml", "pynvml", "gpustack.plugin.main")
+
+# Runs inside the image with the plugin's interpreter; prints one JSON report.
+INVENTORY = r"""
+import glob, importlib, importlib.util, json, shutil, sys
+names = json.loads(sys.argv[1])
+def importable(name):
+    return importlib.util.find_spec(name) is not None
+def load(name):
+    try:
+        importlib.import_module(name)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+print(json.dumps({
+    "python": "%d.%d" % sys.version_info[:2],
+    "commands": {c: shutil.which(c) for c in names["commands"]},
+    "absent": {m: importable(m) for m in names["absent"]},
+    "present": {m: load(m) for m in names["present"]},
+    "bundled_wheels": glob.glob("/usr/share/python-wheels/*.whl")
+    + glob.glob("/usr/**/ensurepip/_bundled/*.whl", recursive=True),
+}))
+"""
+
+
+@dataclass(frozen=True)
+class Tools:
+    buildah: str
+    podman: str
+
+
+def _root_required() -> None:
+    """buildah/podman storage and mmdebstrap's root mode need root (CI runs as root)."""
+    if os.geteuid() == 0:
+        return
+    message = "the image test needs root (buildah, podman, mmdebstrap)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def _run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="session")
+def tools() -> Tools:
+    buildah = require_tool("buildah")
+    podman = require_tool("podman")
+    require_tool("mmdebstrap")  # the base image, built on first use
+    _root_required()
+    return Tools(buildah=buildah, podman=podman)
+
+
+@pytest.fixture(scope="session")
+def plugin_image(tools: Tools) -> Iterator[str]:
+    """Tag of a freshly built plugin image (the cached base is reused and kept)."""
+    tag = f"localhost/gpustack-device-plugin-test:{uuid.uuid4().hex[:12]}"
+    env = {**os.environ, "TAG": tag, "PYTHON": sys.executable}
+    proc = subprocess.run(
+        [str(REPO / "scripts" / "build-plugin-image.sh")],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1200, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        pytest.fail(f"image build failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}")
+    assert proc.stdout.strip() == tag
+    try:
+        yield tag
+    finally:
+        _run([tools.buildah, "rmi", "--force", tag])
+
+
+@pytest.fixture(scope="session")
+def image_config(tools: Tools, plugin_image: str) -> dict[str, Any]:
+    proc = _run([tools.buildah, "inspect", "--type", "image", plugin_image])
+    assert proc.returncode == 0, proc.stderr
+    config: dict[str, Any] = json.loads(proc.stdout)["OCIv1"]["config"]
+    return config
+
+
+@pytest.fixture(scope="session")
+def inventory(tools: Tools, plugin_image: str) -> dict[str, Any]:
+    names = {"commands": ABSENT_COMMANDS, "absent": ABSENT_MODULES, "present": PRESENT_MODULES}
+    proc = _run([
+        tools.podman, *PODMAN_RUN, "--rm", "--entrypoint", VENV_PYTHON, plugin_image,
+        "-c", INVENTORY, json.dumps(names),
+    ])  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
+
+
+@pytest.mark.parametrize(("name", "value"), NVIDIA_ENV.items())
+def test_nvidia_runtime_env(image_config: dict[str, Any], name: str, value: str) -> None:
+    env = dict(item.split("=", 1) for item in image_config.get("Env", []))
+    assert env.get(name) == value
+
+
+@pytest.mark.parametrize(("label", "expected"), OCI_LABELS.items())
+def test_oci_label(image_config: dict[str, Any], label: str, expected: str | None) -> None:
+    value = (image_config.get("Labels") or {}).get(label)
+    if expected is None:
+        assert value, f"{label} is missing or empty"
+    else:
+        assert value == expected
+
+
+def test_entrypoint_is_the_plugin_and_runs_as_root(image_config: dict[str, Any]) -> None:
+    assert image_config.get("Entrypoint") == ENTRYPOINT
+    assert image_config.get("User", "").split(":")[0] in ("", "0", "root")
+
+
+def test_python_matches_the_wheels(inventory: dict[str, Any]) -> None:
+    assert inventory["python"] == "3.11"
+
+
+@pytest.mark.parametrize("command", ABSENT_COMMANDS)
+def test_no_build_or_install_command(inventory: dict[str, Any], command: str) -> None:
+    assert inventory["commands"][command] is None
+
+
+@pytest.mark.parametrize("module", ABSENT_MODULES)
+def test_no_installer_or_synth_module(inventory: dict[str, Any], module: str) -> None:
+    assert inventory["absent"][module] is False
+
+
+def test_no_bundled_wheels_to_bootstrap_pip(inventory: dict[str, Any]) -> None:
+    assert inventory["bundled_wheels"] == []
+
+
+@pytest.mark.parametrize("module", PRESENT_MODULES)
+def test_runtime_module_imports(inventory: dict[str, Any], module: str) -> None:
+    assert inventory["present"][module] is None
+
+
+def _simulated_config(gpus: int) -> PluginConfig:
+    return PluginConfig(
+        gpustack=GpustackExtensions(
+            backend="simulated",
+            simulated=SimulatedBackend(gpus=tuple(SimulatedGpu(index=i) for i in range(gpus))),
+        )
+    )
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short directory: unix socket paths must stay under 108 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="gpx-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class RegisterCase:
+    id: str
+    gpus: int
+    allocate: int
+
+
+REGISTER_CASES = (RegisterCase("one-of-one", 1, 1), RegisterCase("two-of-four", 4, 2))
+
+
+def _visible_devices(response: Mapping[str, Any]) -> list[str]:
+    """NVIDIA_VISIBLE_DEVICES of the single container response (envvar strategy)."""
+    containers = response.get("containerResponses") or response.get("container_responses")
+    assert isinstance(containers, list) and len(containers) == 1, response
+    envs: Mapping[str, str] = containers[0].get("envs", {})
+    return envs.get("NVIDIA_VISIBLE_DEVICES", "").split(",")
+
+
+@pytest.mark.parametrize("case", REGISTER_CASES, ids=lambda c: c.id)
+def test_container_registers_and_allocates(
+    tools: Tools, plugin_image: str, short_dir: Path, case: RegisterCase
+) -> None:
+    config = _simulated_config(case.gpus)
+    sockets = short_dir / "dp"
+    sockets.mkdir()
+    (short_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict()), encoding="utf-8")
+    name = f"gpustack-dp-test-{uuid.uuid4().hex[:12]}"
+    kubelet = subprocess.Popen(
+        [sys.executable, "-m", "gpustack.plugin.testkubelet", "--socket-dir", str(sockets),
+         "--resource", config.gpustack.resource_name, "--allocate", str(case.allocate),
+         "--timeout", "60"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        started = _run([
+            tools.podman, *PODMAN_RUN, "--detach", "--name", name,
+            "--volume", f"{sockets}:{KUBELET_DIR}",
+            "--volume", f"{short_dir / 'config.yaml'}:/etc/gpustack/config.yaml:ro",
+            plugin_image, "--backend", "simulated", "--config-file", "/etc/gpustack/config.yaml",
+        ])  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        out, err = kubelet.communicate(timeout=90)
+        logs = _run([tools.podman, "logs", name])
+        context = f"test kubelet stderr:\n{err}\nplugin log:\n{logs.stdout}{logs.stderr}"
+        assert kubelet.returncode == 0, context
+        result = json.loads(out)
+
+        assert result["registered"] is True, context
+        advertised = sorted(device["ID"] for device in result["devices"])
+        assert advertised == sorted(gpu.uuid for gpu in config.gpustack.simulated.gpus)
+        visible = _visible_devices(result["allocate_response"])
+        assert len(visible) == case.allocate and set(visible) <= set(advertised), result
+
+        # Kubernetes stops a pod with SIGTERM: the plugin (PID 1 here) must exit cleanly on it
+        # rather than sit out the grace period and be killed (exit 137).
+        stopped = _run([tools.podman, "stop", "--time", "20", name])
+        assert stopped.returncode == 0, stopped.stderr
+        code = _run([tools.podman, "inspect", "--format", "{{.State.ExitCode}}", name])
+        assert code.stdout.strip() == "0", context
+    finally:
+        if kubelet.poll() is None:
+            kubelet.kill()
+            kubelet.communicate()
+        _run([tools.podman, "rm", "--force", name])
