@@ -1,0 +1,285 @@
+"""The device plugin DaemonSet and its config: advertises the node's GPUs to the kubelet.
+
+Either gpustack's own plugin (``gpustack-device-plugin``, NVML or simulated backend) or NVIDIA's
+``nvidia-device-plugin``; both read the same config file format (NVIDIA's ``version: v1``), which
+lives in a ConfigMap whose checksum is stamped on the pod template, so editing the config rolls
+the pods. The plugin needs no privileges beyond root for the kubelet's socket directory unless
+the config asks for device specs (privileged) or MIG / volume-mounts (``SYS_ADMIN``), as in
+NVIDIA's Helm chart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from cdk8s_plus_33 import k8s
+from constructs import Construct
+
+from gpustack.constructs import kube
+from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.labels import Identity
+from gpustack.constructs.placement import ContainerSettings, Placement
+from gpustack.constructs.plugin_config import (
+    CONFIG_DIR,
+    CONFIG_KEY,
+    CONFIG_PATH,
+    is_simulated,
+    nvidia_health_env,
+    render_config,
+)
+from gpustack.constructs.runtime import gpu_runtime_class
+from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.profile.model import PLUGIN_IMAGES, Implementation, MigStrategy, Profile
+
+NAME: Final = "nvidia-device-plugin"
+DAEMONSET: Final = "nvidia-device-plugin-daemonset"
+CONTAINER: Final = "nvidia-device-plugin"
+INIT_CONTAINER: Final = "toolkit-validation"
+CONFIG_MAP: Final = "nvidia-device-plugin-config"
+CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
+#: The kubelet's device plugin directory (its registration socket and ours live here).
+DEVICE_PLUGIN_DIR: Final = "/var/lib/kubelet/device-plugins"
+CDI_ROOT: Final = "/var/run/cdi"
+
+
+@dataclass(frozen=True)
+class WaitFor:
+    """An init container that blocks until a readiness file exists, using an image with a shell."""
+
+    file: str
+    image: str
+    image_pull_policy: str = "IfNotPresent"
+
+
+@dataclass(frozen=True)
+class DevicePluginProps:
+    """Properties for :class:`DevicePlugin`.
+
+    - ``container``: plugin image (per implementation unless the profile sets one), pull
+      policy, extra env, resources. Required.
+    - ``config_yaml``: the plugin config file (see :mod:`gpustack.constructs.plugin_config`).
+      Required.
+    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
+    - ``version``: plugin version, for the version label. Default ``0.1.0``.
+    - ``implementation``: ``gpustack`` runs ``gpustack-device-plugin --config-file``, ``nvidia``
+      runs ``nvidia-device-plugin`` with ``CONFIG_FILE``. Default ``gpustack``.
+    - ``runtime_class``: RuntimeClass that gives the plugin NVML. Default ``nvidia``; ``None``
+      for the simulated backend (no GPU, no NVIDIA runtime needed) and CRI-O hook mode.
+    - ``wait_for``: readiness file to wait for before starting. Default: the toolkit's
+      ``toolkit-ready``; ``None`` with the simulated backend, which must start on GPU-less nodes.
+    - ``driver_root``: host driver root, mounted read-only at ``/driver-root``. Default
+      ``/run/nvidia/driver``; ``None`` for the simulated backend.
+    - ``pass_device_specs``, ``mig_strategy``, ``device_list_strategy``: the config values that
+      decide privileges (see module doc) and mounts (CDI strategies need the CDI root). Defaults
+      ``False``, ``none``, ``("envvar",)``.
+    - ``extra_env``: implementation-specific env (NVIDIA's health-check variables, CDI hook
+      path). Default none.
+    """
+
+    container: ContainerSettings
+    config_yaml: str
+    placement: Placement = field(default_factory=Placement)
+    version: str = "0.1.0"
+    implementation: Implementation = "gpustack"
+    runtime_class: str | None = "nvidia"
+    wait_for: WaitFor | None = None
+    driver_root: str | None = "/run/nvidia/driver"
+    pass_device_specs: bool = False
+    mig_strategy: MigStrategy = "none"
+    device_list_strategy: tuple[str, ...] = ("envvar",)
+    extra_env: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> DevicePluginProps:
+        dp, toolkit, driver = profile.device_plugin, profile.toolkit, profile.driver
+        simulated = is_simulated(profile)
+        wait_for: WaitFor | None = None
+        if simulated:
+            pass
+        elif toolkit.enabled:
+            wait_for = WaitFor(
+                f"{VALIDATIONS_DIR}/toolkit-ready", toolkit.image_ref(), toolkit.image_pull_policy
+            )
+        elif driver.enabled:
+            wait_for = WaitFor(
+                f"{VALIDATIONS_DIR}/driver-ready", driver.image_ref(), driver.image_pull_policy
+            )
+        extra: list[tuple[str, str]] = []
+        if dp.implementation == "nvidia":
+            extra += nvidia_health_env(profile)
+            if any(s.startswith("cdi-") for s in dp.device_list_strategy):
+                extra.append(
+                    ("NVIDIA_CDI_HOOK_PATH", f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook")
+                )
+        return cls(
+            container=ContainerSettings(
+                image=dp.image_ref(),
+                image_pull_policy=dp.image_pull_policy,
+                env=dp.env,
+                resources=dp.resources,
+            ),
+            config_yaml=render_config(profile),
+            placement=Placement.from_profile(profile),
+            version=dp.version or PLUGIN_IMAGES[dp.implementation][1],
+            implementation=dp.implementation,
+            runtime_class=None if simulated else gpu_runtime_class(profile),
+            wait_for=wait_for,
+            driver_root=None if simulated else driver.root,
+            pass_device_specs=dp.pass_device_specs,
+            mig_strategy=dp.mig_strategy,
+            device_list_strategy=dp.device_list_strategy,
+            extra_env=tuple(extra),
+        )
+
+    @property
+    def simulated(self) -> bool:
+        return self.driver_root is None
+
+    @property
+    def uses_cdi(self) -> bool:
+        return any(s.startswith("cdi-") for s in self.device_list_strategy)
+
+
+def security_context(props: DevicePluginProps) -> k8s.SecurityContext:
+    """Least privilege for the plugin, following NVIDIA's Helm chart rules."""
+    if props.pass_device_specs:
+        # DeviceSpecs name /dev/nvidia* host nodes the plugin must stat: needs all devices.
+        return k8s.SecurityContext(privileged=True)
+    add = None
+    if props.mig_strategy != "none" or "volume-mounts" in props.device_list_strategy:
+        # MIG capability files under /proc/driver/nvidia need CAP_SYS_ADMIN to read.
+        add = ["SYS_ADMIN"]
+    return k8s.SecurityContext(
+        allow_privilege_escalation=False,
+        capabilities=k8s.Capabilities(drop=["ALL"], add=add),
+    )
+
+
+def plugin_env(props: DevicePluginProps) -> list[tuple[str, str]]:
+    env: list[tuple[str, str]] = []
+    if props.implementation == "nvidia":
+        env.append(("CONFIG_FILE", CONFIG_PATH))
+    if props.simulated:
+        # Never let a default NVIDIA runtime inject GPUs into a simulated plugin.
+        env.append(("NVIDIA_VISIBLE_DEVICES", "void"))
+    else:
+        # The NVIDIA runtime injects libnvidia-ml and the GPUs (NVML) into the plugin container.
+        env += [
+            ("NVIDIA_VISIBLE_DEVICES", "all"),
+            ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
+        ]
+        if props.mig_strategy != "none":
+            env.append(("NVIDIA_MIG_MONITOR_DEVICES", "all"))
+    return env + list(props.extra_env)
+
+
+class DevicePlugin(Construct):
+    """ServiceAccount, config ConfigMap and the ``nvidia-device-plugin-daemonset``.
+
+    RBAC: none, and no API token: the plugin talks only to the kubelet over its unix socket
+    (NVIDIA's ClusterRole exists for the per-node config label, which gpustack does not use).
+    """
+
+    def __init__(self, scope: Construct, id: str, props: DevicePluginProps) -> None:
+        super().__init__(scope, id)
+        self.props = props
+        ident = Identity(NAME, "device-plugin", props.version)
+        ns = props.placement.namespace
+
+        def meta(name: str) -> k8s.ObjectMeta:
+            return kube.object_meta(
+                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
+            )
+
+        k8s.KubeServiceAccount(
+            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
+        )
+        data = {CONFIG_KEY: props.config_yaml}
+        k8s.KubeConfigMap(self, "config", metadata=meta(CONFIG_MAP), data=data)
+
+        volumes = [
+            kube.host_path("device-plugin", DEVICE_PLUGIN_DIR, "Directory"),
+            kube.config_map_volume("config", CONFIG_MAP),
+        ]
+        mounts = [
+            kube.mount("device-plugin", DEVICE_PLUGIN_DIR),
+            kube.mount("config", CONFIG_DIR, read_only=True),
+        ]
+        if props.driver_root is not None:
+            volumes.append(kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"))
+            mounts.append(
+                kube.mount(
+                    "driver-root",
+                    DRIVER_ROOT_CTR_PATH,
+                    read_only=True,
+                    propagation="HostToContainer",
+                )
+            )
+        if props.uses_cdi:
+            volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
+            mounts.append(kube.mount("cdi-root", CDI_ROOT))
+
+        init_containers = None
+        if props.wait_for is not None:
+            wait = props.wait_for
+            volumes.append(
+                kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
+            )
+            script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
+            init_containers = [
+                k8s.Container(
+                    name=INIT_CONTAINER,
+                    image=wait.image,
+                    image_pull_policy=wait.image_pull_policy,
+                    command=["sh", "-c", script],
+                    security_context=k8s.SecurityContext(
+                        allow_privilege_escalation=False,
+                        capabilities=k8s.Capabilities(drop=["ALL"]),
+                    ),
+                    volume_mounts=[
+                        kube.mount(
+                            "run-nvidia-validations",
+                            VALIDATIONS_DIR,
+                            read_only=True,
+                            propagation="HostToContainer",
+                        )
+                    ],
+                )
+            ]
+
+        if props.implementation == "gpustack":
+            command = ["gpustack-device-plugin", "--config-file", CONFIG_PATH]
+        else:
+            command = ["nvidia-device-plugin"]
+        container = kube.main_container(
+            CONTAINER,
+            props.container,
+            command=command,
+            env=kube.env_list(plugin_env(props), props.container.env),
+            security_context=security_context(props),
+            volume_mounts=mounts,
+        )
+        k8s.KubeDaemonSet(
+            self,
+            "daemonset",
+            metadata=meta(DAEMONSET),
+            spec=k8s.DaemonSetSpec(
+                selector=k8s.LabelSelector(match_labels=ident.selector()),
+                template=k8s.PodTemplateSpec(
+                    metadata=k8s.ObjectMeta(
+                        labels=ident.labels(),
+                        annotations={CONFIG_CHECKSUM: kube.data_checksum(data)},
+                    ),
+                    spec=k8s.PodSpec(
+                        service_account_name=NAME,
+                        automount_service_account_token=False,
+                        runtime_class_name=props.runtime_class,
+                        init_containers=init_containers,
+                        containers=[container],
+                        volumes=volumes,
+                        **kube.pod_placement(props.placement),
+                    ),
+                ),
+            ),
+        )

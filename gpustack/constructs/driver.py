@@ -1,0 +1,228 @@
+"""The NVIDIA driver DaemonSet: builds and loads the kernel module in a container on each node.
+
+Shape follows the GPU operator's ``nvidia-driver-daemonset``: privileged, ``hostPID``, one pod per
+node, ``OnDelete`` updates (replacing a loaded driver under running GPU jobs is never automatic),
+and a startupProbe with a long budget because the first start compiles the module. Omitted when
+the driver is preinstalled on the host (``driver.enabled: false``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from cdk8s_plus_33 import k8s
+from constructs import Construct
+
+from gpustack.constructs import kube
+from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.labels import Identity
+from gpustack.constructs.placement import ContainerSettings, Placement
+from gpustack.constructs.scripts import (
+    DRIVER_ROOT_CTR_PATH,
+    DRIVER_STARTUP_PROBE,
+    HOST_ROOT_CTR_PATH,
+    SCRIPTS_DIR,
+)
+from gpustack.profile.model import KernelModuleType, Profile, StartupProbe
+
+NAME: Final = "nvidia-driver"
+DAEMONSET: Final = "nvidia-driver-daemonset"
+CONTAINER: Final = "nvidia-driver-ctr"
+SCRIPTS_CONFIG_MAP: Final = "nvidia-driver-scripts"
+#: The driver container always publishes its root filesystem here (inside and on the host).
+DRIVER_INSTALL_DIR: Final = "/run/nvidia/driver"
+#: Pod-template annotation whose change shows that the scripts changed (OnDelete: no auto roll).
+SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
+
+
+@dataclass(frozen=True)
+class DriverProps:
+    """Properties for :class:`NvidiaDriver`.
+
+    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
+    - ``container``: image ``<driver.image>:<version>-<osTag>`` (or digest / precompiled tag),
+      pull policy, extra env and resources from the profile. Required.
+    - ``version``: driver version, for the version label. Default ``580.105.08``.
+    - ``kernel_module_type``: ``auto`` lets the container choose open or proprietary modules for
+      the GPU. Default ``auto``.
+    - ``startup_probe``: budget to compile and load the module. Default 60 s delay, every 10 s,
+      60 s timeout, 120 failures (about 20 minutes).
+    - ``kernel_module_config_map``: ConfigMap with module parameters (``nvidia.conf``...), mounted
+      at ``/drivers`` where the driver container reads them. Default none.
+    - ``termination_grace_period_seconds``: time to stop GPU daemons and unload the modules on
+      delete. Default 300 (unloading waits for the GPU to go idle; the API default 30 s kills the
+      container mid-unload).
+    """
+
+    container: ContainerSettings
+    placement: Placement = field(default_factory=Placement)
+    version: str = "580.105.08"
+    kernel_module_type: KernelModuleType = "auto"
+    startup_probe: StartupProbe = field(default_factory=StartupProbe)
+    kernel_module_config_map: str | None = None
+    termination_grace_period_seconds: int = 300
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> DriverProps:
+        d = profile.driver
+        if d.install_dir != DRIVER_INSTALL_DIR:
+            raise ValueError(
+                f"driver.installDir is {d.install_dir!r}, but the driver container always installs"
+                f" into {DRIVER_INSTALL_DIR}; remove installDir or set it to {DRIVER_INSTALL_DIR}"
+            )
+        return cls(
+            container=ContainerSettings(
+                image=d.image_ref(),
+                image_pull_policy=d.image_pull_policy,
+                env=d.env,
+                resources=d.resources,
+            ),
+            placement=Placement.from_profile(profile),
+            version=d.version,
+            kernel_module_type=d.kernel_module_type,
+            startup_probe=d.startup_probe,
+            kernel_module_config_map=d.kernel_module_config_map,
+        )
+
+
+def render_scripts() -> dict[str, str]:
+    """The driver's scripts ConfigMap data."""
+    probe = DRIVER_STARTUP_PROBE.render(
+        validations=VALIDATIONS_DIR,
+        driver_root=DRIVER_INSTALL_DIR,
+        driver_root_ctr=DRIVER_ROOT_CTR_PATH,
+        host_root_ctr=HOST_ROOT_CTR_PATH,
+    )
+    return {"startup-probe.sh": probe}
+
+
+# (volume, host path, hostPath type, container path, read-only, propagation)
+_HOST_MOUNTS: Final = (
+    # The driver exposes its root at /run/nvidia/driver; the toolkit and plugin see it there.
+    ("run-nvidia", "/run/nvidia", "DirectoryOrCreate", "/run/nvidia", None, "Bidirectional"),
+    ("var-log", "/var/log", None, "/var/log", None, None),
+    ("dev-log", "/dev/log", None, "/dev/log", None, None),
+    ("host-os-release", "/etc/os-release", None, "/host-etc/os-release", True, None),
+    ("run-nvidia-fabricmanager", "/run/nvidia-fabricmanager", "DirectoryOrCreate",
+     "/run/nvidia-fabricmanager", None, None),
+    ("run-nvidia-topologyd", "/run/nvidia-topologyd", "DirectoryOrCreate",
+     "/run/nvidia-topologyd", None, None),
+    ("host-sys-devices-system", "/sys/devices/system", "Directory", "/sys/devices/system",
+     None, None),
+    # GSP firmware: the kernel looks for it on the host, so point its search path at the driver.
+    ("firmware-search-path", "/sys/module/firmware_class/parameters/path", None,
+     "/sys/module/firmware_class/parameters/path", None, None),
+    ("nv-firmware", f"{DRIVER_INSTALL_DIR}/lib/firmware", "DirectoryOrCreate", "/lib/firmware",
+     None, None),
+)  # fmt: skip
+
+
+class NvidiaDriver(Construct):
+    """ServiceAccount, scripts ConfigMap and the ``nvidia-driver-daemonset``.
+
+    The startupProbe runs ``startup-probe.sh`` from the scripts ConfigMap: it checks the module
+    and ``nvidia-smi``, then writes ``.driver-ctr-ready`` and ``driver-ready`` under
+    ``/run/nvidia/validations`` (gpustack has no validator pod, so the driver announces itself).
+    preStop removes them. RBAC: none, and no API token: the operator's driver-manager init
+    container (which evicts GPU pods through the API) is not used.
+    """
+
+    def __init__(self, scope: Construct, id: str, props: DriverProps) -> None:
+        super().__init__(scope, id)
+        self.props = props
+        ident = Identity(NAME, "driver", props.version)
+        ns = props.placement.namespace
+
+        def meta(name: str) -> k8s.ObjectMeta:
+            return kube.object_meta(
+                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
+            )
+
+        k8s.KubeServiceAccount(
+            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
+        )
+        scripts = render_scripts()
+        k8s.KubeConfigMap(self, "scripts", metadata=meta(SCRIPTS_CONFIG_MAP), data=scripts)
+
+        volumes = [kube.host_path(v, host, kind) for v, host, kind, *_ in _HOST_MOUNTS]
+        mounts = [
+            kube.mount(v, path, read_only=ro, propagation=prop)
+            for v, _, _, path, ro, prop in _HOST_MOUNTS
+        ]
+        volumes.append(kube.config_map_volume("scripts", SCRIPTS_CONFIG_MAP, 0o555))
+        mounts.append(kube.mount("scripts", SCRIPTS_DIR, read_only=True))
+        if props.kernel_module_config_map:
+            volumes.append(
+                kube.config_map_volume("kernel-module-config", props.kernel_module_config_map)
+            )
+            mounts.append(kube.mount("kernel-module-config", "/drivers", read_only=True))
+
+        sp = props.startup_probe
+        readiness = f"{VALIDATIONS_DIR}/driver-ready"
+        stop = (
+            f"rm -f {VALIDATIONS_DIR}/.driver-ctr-ready {readiness}"
+            f" {VALIDATIONS_DIR}/.driver-daemons-status"
+        )
+        container = kube.main_container(
+            CONTAINER,
+            props.container,
+            command=["nvidia-driver"],
+            args=["init"],
+            env=kube.env_list(
+                [("KERNEL_MODULE_TYPE", props.kernel_module_type)],
+                props.container.env,
+                field_refs={"NODE_NAME": "spec.nodeName", "NODE_IP": "status.hostIP"},
+            ),
+            security_context=k8s.SecurityContext(
+                privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
+            ),
+            startup_probe=k8s.Probe(
+                exec=kube.exec_action("sh", f"{SCRIPTS_DIR}/startup-probe.sh"),
+                initial_delay_seconds=sp.initial_delay_seconds,
+                period_seconds=sp.period_seconds,
+                timeout_seconds=sp.timeout_seconds,
+                failure_threshold=sp.failure_threshold,
+                success_threshold=1,
+            ),
+            lifecycle=k8s.Lifecycle(
+                pre_stop=k8s.LifecycleHandler(exec=kube.exec_action("sh", "-c", stop))
+            ),
+            volume_mounts=mounts,
+        )
+        one_per_node = k8s.PodAntiAffinity(
+            required_during_scheduling_ignored_during_execution=[
+                k8s.PodAffinityTerm(
+                    label_selector=k8s.LabelSelector(match_labels=ident.selector()),
+                    topology_key="kubernetes.io/hostname",
+                )
+            ]
+        )
+        template_annotations = {
+            "kubectl.kubernetes.io/default-container": CONTAINER,
+            SCRIPTS_CHECKSUM: kube.data_checksum(scripts),
+        }
+        k8s.KubeDaemonSet(
+            self,
+            "daemonset",
+            metadata=meta(DAEMONSET),
+            spec=k8s.DaemonSetSpec(
+                selector=k8s.LabelSelector(match_labels=ident.selector()),
+                update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
+                template=k8s.PodTemplateSpec(
+                    metadata=k8s.ObjectMeta(
+                        labels=ident.labels(), annotations=template_annotations
+                    ),
+                    spec=k8s.PodSpec(
+                        service_account_name=NAME,
+                        automount_service_account_token=False,
+                        host_pid=True,
+                        termination_grace_period_seconds=props.termination_grace_period_seconds,
+                        affinity=k8s.Affinity(pod_anti_affinity=one_per_node),
+                        containers=[container],
+                        volumes=volumes,
+                        **kube.pod_placement(props.placement),
+                    ),
+                ),
+            ),
+        )

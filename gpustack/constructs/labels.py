@@ -1,0 +1,91 @@
+"""Names, labels and annotations shared by every component.
+
+GitOps tools diff and prune by name, and selectors are immutable once applied, so this module is the
+one place that decides them: selectors use only ``app.kubernetes.io/name`` and ``component`` (never
+``version``, which changes on every upgrade), and every object carries its Argo CD sync wave.
+Pure Python: no cdk8s here, so the rules can be tested without Node.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+#: Output components in synthesis (and sync) order; each is a folder under ``dist/clusters/<x>/``.
+COMPONENTS: Final = ("common", "driver", "container-toolkit", "device-plugin", "examples")
+
+#: Argo CD sync wave per component: namespace and runtime classes first, workloads last.
+SYNC_WAVES: Final = {
+    "common": "-2",
+    "driver": "-1",
+    "container-toolkit": "0",
+    "device-plugin": "1",
+    "examples": "2",
+}
+
+PART_OF: Final = "gpustack"
+MANAGED_BY: Final = "gpustack"
+SYNC_WAVE_ANNOTATION: Final = "argocd.argoproj.io/sync-wave"
+
+NAME_LABEL: Final = "app.kubernetes.io/name"
+COMPONENT_LABEL: Final = "app.kubernetes.io/component"
+VERSION_LABEL: Final = "app.kubernetes.io/version"
+
+_LABEL_VALUE_MAX: Final = 63
+_BAD_LABEL_CHARS: Final = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def label_value(text: str) -> str:
+    """Make ``text`` a valid label value (``[A-Za-z0-9._-]``, ≤63, alphanumeric at both ends).
+
+    Versions such as ``580.105.08`` pass unchanged; a digest or a tag with ``+`` is squashed
+    rather than rejected, because the label is informational only.
+    """
+    value = _BAD_LABEL_CHARS.sub("-", text)[:_LABEL_VALUE_MAX]
+    return value.strip("-_.")
+
+
+def selector_labels(name: str, component: str) -> dict[str, str]:
+    """The immutable identity of a workload's pods: name and component, nothing that changes."""
+    return {NAME_LABEL: name, COMPONENT_LABEL: component}
+
+
+def object_labels(name: str, component: str, version: str) -> dict[str, str]:
+    """Kubernetes' recommended labels for objects and pod templates (version included)."""
+    labels = {
+        NAME_LABEL: name,
+        COMPONENT_LABEL: component,
+        "app.kubernetes.io/part-of": PART_OF,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+    }
+    version_value = label_value(version)
+    if version_value:
+        labels[VERSION_LABEL] = version_value
+    return labels
+
+
+def wave_annotations(component: str) -> dict[str, str]:
+    """Argo CD sync-wave annotation (a string, as Argo CD requires) for a component's objects."""
+    return {SYNC_WAVE_ANNOTATION: SYNC_WAVES[component]}
+
+
+class Identity:
+    """The label set of one application inside a component (e.g. ``nvidia-driver``/``driver``).
+
+    Every object the application owns gets :meth:`labels` and :meth:`annotations`; its pods are
+    selected by :meth:`selector` only.
+    """
+
+    def __init__(self, name: str, component: str, version: str) -> None:
+        self.name = name
+        self.component = component
+        self.version = version
+
+    def labels(self) -> dict[str, str]:
+        return object_labels(self.name, self.component, self.version)
+
+    def selector(self) -> dict[str, str]:
+        return selector_labels(self.name, self.component)
+
+    def annotations(self) -> dict[str, str]:
+        return wave_annotations(self.component)

@@ -1,0 +1,124 @@
+"""The device plugin's config file, built from the profile.
+
+The file is NVIDIA's config ``version: v1`` plus, for gpustack's own plugin, a ``gpustack:``
+block; NVIDIA's plugin gets the file without that block (it has no such section). The dict is
+round-tripped through :class:`gpustack.plugin.config.PluginConfig`, the model the plugin itself
+parses with, so a profile can never synthesize a ConfigMap the plugin would reject.
+Pure Python: no cdk8s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.plugin.config import (
+    DEFAULT_IGNORED_XIDS,
+    PluginConfig,
+)
+from gpustack.profile.model import Profile
+
+#: Key of the config file in the ConfigMap, and where the plugin container finds it.
+CONFIG_KEY = "config.yaml"
+CONFIG_DIR = "/etc/gpustack"
+CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
+
+
+def is_simulated(profile: Profile) -> bool:
+    """True when the plugin advertises simulated GPUs (gpustack implementation only)."""
+    dp = profile.device_plugin
+    return dp.implementation == "gpustack" and dp.backend == "simulated"
+
+
+def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:
+    """``gpus.perNode`` simulated GPUs, MIG-partitioned like ``gpus.mig``.
+
+    Product, memory and compute capability keep the plugin's defaults (an H100 80GB): the
+    profile names products by catalog name, which is not what NVML reports.
+    """
+    gpus = profile.gpus
+    mig = {"enabled": bool(gpus.mig), "devices": dict(gpus.mig)}
+    return [{"index": i, "mig": mig} for i in range(gpus.per_node)]
+
+
+def build_config(profile: Profile) -> dict[str, Any]:
+    """The plugin config as a plain dict in file order, validated by the plugin's own parser."""
+    dp = profile.device_plugin
+    simulated = is_simulated(profile)
+    config: dict[str, Any] = {
+        "version": "v1",
+        "flags": {
+            "migStrategy": dp.mig_strategy,
+            "failOnInitError": dp.fail_on_init_error,
+            "nvidiaDriverRoot": "/" if simulated else profile.driver.root,
+            "plugin": {
+                "passDeviceSpecs": dp.pass_device_specs,
+                "deviceListStrategy": list(dp.device_list_strategy),
+                "deviceIDStrategy": dp.device_id_strategy,
+                "containerDriverRoot": DRIVER_ROOT_CTR_PATH,
+                "sharedDevicesAllocationPolicy": dp.shared_devices_allocation_policy,
+            },
+        },
+    }
+    ts = dp.time_slicing
+    if ts is not None:
+        config["sharing"] = {
+            "timeSlicing": {
+                "renameByDefault": ts.rename_by_default,
+                "failRequestsGreaterThanOne": ts.fail_requests_greater_than_one,
+                "resources": [{"name": r.name, "replicas": r.replicas} for r in ts.resources],
+            }
+        }
+    if dp.implementation == "gpustack":
+        config["gpustack"] = {
+            "resourceName": dp.resource_name,
+            "backend": dp.backend,
+            "health": {
+                "enabled": dp.health_checks.enabled,
+                "ignoredXids": list(dp.health_checks.ignored_xids),
+            },
+            "simulated": {"gpus": simulated_gpus(profile) if simulated else []},
+        }
+    canonical = PluginConfig.from_dict(config).to_dict()
+    if dp.implementation != "gpustack":
+        del canonical["gpustack"]
+    return canonical
+
+
+def render_config(profile: Profile) -> str:
+    """The config file's text (YAML, keys in file order)."""
+    return yaml.safe_dump(build_config(profile), sort_keys=False)
+
+
+def nvidia_health_env(profile: Profile) -> list[tuple[str, str]]:
+    """NVIDIA's plugin takes health settings from env, not from its config file.
+
+    ``DP_DISABLE_HEALTHCHECKS`` adds XIDs to its built-in ignore list (or ``all``);
+    ``DP_ENABLE_HEALTHCHECKS`` takes XIDs off it, so any ``ignoredXids`` list can be expressed.
+    """
+    hc = profile.device_plugin.health_checks
+    if not hc.enabled:
+        return [("DP_DISABLE_HEALTHCHECKS", "all")]
+    env: list[tuple[str, str]] = []
+    extra = [x for x in hc.ignored_xids if x not in DEFAULT_IGNORED_XIDS]
+    enabled = [x for x in DEFAULT_IGNORED_XIDS if x not in hc.ignored_xids]
+    if extra:
+        env.append(("DP_DISABLE_HEALTHCHECKS", ",".join(map(str, extra))))
+    if enabled:
+        env.append(("DP_ENABLE_HEALTHCHECKS", ",".join(map(str, enabled))))
+    return env
+
+
+def advertised_resource(profile: Profile) -> str:
+    """The extended resource a workload requests for one GPU from this stack's plugin.
+
+    ``<name>.shared`` when time-slicing renames the shared resource by default.
+    """
+    dp = profile.device_plugin
+    name = dp.resource_name if dp.implementation == "gpustack" else "nvidia.com/gpu"
+    ts = dp.time_slicing
+    if ts is not None and ts.rename_by_default and any(r.name == name for r in ts.resources):
+        return f"{name}.shared"
+    return name

@@ -1,0 +1,49 @@
+"""Which RuntimeClass GPU containers use, decided once for every component.
+
+The toolkit registers the ``nvidia`` handler (``toolkit.runtimeClass``) in containerd or CRI-O,
+plus ``nvidia-cdi`` and ``nvidia-legacy`` to force a mode. Exception: CRI-O without CDI is
+configured with an OCI hook that applies to every container, so there is no handler to name.
+Pure Python: no cdk8s.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gpustack.profile.model import Profile
+
+#: Handlers the toolkit registers next to the main one (fixed names in nvidia-ctk-installer).
+EXTRA_HANDLERS: Final = ("nvidia-cdi", "nvidia-legacy")
+
+
+def gpu_runtime_class(profile: Profile) -> str | None:
+    """Name of the RuntimeClass (= handler) for GPU containers; ``None`` for CRI-O hook mode."""
+    if profile.cluster.runtime.name == "crio" and not profile.toolkit.cdi.enabled:
+        return None
+    return profile.toolkit.runtime_class
+
+
+def runtime_classes(profile: Profile) -> tuple[str, ...]:
+    """Every RuntimeClass gpustack declares: the main one, plus the mode-forcing ones with CDI.
+
+    ``nvidia-cdi``/``nvidia-legacy`` only exist when gpustack runs the toolkit with CDI on, so they
+    are declared only then (a RuntimeClass naming a missing handler fails pod sandboxes).
+    """
+    main = gpu_runtime_class(profile)
+    if main is None:
+        return ()
+    names = [main]
+    if profile.toolkit.enabled and profile.toolkit.cdi.enabled:
+        names += [h for h in EXTRA_HANDLERS if h != main]
+    return tuple(names)
+
+
+def workload_runtime_class(profile: Profile, device_list_strategy: tuple[str, ...]) -> str | None:
+    """RuntimeClass a GPU workload needs: none when every device reaches it through CDI.
+
+    With envvar or volume-mounts strategies only the NVIDIA runtime turns the plugin's answer
+    into devices; with CDI strategies (which need CDI on) containerd/CRI-O inject them directly.
+    """
+    if all(s.startswith("cdi-") for s in device_list_strategy):
+        return None
+    return gpu_runtime_class(profile)

@@ -1,0 +1,169 @@
+"""Shell scripts that go into the components' ConfigMaps, rendered with jinja2.
+
+gpustack has no validator pod (the operator's ``nvidia-validator``), so these scripts produce the
+readiness files that order the stack on each node:
+
+- ``driver-ready`` (written by the driver's startupProbe, or by the toolkit's init container when
+  the driver is preinstalled) holds ``KEY=value`` lines the toolkit sources: IS_HOST_DRIVER,
+  NVIDIA_DRIVER_ROOT, DRIVER_ROOT_CTR_PATH, NVIDIA_DEV_ROOT, DEV_ROOT_CTR_PATH.
+- ``toolkit-ready`` (written by the toolkit's startupProbe) tells the device plugin the runtime
+  is configured.
+
+Files are written to a temporary name and renamed so a reader never sources half a file.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import jinja2
+
+#: Where every consumer mounts the driver root (host ``/`` for a preinstalled driver).
+DRIVER_ROOT_CTR_PATH: Final = "/driver-root"
+#: Where the toolkit mounts the host's ``/``.
+HOST_ROOT_CTR_PATH: Final = "/host"
+#: Where scripts ConfigMaps are mounted in the containers.
+SCRIPTS_DIR: Final = "/usr/local/lib/gpustack"
+
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,
+)
+
+_WRITE_DRIVER_READY = """\
+write_driver_ready() {  # is_host driver_root dev_root dev_root_ctr
+  tmp="{{ validations }}/.driver-ready.tmp"
+  printf '%s\\n' "IS_HOST_DRIVER=$1" "NVIDIA_DRIVER_ROOT=$2" \\
+    "DRIVER_ROOT_CTR_PATH={{ driver_root_ctr }}" "NVIDIA_DEV_ROOT=$3" \\
+    "DEV_ROOT_CTR_PATH=$4" > "$tmp"
+  mv -f "$tmp" "{{ validations }}/driver-ready"
+}
+"""
+
+DRIVER_STARTUP_PROBE = _ENV.from_string(
+    """\
+#!/bin/sh
+# startupProbe of nvidia-driver-ctr. Succeeds once the kernel module is loaded and nvidia-smi
+# answers, then publishes driver readiness for the container toolkit on this node.
+set -eu
+if [ ! -e /sys/module/nvidia/refcnt ]; then
+  echo "nvidia kernel module is not loaded yet" >&2
+  exit 1
+fi
+status="{{ validations }}/.driver-daemons-status"
+if [ -f "$status" ] && [ "$(cat "$status")" != "Ready" ]; then
+  echo "driver daemons are not ready yet" >&2
+  exit 1
+fi
+nvidia-smi > /dev/null
+mkdir -p "{{ validations }}"
+"""
+    + _WRITE_DRIVER_READY
+    + """\
+tmp="{{ validations }}/.driver-ctr-ready.tmp"
+: > "$tmp"
+mv -f "$tmp" "{{ validations }}/.driver-ctr-ready"
+# Device nodes live in the driver container's /dev when it created them, else on the host.
+if [ -e "{{ driver_root }}/dev/nvidiactl" ]; then
+  write_driver_ready false "{{ driver_root }}" "{{ driver_root }}" "{{ driver_root_ctr }}"
+else
+  write_driver_ready false "{{ driver_root }}" / "{{ host_root_ctr }}"
+fi
+"""
+)
+
+TOOLKIT_WAIT_FOR_DRIVER = _ENV.from_string(
+    """\
+#!/bin/sh
+# Init container of the toolkit: block until the driver on this node works.
+set -eu
+mkdir -p "{{ validations }}"
+{% if host_driver %}
+# The driver is preinstalled on the host: check it there and publish driver-ready ourselves.
+"""
+    + _WRITE_DRIVER_READY
+    + """\
+until chroot "{{ host_root_ctr }}" nvidia-smi > /dev/null; do
+  echo "waiting for the host driver: 'nvidia-smi' fails on the host" >&2
+  sleep 10
+done
+write_driver_ready true / / "{{ driver_root_ctr }}"
+{% else %}
+until [ -f "{{ validations }}/driver-ready" ]; do
+  echo "waiting for the driver container ({{ validations }}/driver-ready)"
+  sleep 5
+done
+{% endif %}
+echo "driver ready:"
+cat "{{ validations }}/driver-ready"
+"""
+)
+
+TOOLKIT_ENTRYPOINT = _ENV.from_string(
+    """\
+#!/bin/sh
+# Main container of the toolkit: take the driver paths from driver-ready, then run the installer.
+set -eu
+until [ -f "{{ validations }}/driver-ready" ]; do
+  echo "waiting for {{ validations }}/driver-ready"
+  sleep 5
+done
+set -a
+. "{{ validations }}/driver-ready"
+set +a
+# containerd >= 1.6.9 may still be restarting from a previous configuration; signalling it too
+# early kills the installer (NVIDIA gpu-operator #456).
+sleep 5
+exec nvidia-toolkit
+"""
+)
+
+TOOLKIT_READY_PROBE = _ENV.from_string(
+    """\
+#!/bin/sh
+# startupProbe of the toolkit: succeeds once the installer has installed the runtime and
+# configured the node's container runtime, then tells the device plugin (toolkit-ready).
+set -eu
+test -f "$TOOLKIT_PID_FILE"
+test -x "{{ install_dir }}/toolkit/nvidia-container-runtime"
+{% if hook_dir %}
+ls "{{ hook_dir }}"/*nvidia*.json > /dev/null
+{% else %}
+grep -q nvidia-container-runtime "{{ runtime_config }}"
+{% endif %}
+{% if cdi %}
+ls "{{ cdi_root }}"/*nvidia.com-gpu* > /dev/null
+{% endif %}
+touch "{{ validations }}/toolkit-ready"
+"""
+)
+
+#: The example Job's check: CUDA visible, device names, one matmul on every visible GPU.
+EXAMPLE_CHECK = """\
+import os
+import sys
+
+import torch
+
+available = torch.cuda.is_available()
+print("torch", torch.__version__, "cuda", torch.version.cuda, "available", available)
+if not available:
+    if os.environ.get("GPUSTACK_SIMULATED") == "true":
+        # Simulated GPUs cannot run CUDA; proving the plugin allocated devices is the check.
+        allocated = os.environ.get("NVIDIA_VISIBLE_DEVICES", "")
+        print("simulated backend, allocated:", allocated)
+        sys.exit(0 if allocated not in ("", "all", "void", "none") else 1)
+    sys.exit("CUDA is not available: check the runtime class and the device plugin")
+torch.manual_seed(0)
+a = torch.randn(256, 256)
+expected = a @ a
+for i in range(torch.cuda.device_count()):
+    on_gpu = a.to(f"cuda:{i}")
+    ok = torch.allclose((on_gpu @ on_gpu).cpu(), expected, rtol=1e-3, atol=1e-2)
+    print(f"cuda:{i}", torch.cuda.get_device_name(i), "matmul", "ok" if ok else "WRONG")
+    if not ok:
+        sys.exit(f"cuda:{i} computed a wrong matmul result")
+"""

@@ -1,0 +1,144 @@
+"""Synthesis: one cdk8s App, one Chart per component, objects in a stable order.
+
+Charts never render names with cdk8s' hash suffix (every object sets ``metadata.name``, and
+``disable_resource_name_hashes`` is on as a safety net); each chart is rendered with
+``to_json()`` (``app.synth()`` would write files and never delete stale ones; the synth writer
+owns the files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import cdk8s
+from constructs import Construct
+
+from gpustack.constructs.common import Common, CommonProps
+from gpustack.constructs.device_plugin import DevicePlugin, DevicePluginProps
+from gpustack.constructs.driver import DriverProps, NvidiaDriver
+from gpustack.constructs.examples import Examples, ExamplesProps
+from gpustack.constructs.labels import COMPONENTS
+from gpustack.constructs.toolkit import ContainerToolkit, ToolkitProps
+from gpustack.profile.model import Profile
+
+#: Install order of kinds (Helm's, as used by Tanka); kinds not listed sort after, by name.
+KIND_ORDER: Final = (
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+)
+_KIND_RANK: Final = {kind: i for i, kind in enumerate(KIND_ORDER)}
+
+
+@dataclass(frozen=True)
+class SynthObject:
+    """One synthesized Kubernetes object.
+
+    ``component`` is its output folder (one of :data:`COMPONENTS`); ``manifest`` is the object
+    exactly as cdk8s rendered it (keys in cdk8s order: apiVersion, kind, metadata, then sorted).
+    """
+
+    component: str
+    manifest: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["metadata"]["name"])
+
+
+def sort_key(obj: SynthObject) -> tuple[int, int, str, str, str]:
+    """Component order, then kind install order, then kind and name."""
+    kind = obj.kind
+    return (
+        COMPONENTS.index(obj.component),
+        _KIND_RANK.get(kind, len(KIND_ORDER)),
+        kind,
+        obj.manifest["metadata"].get("namespace", ""),
+        obj.name,
+    )
+
+
+def _builders(profile: Profile) -> list[tuple[str, Callable[[Construct], object] | None]]:
+    """Per component: a function adding its construct to a chart, or ``None`` when omitted."""
+    common = CommonProps.from_profile(profile)
+    builders: list[tuple[str, Callable[[Construct], object] | None]] = [
+        ("common", lambda c: Common(c, "common", common)),
+        ("driver", None),
+        ("container-toolkit", None),
+        ("device-plugin", None),
+        ("examples", None),
+    ]
+    if profile.driver.enabled:
+        driver = DriverProps.from_profile(profile)
+        builders[1] = ("driver", lambda c: NvidiaDriver(c, "driver", driver))
+    if profile.toolkit.enabled:
+        toolkit = ToolkitProps.from_profile(profile)
+        builders[2] = ("container-toolkit", lambda c: ContainerToolkit(c, "toolkit", toolkit))
+    if profile.device_plugin.enabled:
+        plugin = DevicePluginProps.from_profile(profile)
+        builders[3] = ("device-plugin", lambda c: DevicePlugin(c, "device-plugin", plugin))
+    if profile.workloads.examples:
+        examples = ExamplesProps.from_profile(profile)
+        builders[4] = ("examples", lambda c: Examples(c, "examples", examples))
+    return builders
+
+
+def synthesize(profile: Profile) -> list[SynthObject]:
+    """Every Kubernetes object of ``profile``'s GPU stack, in a stable order.
+
+    Props are resolved (and their errors raised) before any cdk8s object exists. Deterministic:
+    the same profile gives equal output.
+    """
+    builders = _builders(profile)
+    app = cdk8s.App()
+    charts: list[tuple[str, cdk8s.Chart]] = []
+    for component, build in builders:
+        if build is None:
+            continue
+        chart = cdk8s.Chart(app, component, disable_resource_name_hashes=True)
+        build(chart)
+        charts.append((component, chart))
+    objects = [
+        SynthObject(component, manifest)
+        for component, chart in charts
+        for manifest in chart.to_json()
+    ]
+    return sorted(objects, key=sort_key)

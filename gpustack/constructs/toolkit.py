@@ -1,0 +1,345 @@
+"""The NVIDIA container toolkit DaemonSet: installs the NVIDIA runtime and configures the node's
+container runtime (containerd or CRI-O) to offer it, optionally with CDI.
+
+Shape follows the GPU operator's ``nvidia-container-toolkit-daemonset``: the runtime's config,
+drop-in and socket are reached through their *parent directories* mounted at
+``/runtime/config-dir/``, ``/runtime/config-dir.d/`` and ``/runtime/sock-dir/`` (the installer
+replaces files atomically, which a file mount would not see), and ``hostPID`` lets it signal the
+runtime to reload.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Final
+
+from cdk8s_plus_33 import k8s
+from constructs import Construct
+
+from gpustack.constructs import kube
+from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.labels import Identity
+from gpustack.constructs.placement import ContainerSettings, Placement
+from gpustack.constructs.scripts import (
+    DRIVER_ROOT_CTR_PATH,
+    HOST_ROOT_CTR_PATH,
+    SCRIPTS_DIR,
+    TOOLKIT_ENTRYPOINT,
+    TOOLKIT_READY_PROBE,
+    TOOLKIT_WAIT_FOR_DRIVER,
+)
+from gpustack.profile.model import (
+    Profile,
+    RestartMode,
+    Runtime,
+    RuntimeName,
+    RuntimePaths,
+    runtime_paths,
+)
+
+NAME: Final = "nvidia-container-toolkit"
+DAEMONSET: Final = "nvidia-container-toolkit-daemonset"
+CONTAINER: Final = "nvidia-container-toolkit-ctr"
+INIT_CONTAINER: Final = "driver-validation"
+SCRIPTS_CONFIG_MAP: Final = "nvidia-container-toolkit-scripts"
+SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
+
+TOOLKIT_RUN_DIR: Final = "/run/nvidia/toolkit"
+PID_FILE: Final = f"{TOOLKIT_RUN_DIR}/toolkit.pid"
+CDI_ROOT: Final = "/var/run/cdi"
+CDI_KIND: Final = "management.nvidia.com/gpu"
+#: CRI-O reads OCI hooks here; the toolkit installs its hook here when CDI is off.
+CRIO_HOOKS_DIR: Final = "/usr/share/containers/oci/hooks.d"
+CONFIG_DIR_CTR: Final = "/runtime/config-dir/"
+DROP_IN_DIR_CTR: Final = "/runtime/config-dir.d/"
+SOCKET_DIR_CTR: Final = "/runtime/sock-dir/"
+
+
+@dataclass(frozen=True)
+class ToolkitProps:
+    """Properties for :class:`ContainerToolkit`.
+
+    - ``container``: image ``<toolkit.image>:<version>``, pull policy, extra env, resources.
+      Required.
+    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
+    - ``version``: toolkit version, for the version label. Default ``v1.18.1``.
+    - ``runtime``: the node's runtime, ``containerd`` or ``crio``. Default ``containerd``.
+    - ``paths``: host paths of the runtime's config, drop-in and socket and the config source, as
+      resolved by :func:`gpustack.profile.model.runtime_paths`. Default: generic containerd.
+    - ``restart_mode``: how the installer makes the runtime reload (``signal`` needs hostPID).
+      Default ``signal``.
+    - ``runtime_class``: name of the runtime handler to register. Default ``nvidia``.
+    - ``set_as_default``: make the NVIDIA runtime the node default. Default ``False`` (pods opt in
+      through the RuntimeClass or CDI; a default runtime exposes GPUs to pods that request none).
+    - ``cdi``: generate CDI specs and run the NVIDIA runtime in CDI mode. Default ``True``.
+    - ``install_dir``: host directory the toolkit installs into. Default ``/usr/local/nvidia``.
+    - ``driver_root``: host path of the driver root. Default ``/run/nvidia/driver`` (driver
+      container); ``/`` for a preinstalled driver.
+    - ``host_driver``: the driver is preinstalled, so the init container checks it with
+      ``chroot /host nvidia-smi`` and writes ``driver-ready`` itself. Default ``False``.
+    """
+
+    container: ContainerSettings
+    placement: Placement = field(default_factory=Placement)
+    version: str = "v1.18.1"
+    runtime: RuntimeName = "containerd"
+    paths: RuntimePaths = field(default_factory=lambda: runtime_paths(Runtime()))
+    restart_mode: RestartMode = "signal"
+    runtime_class: str = "nvidia"
+    set_as_default: bool = False
+    cdi: bool = True
+    install_dir: str = "/usr/local/nvidia"
+    driver_root: str = "/run/nvidia/driver"
+    host_driver: bool = False
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> ToolkitProps:
+        t, runtime = profile.toolkit, profile.cluster.runtime
+        return cls(
+            container=ContainerSettings(
+                image=t.image_ref(),
+                image_pull_policy=t.image_pull_policy,
+                env=t.env,
+                resources=t.resources,
+            ),
+            placement=Placement.from_profile(profile),
+            version=t.version,
+            runtime=runtime.name,
+            paths=runtime_paths(runtime),
+            restart_mode=runtime.restart_mode,
+            runtime_class=t.runtime_class,
+            set_as_default=t.set_as_default,
+            cdi=t.cdi.enabled,
+            install_dir=t.install_dir,
+            driver_root=profile.driver.root,
+            host_driver=not profile.driver.enabled,
+        )
+
+    @property
+    def config_ctr(self) -> str:
+        """The runtime's top-level config as the installer sees it."""
+        return CONFIG_DIR_CTR + posixpath.basename(self.paths.config)
+
+    @property
+    def drop_in_ctr(self) -> str | None:
+        drop_in = self.paths.drop_in_config
+        return DROP_IN_DIR_CTR + posixpath.basename(drop_in) if drop_in else None
+
+    @property
+    def socket_ctr(self) -> str | None:
+        socket = self.paths.socket
+        return SOCKET_DIR_CTR + posixpath.basename(socket) if socket else None
+
+    @property
+    def crio_hooks(self) -> bool:
+        """CRI-O without CDI is configured through an OCI hook, not a runtime handler."""
+        return self.runtime == "crio" and not self.cdi
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def toolkit_env(props: ToolkitProps) -> list[tuple[str, str]]:
+    """The installer's environment (nvidia-ctk-installer), in a stable order."""
+    containerd = props.runtime == "containerd"
+    env = [
+        ("ROOT", props.install_dir),
+        ("NVIDIA_VISIBLE_DEVICES", "void"),
+        ("TOOLKIT_PID_FILE", PID_FILE),
+        ("RUNTIME", props.runtime),
+        ("RUNTIME_CONFIG", props.config_ctr),
+        ("CONTAINERD_CONFIG" if containerd else "CRIO_CONFIG", props.config_ctr),
+    ]
+    if props.drop_in_ctr and props.paths.drop_in_config:
+        env += [
+            ("RUNTIME_DROP_IN_CONFIG", props.drop_in_ctr),
+            ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", props.paths.drop_in_config),
+        ]
+    else:
+        # No drop-in directory on this distribution: the installer edits the top-level config.
+        env.append(("RUNTIME_DROP_IN_CONFIG", ""))
+    if props.socket_ctr:
+        env.append(("RUNTIME_SOCKET", props.socket_ctr))
+        if containerd:
+            env.append(("CONTAINERD_SOCKET", props.socket_ctr))
+    source = [
+        f"file={HOST_ROOT_CTR_PATH}{s[len('file=') :]}" if s.startswith("file=/") else s
+        for s in props.paths.config_source
+    ]
+    env += [
+        ("RUNTIME_CONFIG_SOURCE", ",".join(source)),
+        ("RUNTIME_RESTART_MODE", props.restart_mode),
+        ("NVIDIA_RUNTIME_NAME", props.runtime_class),
+    ]
+    if containerd:
+        env.append(("CONTAINERD_RUNTIME_CLASS", props.runtime_class))
+    env += [
+        ("NVIDIA_RUNTIME_SET_AS_DEFAULT", _bool(props.set_as_default)),
+        ("CDI_ENABLED", _bool(props.cdi)),
+    ]
+    if props.cdi:
+        env += [
+            ("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"),
+            ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", CDI_KIND),
+            ("CDI_OUTPUT_DIR", CDI_ROOT),
+        ]
+    if props.runtime == "crio":
+        env.append(("CRIO_CONFIG_MODE", "hook" if props.crio_hooks else "config"))
+    return env
+
+
+def render_scripts(props: ToolkitProps) -> dict[str, str]:
+    """The toolkit's scripts ConfigMap data."""
+    common = {
+        "validations": VALIDATIONS_DIR,
+        "driver_root_ctr": DRIVER_ROOT_CTR_PATH,
+        "host_root_ctr": HOST_ROOT_CTR_PATH,
+    }
+    return {
+        "entrypoint.sh": TOOLKIT_ENTRYPOINT.render(**common),
+        "ready-probe.sh": TOOLKIT_READY_PROBE.render(
+            **common,
+            install_dir=props.install_dir,
+            hook_dir=CRIO_HOOKS_DIR if props.crio_hooks else None,
+            runtime_config=props.drop_in_ctr or props.config_ctr,
+            cdi=props.cdi,
+            cdi_root=CDI_ROOT,
+        ),
+        "wait-for-driver.sh": TOOLKIT_WAIT_FOR_DRIVER.render(
+            **common, host_driver=props.host_driver
+        ),
+    }
+
+
+class ContainerToolkit(Construct):
+    """ServiceAccount, scripts ConfigMap and the ``nvidia-container-toolkit-daemonset``.
+
+    The init container waits for ``driver-ready`` (or, with a preinstalled driver, checks the host
+    driver and writes it). The startupProbe writes ``toolkit-ready`` once the runtime is
+    configured; preStop removes it, and the installer undoes its runtime changes on exit.
+    RBAC: none and no API token: the installer only touches host files and signals the runtime
+    (the operator's Role exists for OpenShift SCCs and its own DaemonSet lookups).
+    """
+
+    def __init__(self, scope: Construct, id: str, props: ToolkitProps) -> None:
+        super().__init__(scope, id)
+        self.props = props
+        ident = Identity(NAME, "container-toolkit", props.version)
+        ns = props.placement.namespace
+
+        def meta(name: str) -> k8s.ObjectMeta:
+            return kube.object_meta(
+                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
+            )
+
+        k8s.KubeServiceAccount(
+            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
+        )
+        scripts = render_scripts(props)
+        k8s.KubeConfigMap(self, "scripts", metadata=meta(SCRIPTS_CONFIG_MAP), data=scripts)
+
+        runtime = props.runtime
+        volumes = [
+            kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate"),
+            kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate"),
+            kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
+            kube.host_path("host-root", "/"),
+            kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate"),
+            kube.config_map_volume("scripts", SCRIPTS_CONFIG_MAP, 0o555),
+            kube.host_path(
+                f"{runtime}-config", posixpath.dirname(props.paths.config), "DirectoryOrCreate"
+            ),
+        ]
+        mounts = [
+            kube.mount("toolkit-root", TOOLKIT_RUN_DIR),
+            kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
+            kube.mount(
+                "driver-root", DRIVER_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+            ),
+            kube.mount(
+                "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+            ),
+            kube.mount("toolkit-install-dir", props.install_dir),
+            kube.mount("scripts", SCRIPTS_DIR, read_only=True),
+            kube.mount(f"{runtime}-config", CONFIG_DIR_CTR),
+        ]
+        if props.paths.drop_in_config:
+            name = f"{runtime}-drop-in-config"
+            drop_in_dir = posixpath.dirname(props.paths.drop_in_config)
+            volumes.append(kube.host_path(name, drop_in_dir, "DirectoryOrCreate"))
+            mounts.append(kube.mount(name, DROP_IN_DIR_CTR))
+        if props.paths.socket:
+            name = f"{runtime}-socket"
+            volumes.append(kube.host_path(name, posixpath.dirname(props.paths.socket)))
+            mounts.append(kube.mount(name, SOCKET_DIR_CTR))
+        if props.crio_hooks:
+            volumes.append(kube.host_path("crio-hooks", CRIO_HOOKS_DIR, "DirectoryOrCreate"))
+            mounts.append(kube.mount("crio-hooks", CRIO_HOOKS_DIR))
+        if props.cdi:
+            volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
+            mounts.append(kube.mount("cdi-root", CDI_ROOT))
+
+        privileged = k8s.SecurityContext(
+            privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
+        )
+        init = k8s.Container(
+            name=INIT_CONTAINER,
+            image=props.container.image,
+            image_pull_policy=props.container.image_pull_policy,
+            command=["sh", f"{SCRIPTS_DIR}/wait-for-driver.sh"],
+            security_context=privileged,
+            volume_mounts=[
+                kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
+                kube.mount(
+                    "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+                ),
+                kube.mount("scripts", SCRIPTS_DIR, read_only=True),
+            ],
+        )
+        ready = f"{VALIDATIONS_DIR}/toolkit-ready"
+        container = kube.main_container(
+            CONTAINER,
+            props.container,
+            command=["sh", f"{SCRIPTS_DIR}/entrypoint.sh"],
+            env=kube.env_list(toolkit_env(props), props.container.env),
+            security_context=privileged,
+            startup_probe=k8s.Probe(
+                exec=kube.exec_action("sh", f"{SCRIPTS_DIR}/ready-probe.sh"),
+                initial_delay_seconds=5,
+                period_seconds=5,
+                timeout_seconds=10,
+                failure_threshold=120,
+            ),
+            lifecycle=k8s.Lifecycle(
+                pre_stop=k8s.LifecycleHandler(exec=kube.exec_action("rm", "-f", ready))
+            ),
+            volume_mounts=mounts,
+        )
+        k8s.KubeDaemonSet(
+            self,
+            "daemonset",
+            metadata=meta(DAEMONSET),
+            spec=k8s.DaemonSetSpec(
+                selector=k8s.LabelSelector(match_labels=ident.selector()),
+                template=k8s.PodTemplateSpec(
+                    metadata=k8s.ObjectMeta(
+                        labels=ident.labels(),
+                        annotations={
+                            "kubectl.kubernetes.io/default-container": CONTAINER,
+                            SCRIPTS_CHECKSUM: kube.data_checksum(scripts),
+                        },
+                    ),
+                    spec=k8s.PodSpec(
+                        service_account_name=NAME,
+                        automount_service_account_token=False,
+                        host_pid=True,
+                        init_containers=[init],
+                        containers=[container],
+                        volumes=volumes,
+                        **kube.pod_placement(props.placement),
+                    ),
+                ),
+            ),
+        )
