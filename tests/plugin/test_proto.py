@@ -20,8 +20,16 @@ GENERATED = ("api_pb2.py", "api_pb2.pyi", "api_pb2_grpc.py")
 # The kubelet device plugin API v1beta1: message -> [(number, name, type, repeated)].
 S, B, I32, I64, MSG = "string", "bool", "int32", "int64", "message"
 MESSAGES: dict[str, list[tuple[int, str, str, bool]]] = {
-    "DevicePluginOptions": [(1, "pre_start_required", B, False), (2, "get_preferred_allocation_available", B, False)],
-    "RegisterRequest": [(1, "version", S, False), (2, "endpoint", S, False), (3, "resource_name", S, False), (4, "options", MSG, False)],
+    "DevicePluginOptions": [
+        (1, "pre_start_required", B, False),
+        (2, "get_preferred_allocation_available", B, False),
+    ],
+    "RegisterRequest": [
+        (1, "version", S, False),
+        (2, "endpoint", S, False),
+        (3, "resource_name", S, False),
+        (4, "options", MSG, False),
+    ],
     "Empty": [],
     "ListAndWatchResponse": [(1, "devices", MSG, True)],
     "TopologyInfo": [(1, "nodes", MSG, True)],
@@ -30,17 +38,35 @@ MESSAGES: dict[str, list[tuple[int, str, str, bool]]] = {
     "PreStartContainerRequest": [(1, "devices_ids", S, True)],
     "PreStartContainerResponse": [],
     "PreferredAllocationRequest": [(1, "container_requests", MSG, True)],
-    "ContainerPreferredAllocationRequest": [(1, "available_deviceIDs", S, True), (2, "must_include_deviceIDs", S, True), (3, "allocation_size", I32, False)],
+    "ContainerPreferredAllocationRequest": [
+        (1, "available_deviceIDs", S, True),
+        (2, "must_include_deviceIDs", S, True),
+        (3, "allocation_size", I32, False),
+    ],
     "PreferredAllocationResponse": [(1, "container_responses", MSG, True)],
     "ContainerPreferredAllocationResponse": [(1, "deviceIDs", S, True)],
     "AllocateRequest": [(1, "container_requests", MSG, True)],
     "ContainerAllocateRequest": [(1, "devices_ids", S, True)],
     "CDIDevice": [(1, "name", S, False)],
     "AllocateResponse": [(1, "container_responses", MSG, True)],
-    "ContainerAllocateResponse": [(1, "envs", MSG, True), (2, "mounts", MSG, True), (3, "devices", MSG, True), (4, "annotations", MSG, True), (5, "cdi_devices", MSG, True)],
-    "Mount": [(1, "container_path", S, False), (2, "host_path", S, False), (3, "read_only", B, False)],
-    "DeviceSpec": [(1, "container_path", S, False), (2, "host_path", S, False), (3, "permissions", S, False)],
-}  # fmt: skip
+    "ContainerAllocateResponse": [
+        (1, "envs", MSG, True),
+        (2, "mounts", MSG, True),
+        (3, "devices", MSG, True),
+        (4, "annotations", MSG, True),
+        (5, "cdi_devices", MSG, True),
+    ],
+    "Mount": [
+        (1, "container_path", S, False),
+        (2, "host_path", S, False),
+        (3, "read_only", B, False),
+    ],
+    "DeviceSpec": [
+        (1, "container_path", S, False),
+        (2, "host_path", S, False),
+        (3, "permissions", S, False),
+    ],
+}
 
 METHOD_PATHS = [
     "/v1beta1.Registration/Register",
