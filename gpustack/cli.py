@@ -68,3 +68,80 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
 
 
 # --- synth: owned by the constructs/synthesis work --------------------------------------------
+
+
+@main.command()
+@click.argument(
+    "paths",
+    nargs=-1,
+    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("dist"),
+    show_default=True,
+    help="Output folder; cluster folders go to OUT/clusters/<metadata.name>/.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 and list every file that is out of date.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Take over folders gpustack did not create (their content is replaced).",
+)
+def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
+    """Synthesize the GPU stack of each profile (default: profiles/) into OUT.
+
+    Every profile is validated first; if any has an issue, nothing is written. Each cluster
+    folder is written aside and swapped in whole, so readers never see a half-written one, and
+    files of removed components disappear. Without profiles/ and PATH, the packaged default
+    profile is used.
+    """
+    import sys
+
+    from gpustack.checker import check_paths
+    from gpustack.report import render_text
+    from gpustack.synth.errors import SynthError
+    from gpustack.synth.pipeline import Source, synthesize_clusters
+    from gpustack.synth.sources import resolve_inputs
+    from gpustack.synth.writer import apply, compare, make_plan
+
+    inputs = resolve_inputs(paths)
+    if inputs.packaged:
+        click.echo(
+            "gpustack: no profiles/ here; synthesizing the packaged default profile "
+            "(copy it to profiles/<cluster>.yaml to customize)",
+            err=True,
+        )
+    result = check_paths(list(inputs.paths))
+    if not result.ok:
+        click.echo(render_text(result), err=True, nl=False)
+        sys.exit(1)
+    if not result.profiles:
+        raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, inputs.paths))}")
+    sources = [Source(p.path, p.profile, packaged=inputs.packaged) for p in result.profiles]
+    try:
+        plan = make_plan(out, synthesize_clusters(sources, out), force=force)
+        if check:
+            diffs = compare(plan)
+            for d in diffs:
+                click.echo(f"{d.kind}: {d.path}")
+            if diffs:
+                raise click.ClickException(
+                    f"{out} is out of date ({len(diffs)} files); run `gpustack synth` to update it"
+                )
+            click.echo(f"{out} is up to date ({len(plan.write)} clusters)")
+            return
+        summary = apply(plan)
+    except SynthError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for name in summary.written:
+        click.echo(f"wrote {plan.cluster_dir(name)}")
+    for name in summary.unchanged:
+        click.echo(f"unchanged {plan.cluster_dir(name)}")
+    for name in summary.removed:
+        click.echo(f"removed {plan.cluster_dir(name)}")

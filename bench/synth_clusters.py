@@ -1,0 +1,86 @@
+"""Whole-process wall time of ``gpustack synth`` for 1 and for 100 clusters.
+
+Why: every CI run and every Argo CD plugin call pays a cold start (Python, cdk8s, a Node child)
+before any object is built, and fleets grow; this shows the fixed cost and the cost per cluster
+separately. Each size runs ``gpustack synth`` as a fresh process three ways: a first write into
+an empty folder, a rerun over the identical output (nothing to swap), and ``--check``.
+
+Usage: ``.venv/bin/python bench/synth_clusters.py [COUNT ...]`` (default: 1 100)
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from gpustack.synth.sources import packaged_default_profile
+
+VARIANTS = [
+    {},
+    {"devicePlugin": {"implementation": "nvidia", "deviceListStrategy": ["cdi-cri"]}},
+    {"driver": {"enabled": False}, "toolkit": {"enabled": False}},
+    {"workloads": {"examples": []}},
+]
+
+
+def write_profiles(folder: Path, count: int) -> None:
+    """``count`` variants of the packaged default profile, each its own cluster."""
+    base = yaml.safe_load(packaged_default_profile().read_text())
+    for i in range(count):
+        doc = dict(base)
+        doc.update(VARIANTS[i % len(VARIANTS)])
+        doc["metadata"] = {"name": f"cluster-{i:03d}"}
+        (folder / f"cluster-{i:03d}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def gpustack_command() -> list[str]:
+    script = Path(sys.executable).with_name("gpustack")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from gpustack.cli import main; main()"]
+
+
+def timed(args: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+    return elapsed
+
+
+def files_in(folder: Path) -> int:
+    return sum(1 for p in folder.rglob("*.yaml"))
+
+
+def main(counts: list[int]) -> None:
+    command = gpustack_command()
+    print(
+        f"{'clusters':>8} {'files':>6} {'first':>8} {'rerun':>8} {'--check':>8} {'per cluster':>12}"
+    )
+    for count in counts:
+        work = Path(tempfile.mkdtemp(prefix="gpustack-bench-"))
+        try:
+            (work / "profiles").mkdir()
+            write_profiles(work / "profiles", count)
+            synth = [*command, "synth", "profiles", "--out", "dist"]
+            first = timed(synth, work)
+            rerun = timed(synth, work)
+            check = timed([*synth, "--check"], work)
+            files = files_in(work / "dist" / "clusters")
+            print(
+                f"{count:>8} {files:>6} {first:>7.2f}s {rerun:>7.2f}s {check:>7.2f}s "
+                f"{first / count * 1000:>10.0f}ms"
+            )
+        finally:
+            shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [1, 100])

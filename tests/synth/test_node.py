@@ -1,0 +1,56 @@
+"""Node.js discovery and jsii banner opt-outs, on real binaries and real PATHs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpustack.synth.errors import SynthError
+from gpustack.synth.node import EOL_VAR, find_node, node_major, prepare_node
+
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+def test_missing_node_on_path_says_what_to_install(tmp_path: Path) -> None:
+    with pytest.raises(SynthError) as err:
+        find_node({"PATH": str(tmp_path)})
+    message = str(err.value)
+    assert "'node' was not found on PATH" in message
+    assert "install Node.js" in message and "JSII_NODE" in message
+    assert "\n" not in message
+
+
+def test_missing_jsii_node_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(SynthError, match="was not found on JSII_NODE"):
+        find_node({"PATH": os.environ["PATH"], "JSII_NODE": str(tmp_path / "no-node")})
+
+
+def test_a_node_that_does_not_run_is_reported(tmp_path: Path) -> None:
+    fake = tmp_path / "node"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(SynthError, match="--version failed"):
+        node_major(str(fake))
+
+
+@needs_node
+def test_prepare_node_silences_the_running_major_and_keeps_user_values() -> None:
+    env = {"PATH": os.environ["PATH"], EOL_VAR: "14"}
+    node = prepare_node(env)
+    major = node_major(node)
+    assert env[EOL_VAR] == f"14,{major}"
+    assert env["JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION"] == "1"
+    prepare_node(env)  # idempotent
+    assert env[EOL_VAR] == f"14,{major}"
+
+
+@needs_node
+def test_jsii_node_wins_over_path(tmp_path: Path) -> None:
+    assert NODE is not None
+    link = tmp_path / "my-node"
+    link.symlink_to(NODE)
+    assert find_node({"PATH": "/nonexistent", "JSII_NODE": str(link)}) == str(link)

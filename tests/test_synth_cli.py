@@ -1,0 +1,334 @@
+"""``gpustack synth`` end to end: the repository's dist/, exit codes, the default profile, Node UX.
+
+Most cases run the command in-process with ``CliRunner`` (cdk8s and its Node child start once per
+test session); a few run it as a real subprocess, where the environment and the terminal output
+are what a user gets.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from gpustack.cli import main
+from tests.tooling import require_tool
+
+REPO = Path(__file__).resolve().parents[1]
+DIST = REPO / "dist"
+COMMITTED_CLUSTERS = sorted(p.name for p in (DIST / "clusters").glob("*") if p.is_dir())
+GPUSTACK = Path(sys.executable).with_name("gpustack")
+
+PROFILE = """\
+apiVersion: gpustack.dev/v1alpha1
+kind: Profile
+metadata:
+  name: {name}
+driver:
+  version: "580.105.08"
+gpus:
+  product: L4
+workloads:
+  examples:
+    - name: pytorch-smoke
+"""
+
+
+def synth(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, ["synth", *map(str, args)])
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The user's environment: no jsii opt-outs left over from in-process runs of this session."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JSII_")}
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def profiles(tmp_path: Path) -> Path:
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    for name in ("alpha", "beta"):
+        (folder / f"{name}.yaml").write_text(PROFILE.format(name=name))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def repo_synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The repository's profiles synthesized twice into two fresh folders."""
+    outs = []
+    for run in ("first", "second"):
+        out = tmp_path_factory.mktemp(run) / "dist"
+        result = synth(REPO / "profiles", "--out", out)
+        assert result.exit_code == 0, result.output
+        outs.append(out)
+    yield outs[0], outs[1]
+
+
+# --- the repository's own dist/ ----------------------------------------------------------------
+
+
+def test_committed_dist_is_up_to_date() -> None:
+    result = synth(REPO / "profiles", "--out", DIST, "--check")
+    assert result.exit_code == 0, f"dist/ is stale; run `gpustack synth`:\n{result.output}"
+
+
+def test_synthesis_is_byte_identical_across_runs(repo_synth: tuple[Path, Path]) -> None:
+    first, second = repo_synth
+    a, b = files(first / "clusters"), files(second / "clusters")
+    differing = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    assert differing == []
+    assert len(a) > 0
+
+
+def test_fresh_output_equals_committed_dist(repo_synth: tuple[Path, Path]) -> None:
+    fresh, committed = files(repo_synth[0] / "clusters"), files(DIST / "clusters")
+    differing = sorted(
+        k for k in fresh.keys() | committed.keys() if fresh.get(k) != committed.get(k)
+    )
+    assert differing == [], "run `gpustack synth`; these files differ:\n" + "\n".join(differing)
+
+
+def test_every_repository_profile_has_a_committed_cluster() -> None:
+    names = sorted(
+        yaml.safe_load(p.read_text())["metadata"]["name"]
+        for p in (REPO / "profiles").glob("*.yaml")
+    )
+    assert names == COMMITTED_CLUSTERS
+
+
+@pytest.mark.parametrize("cluster", COMMITTED_CLUSTERS)
+def test_kustomize_builds_every_cluster(cluster: str) -> None:
+    kubectl = require_tool("kubectl")
+    folder = DIST / "clusters" / cluster
+    done = subprocess.run(
+        [kubectl, "kustomize", str(folder)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    built = [d for d in yaml.safe_load_all(done.stdout) if d]
+    listed = yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]
+    on_disk = sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*.yaml")
+        if p.name != "kustomization.yaml"
+    )
+    assert sorted(listed) == on_disk
+    assert len(built) == len(listed)
+    wanted = sorted(
+        (m["kind"], m["metadata"]["name"])
+        for m in (yaml.safe_load((folder / f).read_text()) for f in listed)
+    )
+    assert sorted((d["kind"], d["metadata"]["name"]) for d in built) == wanted
+
+
+# --- behaviour through the CLI -----------------------------------------------------------------
+
+
+def test_write_then_check(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    result = synth(profiles, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"wrote {out}/clusters/alpha",
+        f"wrote {out}/clusters/beta",
+    ]
+    assert sorted(os.listdir(out / "clusters")) == ["alpha", "beta"]
+    for name in ("alpha", "beta"):
+        assert sorted(os.listdir(out / "clusters" / name)) == [
+            "common",
+            "container-toolkit",
+            "device-plugin",
+            "driver",
+            "examples",
+            "kustomization.yaml",
+        ]
+    check = synth(profiles, "--out", out, "--check")
+    assert check.exit_code == 0, check.output
+    again = synth(profiles, "--out", out)
+    assert again.stdout.splitlines() == [
+        f"unchanged {out}/clusters/alpha",
+        f"unchanged {out}/clusters/beta",
+    ]
+
+
+def test_check_lists_each_stale_file_and_writes_nothing(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    assert synth(profiles, "--out", out).exit_code == 0
+    kust = out / "clusters" / "alpha" / "kustomization.yaml"
+    kust.write_text("edited\n")
+    (out / "clusters" / "alpha" / "driver" / "stray.yaml").write_text("x: 1\n")
+    (profiles / "beta.yaml").write_text(PROFILE.format(name="beta").replace('"580', '"570'))
+    before = files(out)
+    result = synth(profiles, "--out", out, "--check")
+    assert result.exit_code == 1
+    assert files(out) == before
+    lines = result.stdout.splitlines()
+    assert f"differs: {kust}" in lines
+    assert f"extra: {out}/clusters/alpha/driver/stray.yaml" in lines
+    assert any(line.startswith(f"differs: {out}/clusters/beta/driver/") for line in lines)
+    assert result.stderr.splitlines() == [
+        f"Error: {out} is out of date ({len(lines)} files); run `gpustack synth` to update it"
+    ]
+
+
+def test_check_of_a_missing_output_reports_missing_files(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    result = synth(profiles, "--out", out, "--check")
+    assert result.exit_code == 1
+    assert {line.split(":")[0] for line in result.stdout.splitlines()} == {"missing"}
+    assert not out.exists()
+
+
+def test_invalid_profile_writes_nothing_at_all(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    (profiles / "gamma.yaml").write_text(
+        PROFILE.format(name="gamma").replace("product: L4", "product: 7")
+    )
+    result = synth(profiles, "--out", out)
+    assert result.exit_code == 1
+    assert "gamma.yaml:" in result.stderr and "$.gpus.product" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_duplicate_cluster_names_write_nothing(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    (profiles / "gamma.yaml").write_text(PROFILE.format(name="alpha"))
+    result = synth(profiles, "--out", out)
+    assert result.exit_code == 1
+    assert "metadata.name 'alpha'" in result.stderr
+    assert not out.exists()
+
+
+def test_foreign_folder_needs_force(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    (out / "clusters" / "alpha").mkdir(parents=True)
+    (out / "clusters" / "alpha" / "mine.yaml").write_text("kind: Mine\n")
+    refused = synth(profiles, "--out", out)
+    assert refused.exit_code == 1
+    assert len(refused.stderr.splitlines()) == 1 and "--force" in refused.stderr
+    assert os.listdir(out / "clusters") == ["alpha"]
+    forced = synth(profiles, "--out", out, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert not (out / "clusters" / "alpha" / "mine.yaml").exists()
+
+
+def test_removing_a_component_removes_its_folder(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    assert synth(profiles, "--out", out).exit_code == 0
+    text = PROFILE.format(name="alpha").split("workloads:")[0] + "toolkit:\n  enabled: false\n"
+    (profiles / "alpha.yaml").write_text(text)
+    result = synth(profiles, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"wrote {out}/clusters/alpha",
+        f"unchanged {out}/clusters/beta",
+    ]
+    remaining = sorted(os.listdir(out / "clusters" / "alpha"))
+    assert remaining == ["common", "device-plugin", "driver", "kustomization.yaml"]
+    listed = yaml.safe_load((out / "clusters" / "alpha" / "kustomization.yaml").read_text())
+    assert not [r for r in listed["resources"] if r.startswith(("examples/", "container-toolkit/"))]
+
+
+def test_deleting_a_profile_removes_its_cluster(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    assert synth(profiles, "--out", out).exit_code == 0
+    (profiles / "beta.yaml").unlink()
+    result = synth(profiles, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"removed {out}/clusters/beta" in result.stdout.splitlines()
+    assert os.listdir(out / "clusters") == ["alpha"]
+
+
+def test_default_profile_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = synth()
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("\n") == 1 and "packaged default profile" in result.stderr
+    assert os.listdir(tmp_path / "dist" / "clusters") == ["default"]
+
+
+USAGE_ERRORS = {
+    "unknown option": ["--bogus"],
+    "missing path": ["does-not-exist.yaml"],
+    "--out without value": ["--out"],
+}
+
+
+@pytest.mark.parametrize("args", USAGE_ERRORS.values(), ids=USAGE_ERRORS.keys())
+def test_usage_errors_exit_2(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = synth(*args)
+    assert result.exit_code == 2
+    assert "Error:" in result.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_folder_without_profiles_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = synth(tmp_path / "empty", "--out", tmp_path / "dist")
+    assert result.exit_code == 2
+    assert not (tmp_path / "dist").exists()
+
+
+# --- real processes: what the user's terminal shows --------------------------------------------
+
+
+def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(GPUSTACK), "synth"], cwd=tmp_path, env=clean_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "gpustack: no profiles/ here; synthesizing the packaged default profile "
+        "(copy it to profiles/<cluster>.yaml to customize)"
+    ]
+    for banner in ("end-of-life", "!!!", "Node 20", "upgrade"):
+        assert banner not in done.stderr + done.stdout
+    assert done.stdout.splitlines() == ["wrote dist/clusters/default"]
+    check = subprocess.run(
+        [str(GPUSTACK), "synth", "--check"], cwd=tmp_path, env=clean_env(), capture_output=True
+    )
+    assert check.returncode == 0, check.stderr
+
+
+def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
+    no_node = tmp_path / "bin"
+    no_node.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [str(GPUSTACK), "synth"],
+        cwd=work,
+        env=clean_env(PATH=str(no_node)),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("gpustack: no profiles/ here")
+    assert lines[1:] == [
+        "Error: gpustack synth needs Node.js (cdk8s runs on it) but 'node' was not found on PATH; "
+        "install Node.js 20 or newer (e.g. `apt-get install nodejs`, or from https://nodejs.org), "
+        "or point JSII_NODE at a node binary"
+    ]
+    assert os.listdir(work) == []
+    assert shutil.which("node", path=str(no_node)) is None
