@@ -83,6 +83,7 @@ class HealthState:
         self._unhealthy: dict[str, str] = {}
         self._generation = 0
         self._closed = False
+        self._wakes = 0
         self._cond = threading.Condition()
 
     @property
@@ -141,12 +142,16 @@ class HealthState:
     def wait_for_change(self, seen: int, timeout: float) -> int:
         """Block until the generation differs from ``seen`` (or timeout/close); return it."""
         with self._cond:
-            self._cond.wait_for(lambda: self._generation != seen or self._closed, timeout)
+            wakes = self._wakes
+            self._cond.wait_for(
+                lambda: self._generation != seen or self._closed or self._wakes != wakes, timeout
+            )
             return self._generation
 
     def wake(self) -> None:
         """Wake waiters so they re-check their own stop conditions."""
         with self._cond:
+            self._wakes += 1
             self._cond.notify_all()
 
     def close(self) -> None:
