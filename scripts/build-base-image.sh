@@ -90,6 +90,20 @@ buildah commit --quiet --rm "$ctr" "$image" >/dev/null
 ctr=
 buildah push --quiet "$image" "oci-archive:$work/base.oci.tar" >&2
 mv -f "$work/base.oci.tar" "$archive"
-# Older archives of this suite (other keys) are dead weight now.
-find "$cache" -maxdepth 1 -name "base-$suite-python3-*.oci.tar" ! -path "$archive" -delete
+# Older archives of this suite are dead weight now, and so is the copy of each that builds
+# pulled into container storage (untagged, ID = the archive's config digest). An image still
+# used by a plugin image stays; rmi refuses it.
+for old in "$cache"/base-"$suite"-python3-*.oci.tar; do
+    [[ -e $old && $old != "$archive" ]] || continue
+    id=$(python3 - "$old" <<'EOF' || true
+import json, sys, tarfile
+with tarfile.open(sys.argv[1]) as tar:
+    index = json.load(tar.extractfile("index.json"))
+    manifest = json.load(tar.extractfile("blobs/sha256/" + index["manifests"][0]["digest"][7:]))
+print(manifest["config"]["digest"][7:])
+EOF
+)
+    if [[ -n $id ]]; then buildah rmi "$id" >/dev/null 2>&1 || true; fi
+    rm -f "$old"
+done
 echo "$archive"
