@@ -4,7 +4,7 @@
 # pip cannot reach PyPI from inside a container build here (TLS: the host trusts a CA that
 # containers lack), so the wheels are prepared on the host, into plugin-image/wheels/
 # (git-ignored), and the Containerfile installs them offline:
-#   deps/      the pinned runtime wheels of plugin-image/requirements.txt (cp311, manylinux x86_64)
+#   deps/      the pinned runtime wheels of plugin-image/requirements.txt (cp311 manylinux x86_64)
 #   gpustack/  a wheel of this working tree (pip wheel --no-deps)
 #   tools/     pip itself, run from its wheel in the builder stage
 #
@@ -22,6 +22,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 cache=${CACHE_DIR:-$repo/.cache/plugin-image}
 wheels=plugin-image/wheels
+# The wheels are built for this CPython; the Containerfile refuses a base with another one.
+python_version=3.11
 python=${PYTHON:-}
 if [[ -z $python ]]; then
     if [[ -x .venv/bin/python ]]; then python=.venv/bin/python; else python=python3; fi
@@ -47,7 +49,8 @@ fi
 
 pip_download() {  # target-dir requirements-file: cp311 manylinux x86_64 wheels only
     "$python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
-        --python-version 3.11 --implementation cp --abi cp311 --abi abi3 --abi none \
+        --python-version "$python_version" --implementation cp \
+        --abi "cp${python_version/./}" --abi abi3 --abi none \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 --platform any \
         --dest "$1" --requirement "$2"
@@ -55,11 +58,12 @@ pip_download() {  # target-dir requirements-file: cp311 manylinux x86_64 wheels 
 # Downloaded wheels are cached per requirements file, so a warm build needs no network.
 cached_wheels() {  # name requirements-file -> prints the cache dir, filled
     local dir
-    dir=$cache/$1-$(sha256sum "$2" | cut -c1-16)
+    dir=$cache/$1-$( { cat "$2"; echo "cp$python_version"; } | sha256sum | cut -c1-16)
     if [[ ! -f $dir/.complete ]]; then
         rm -rf "$dir"
         pip_download "$dir" "$2" >&2
         touch "$dir/.complete"
+        find "$cache" -mindepth 1 -maxdepth 1 -name "$1-*" ! -path "$dir" -exec rm -rf {} +
     fi
     echo "$dir"
 }
@@ -92,7 +96,8 @@ fi
 echo "building $tag from $BASE_IMAGE ..." >&2
 buildah bud --quiet --isolation "${ISOLATION:-chroot}" \
     --file plugin-image/Containerfile --ignorefile plugin-image/containerignore \
-    --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "VERSION=$version" \
+    --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "PYTHON_VERSION=$python_version" \
+    --build-arg "VERSION=$version" \
     --build-arg "REVISION=$revision" --build-arg "SOURCE_URL=$source_url" \
     --tag "$tag" . >&2
 if [[ -n ${OCI_ARCHIVE:-} ]]; then
