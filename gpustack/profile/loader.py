@@ -142,8 +142,12 @@ def read_document(path: Path, display: str) -> Document:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = (display, mark.line + 1, mark.column + 1) if mark else (display, 1, 1)
-        problem = exc.problem or exc.context or "syntax error"
-        raise ProfileError(loc, (), f"invalid YAML: {problem}") from None
+        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "syntax error"
+        hint = None
+        if exc.context_mark is not None and exc.context_mark is not mark:
+            start = exc.context_mark
+            hint = f"look at line {start.line + 1}, column {start.column + 1}"
+        raise ProfileError(loc, (), f"invalid YAML: {problem}", hint) from None
     except yaml.YAMLError as exc:
         raise ProfileError((display, 1, 1), (), f"invalid YAML: {exc}") from None
     if not nodes:
@@ -212,15 +216,18 @@ def _lookup(data: dict[str, Any], path: JsonPath) -> Any:
 def profiles_root(path: Path) -> Path:
     """The folder that ``extends`` may not leave, for a path given on the command line.
 
-    The nearest enclosing (or the given) folder named ``profiles``; failing that, the folder
-    given, or for a file its own folder. So ``profiles/team/a.yaml`` may extend
-    ``../_bases/x.yaml``, and no profile can reach outside the tree it was checked in.
+    The nearest enclosing (or the given) folder named ``profiles``, looking no higher than the
+    repository top (a folder holding ``.git``); failing that, the folder given, or for a file its
+    own folder. So ``profiles/team/a.yaml`` may extend ``../_bases/x.yaml``, and no profile can
+    reach outside the tree it was checked in.
     """
     folder = path if path.is_dir() else path.parent
     folder = folder.resolve()
     for candidate in (folder, *folder.parents):
         if candidate.name == PROFILES_DIR:
             return candidate
+        if (candidate / ".git").exists():
+            break
     return folder
 
 
@@ -263,7 +270,7 @@ class ProfileLoader:
                 loc,
                 ("extends",),
                 f"base profile {target!r} is outside the profiles root {_rel(root)}",
-                f"move the base under {_rel(root)} (e.g. {_rel(root / '_bases')})",
+                f"move the base under {_rel(root)}, e.g. into {_rel(root / '_bases')}",
             )
         if resolved in chain:
             cycle = " -> ".join(p.name for p in (*chain, resolved))

@@ -121,7 +121,7 @@ def product_matches_architecture(p: Profile) -> Iterator[Finding]:
         if actual != gpus.architecture:
             yield Finding(
                 ("gpus", "architecture"),
-                f"{gpus.product} is a {actual} GPU, not {gpus.architecture}",
+                f"the architecture of {gpus.product} is {actual}, not {gpus.architecture}",
                 f"remove gpus.architecture or set it to {actual}",
             )
 
@@ -151,12 +151,13 @@ def kernel_modules_fit_gpu(p: Profile) -> Iterator[Finding]:
     product = catalog.PRODUCTS.get(p.gpus.product or "")
     module = p.driver.kernel_module_type
     if module == "proprietary" and (arch.open_required or (product and product.open_required)):
-        what = (
-            product.name if product and product.open_required else f"{arch.name.capitalize()} GPUs"
-        )
+        if product and product.open_required:
+            what = f"{product.name} needs"
+        else:
+            what = f"{arch.name.capitalize()} GPUs need"
         yield Finding(
             ("driver", "kernelModuleType"),
-            f"{what} need the open GPU kernel modules; proprietary ones do not support them",
+            f"{what} the open GPU kernel modules; the proprietary ones do not support it",
             "set driver.kernelModuleType: open or auto",
         )
     if module == "open" and not arch.open_modules:
@@ -193,7 +194,7 @@ def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
             continue
         if parse_driver(p.driver.version) < parse_driver(floor):
             ga = catalog.CUDA_GA_DRIVER.get(cuda)
-            full = f"; {ga} for all of CUDA {cuda}" if ga and ga != floor else ""
+            full = f", ideally {ga} for full CUDA {cuda} support" if ga and ga != floor else ""
             yield Finding(
                 at,
                 f"CUDA {cuda} needs driver {floor} or newer, but driver.version is "
@@ -370,7 +371,7 @@ def mig_needs_capable_gpu(p: Profile) -> Iterator[Finding]:
         yield Finding(
             at,
             f"{product.name} does not support MIG",
-            f"remove the MIG settings, or use a MIG-capable GPU ({capable})",
+            f"remove the MIG settings, or use a MIG-capable product: {capable}",
         )
     elif product is None and p.gpus.mig:
         yield Finding(
@@ -411,9 +412,9 @@ def mig_strategy_matches_layout(p: Profile) -> Iterator[Finding]:
     layout = p.gpus.mig
     if layout and strategy == "none":
         yield Finding(
-            (_DP, "migStrategy"),
-            "gpus.mig defines a MIG layout, but migStrategy is none, so no MIG device is "
-            "advertised",
+            ("gpus", "mig"),
+            "gpus.mig defines a MIG layout, but devicePlugin.migStrategy is none, so no MIG "
+            "device is advertised",
             "set devicePlugin.migStrategy: mixed, or single for a uniform layout",
         )
     if strategy == "single" and len(layout) > 1:

@@ -1,0 +1,155 @@
+"""Loader: positions of every value, strict YAML, ``extends`` merging and profile discovery."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpustack.checker import discover
+from gpustack.profile.loader import (
+    ProfileError,
+    ProfileLoader,
+    format_path,
+    merge,
+    profiles_root,
+    read_document,
+)
+
+TEXT = """\
+metadata:
+  name: demo
+driver:
+  version: "580.105.08"
+workloads:
+  examples:
+    - name: a
+      command: [python, -c, x]
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_every_value_and_key_has_a_position(tmp_path: Path) -> None:
+    doc = read_document(write(tmp_path / "p.yaml", TEXT), "p.yaml")
+    assert doc.data["workloads"]["examples"][0]["command"] == ["python", "-c", "x"]
+    assert doc.locate(("driver", "version")) == ("p.yaml", 4, 12)
+    assert doc.locate(("driver", "version"), key=True) == ("p.yaml", 4, 3)
+    assert doc.locate(("workloads", "examples", 0, "command", 2)) == ("p.yaml", 8, 29)
+    # a path the file does not contain maps to its nearest written ancestor
+    assert doc.locate(("driver", "osTag")) == ("p.yaml", 4, 3)
+    assert doc.locate(("toolkit", "cdi")) == ("p.yaml", 1, 1)
+
+
+@pytest.mark.parametrize(
+    "path,text",
+    [
+        ((), "$"),
+        (("driver", "version"), "$.driver.version"),
+        (("workloads", "examples", 2, "image"), "$.workloads.examples[2].image"),
+        (
+            ("cluster", "nodeSelector", "nvidia.com/gpu.present"),
+            "$.cluster.nodeSelector['nvidia.com/gpu.present']",
+        ),
+    ],
+)
+def test_format_path(path: tuple[str | int, ...], text: str) -> None:
+    assert format_path(path) == text
+
+
+@pytest.mark.parametrize(
+    "text,loc,message",
+    [
+        ("a:\n  - b: 1\n    b: 2\n", (3, 5), "duplicate key 'b' (first defined on line 2)"),
+        ("base: &b {x: 1}\nother:\n  <<: *b\n", (3, 3), "YAML merge keys (<<) are not supported"),
+        ("a: !!python/object:os.system x\n", (1, 4), "unsupported YAML tag"),
+        ("? [a, b]\n: c\n", (1, 3), "mapping keys must be plain scalars"),
+        ("", (1, 1), "file is empty"),
+        ("just a string\n", (1, 1), "a profile must be a YAML mapping"),
+        ("a: 1\n---\nb: 2\n", (3, 1), "file holds more than one YAML document"),
+        ("a: [1, 2\n", (2, 1), "invalid YAML"),
+    ],
+)
+def test_strict_yaml_errors(tmp_path: Path, text: str, loc: tuple[int, int], message: str) -> None:
+    with pytest.raises(ProfileError) as info:
+        read_document(write(tmp_path / "p.yaml", text), "p.yaml")
+    assert info.value.loc == ("p.yaml", *loc)
+    assert info.value.message.startswith(message)
+
+
+def test_non_utf8_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"a: \xff\n")
+    with pytest.raises(ProfileError, match="not UTF-8"):
+        read_document(path, "p.yaml")
+
+
+def test_aliases_are_plain_values(tmp_path: Path) -> None:
+    doc = read_document(write(tmp_path / "p.yaml", "a: &x [1, 2]\nb: *x\n"), "p.yaml")
+    assert doc.data == {"a": [1, 2], "b": [1, 2]}
+
+
+def test_merge_maps_deeply_lists_replace_null_removes(tmp_path: Path) -> None:
+    base = read_document(
+        write(tmp_path / "b.yaml", "a:\n  x: 1\n  y: [1, 2]\n  z: keep\nl: [a, b]\nn: 1\n"),
+        "b.yaml",
+    )
+    over = read_document(write(tmp_path / "o.yaml", "a:\n  y: [3]\nl: [c]\nn: null\n"), "o.yaml")
+    merged = merge(base, over)
+    assert merged.data == {"a": {"x": 1, "y": [3], "z": "keep"}, "l": ["c"]}
+    assert merged.locate(("a", "x")) == ("b.yaml", 2, 6)
+    assert merged.locate(("a", "y", 0)) == ("o.yaml", 2, 7)
+    assert ("a", "y", 1) not in merged.where  # the base's second item is gone
+    assert merged.locate(("l", 0)) == ("o.yaml", 3, 5)
+    assert ("n",) not in merged.where
+    assert base.data["a"]["y"] == [1, 2]  # merging never mutates a shared base
+
+
+def test_extends_chain_keeps_positions_per_file(tmp_path: Path) -> None:
+    root = tmp_path / "profiles"
+    write(root / "_bases" / "fleet.yaml", "extends: ../_common/all.yaml\ndriver:\n  version: '1'\n")
+    write(root / "_common" / "all.yaml", "driver:\n  osTag: x\ncluster:\n  namespace: n\n")
+    write(root / "team" / "p.yaml", "extends: ../_bases/fleet.yaml\ncluster:\n  namespace: m\n")
+    doc = ProfileLoader().load(
+        root / "team" / "p.yaml", "team/p.yaml", profiles_root(root / "team" / "p.yaml")
+    )
+    assert doc.data == {"driver": {"osTag": "x", "version": "1"}, "cluster": {"namespace": "m"}}
+    assert doc.locate(("driver", "osTag")) == ("_common/all.yaml", 2, 10)
+    assert doc.locate(("driver", "version")) == ("_bases/fleet.yaml", 3, 12)
+    assert doc.locate(("cluster", "namespace")) == ("team/p.yaml", 3, 14)
+    assert "extends" not in doc.data
+
+
+def test_profiles_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    nested = tmp_path / "profiles" / "team"
+    write(nested / "p.yaml", "a: 1\n")
+    write(tmp_path / "other" / "q.yaml", "a: 1\n")
+    assert profiles_root(nested / "p.yaml") == (tmp_path / "profiles").resolve()
+    assert profiles_root(nested) == (tmp_path / "profiles").resolve()
+    assert profiles_root(tmp_path / "other" / "q.yaml") == (tmp_path / "other").resolve()
+    assert profiles_root(tmp_path / "other") == (tmp_path / "other").resolve()
+
+
+def test_discover_skips_underscore_and_dot_folders(tmp_path: Path) -> None:
+    for name in (
+        "b.yaml",
+        "a.yml",
+        "sub/c.yaml",
+        "_bases/base.yaml",
+        "sub/_x/d.yaml",
+        ".hidden/e.yaml",
+        "notes.txt",
+        "sub/_private.yaml",
+    ):
+        write(tmp_path / name, "a: 1\n")
+    found = discover([tmp_path])
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a.yml", "b.yaml", "sub/c.yaml"]
+    # a file named explicitly is taken as given, even inside a `_` folder
+    assert discover([tmp_path / "_bases" / "base.yaml"]) == [tmp_path / "_bases" / "base.yaml"]
+    with pytest.raises(FileNotFoundError):
+        discover([tmp_path / "missing"])

@@ -1,0 +1,86 @@
+"""Reporters render a CheckResult exactly; no CLI involved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpustack.checker import CheckResult, Issue, LoadedProfile
+from gpustack.profile.model import Profile
+from gpustack.report import render, summary
+
+ISSUES = (
+    Issue("profiles/a.yaml", 4, 12, "$.driver.version", "'535' does not match x", "e.g. 580.1"),
+    Issue("profiles/b,c.yaml", 1, 1, "$", "invalid YAML: 100% wrong\nreally"),
+)
+GOOD = LoadedProfile(Path("profiles/ok.yaml"), Profile.from_dict({"metadata": {"name": "ok"}}))
+FAILED = CheckResult(profiles=(GOOD,), issues=ISSUES, files_checked=3, files_failed=2)
+PASSED = CheckResult(profiles=(GOOD,), issues=(), files_checked=1)
+
+
+@pytest.mark.parametrize(
+    "result,line",
+    [
+        (FAILED, "2 errors in 2 of 3 profiles"),
+        (PASSED, "1 profile valid"),
+        (CheckResult((), ISSUES[:1], 1, 1), "1 error in 1 of 1 profile"),
+    ],
+)
+def test_summary(result: CheckResult, line: str) -> None:
+    assert summary(result) == line
+
+
+def test_text() -> None:
+    assert render(FAILED, "text") == (
+        "profiles/a.yaml:4:12: $.driver.version: '535' does not match x (e.g. 580.1)\n"
+        "profiles/b,c.yaml:1:1: $: invalid YAML: 100% wrong\nreally\n"
+        "2 errors in 2 of 3 profiles\n"
+    )
+    assert render(PASSED, "text") == "1 profile valid\n"
+
+
+def test_text_color_only_when_asked() -> None:
+    assert "\x1b[" not in render(FAILED, "text")
+    colored = render(FAILED, "text", color=True)
+    assert "\x1b[33m" in colored and colored.endswith("\x1b[0m\n")
+
+
+def test_json() -> None:
+    doc = json.loads(render(FAILED, "json"))
+    assert doc == {
+        "ok": False,
+        "filesChecked": 3,
+        "filesFailed": 2,
+        "issues": [
+            {
+                "file": "profiles/a.yaml",
+                "line": 4,
+                "col": 12,
+                "jsonPath": "$.driver.version",
+                "message": "'535' does not match x",
+                "hint": "e.g. 580.1",
+            },
+            {
+                "file": "profiles/b,c.yaml",
+                "line": 1,
+                "col": 1,
+                "jsonPath": "$",
+                "message": "invalid YAML: 100% wrong\nreally",
+                "hint": None,
+            },
+        ],
+        "profiles": [{"file": "profiles/ok.yaml", "name": "ok"}],
+        "summary": "2 errors in 2 of 3 profiles",
+    }
+
+
+def test_github_annotations_escape_data_and_properties() -> None:
+    assert render(FAILED, "github").splitlines() == [
+        "::error file=profiles/a.yaml,line=4,col=12,title=gpustack validate::"
+        "$.driver.version: '535' does not match x (e.g. 580.1)",
+        "::error file=profiles/b%2Cc.yaml,line=1,col=1,title=gpustack validate::"
+        "$: invalid YAML: 100%25 wrong%0Areally",
+        "2 errors in 2 of 3 profiles",
+    ]

@@ -1,0 +1,177 @@
+"""Each semantic rule on its own: it fires on its invalid case and stays quiet on valid ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpustack.checker import discover
+from gpustack.profile import catalog, rules
+from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile.model import Profile
+
+CASES = Path(__file__).parent / "cases"
+REPO_PROFILES = Path(__file__).parents[2] / "profiles"
+
+#: rule -> (invalid case, JSON path of its finding)
+TRIGGERS: dict[str, tuple[str, str]] = {
+    "kubernetes_version_supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
+    "runtime_matches_distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
+    "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
+    "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
+    "driver_supports_gpu": ("b200-driver-too-old", "$.driver.version"),
+    "kernel_modules_fit_gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),
+    "simulated_needs_gpustack": ("simulated-with-nvidia-plugin", "$.devicePlugin.backend"),
+    "nvidia_plugin_resource_name": ("nvidia-plugin-custom-resource", "$.devicePlugin.resourceName"),
+    "resource_names_well_formed": ("bad-resource-name", "$.devicePlugin.resourceName"),
+    "time_slicing_replicas": (
+        "replicas-one",
+        "$.devicePlugin.sharing.timeSlicing.resources[0].replicas",
+    ),
+    "time_slicing_resources_unique": (
+        "time-slicing-duplicate",
+        "$.devicePlugin.sharing.timeSlicing.resources[1].name",
+    ),
+    "time_slicing_resources_exist": (
+        "time-slicing-unknown-resource",
+        "$.devicePlugin.sharing.timeSlicing.resources[0].name",
+    ),
+    "mig_needs_capable_gpu": ("mig-on-t4", "$.devicePlugin.migStrategy"),
+    "mig_layout_fits": ("mig-layout-too-big", "$.gpus.mig"),
+    "mig_strategy_matches_layout": ("mig-single-not-uniform", "$.gpus.mig"),
+    "workload_names_unique": ("duplicate-example-name", "$.workloads.examples[1].name"),
+    "workload_cuda_fits_driver": ("driver-too-old-for-cuda", "$.workloads.examples[0].image"),
+    "workload_cuda_fits_gpu": ("cuda13-on-volta", "$.workloads.examples[0].image"),
+    "workload_resource_advertised": (
+        "workload-resource-not-advertised",
+        "$.workloads.examples[0].resourceName",
+    ),
+}
+
+
+def load(path: Path) -> Profile:
+    doc = ProfileLoader().load(path, path.name, profiles_root(path))
+    return Profile.from_dict(doc.data)
+
+
+def valid_profiles() -> list[Path]:
+    return discover([CASES / "valid", REPO_PROFILES])
+
+
+def test_every_rule_has_a_trigger() -> None:
+    assert {rule.__name__ for rule in rules.RULES} == set(TRIGGERS)
+
+
+@pytest.mark.parametrize("rule", rules.RULES, ids=lambda r: r.__name__)
+def test_rule_fires_on_its_case(rule: rules.Rule) -> None:
+    case, path = TRIGGERS[rule.__name__]
+    findings = list(rule(load(CASES / "invalid" / f"{case}.yaml")))
+    assert [format_path(f.path) for f in findings] == [path]
+    assert findings[0].message and findings[0].hint
+
+
+@pytest.mark.parametrize("rule", rules.RULES, ids=lambda r: r.__name__)
+def test_rule_is_quiet_on_valid_profiles(rule: rules.Rule) -> None:
+    for path in valid_profiles():
+        assert list(rule(load(path))) == [], path
+
+
+def test_rules_need_a_compatible_driver_only_for_known_gpus() -> None:
+    profile = Profile.from_dict({"metadata": {"name": "x"}, "driver": {"version": "450.80.02"}})
+    assert rules.rule_findings(profile) == []
+
+
+@pytest.mark.parametrize(
+    "image,cuda",
+    [
+        ("docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "12.4"),
+        ("pytorch/pytorch:2.9.0-cuda13.0-cudnn9-devel", "13.0"),
+        ("ghcr.io/acme/train:2.6.0-cu126", "12.6"),
+        ("ghcr.io/acme/train:torch2.7-cu118-py3", "11.8"),
+        ("nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "12.4"),
+        ("docker.io/nvidia/cuda:11.8.0-runtime-ubuntu22.04", "11.8"),
+        ("nvcr.io/nvidia/pytorch:24.05-py3", "12.4"),
+        ("nvcr.io/nvidia/pytorch:25.08-py3", "13.0"),
+        ("nvcr.io/nvidia/pytorch:19.01-py3", None),
+        ("registry.example.com/ml/trainer:latest", None),
+        ("registry.example.com:5000/trainer", None),
+        ("docker.io/library/busybox:1.37", None),
+        ("registry.example.com/cuda@sha256:" + "0" * 64, None),
+    ],
+)
+def test_cuda_from_image(image: str, cuda: str | None) -> None:
+    assert catalog.cuda_from_image(image) == cuda
+
+
+def test_driver_versions_compare_numerically() -> None:
+    assert catalog.parse_driver("580.105.08") > catalog.parse_driver("580.65.06")
+    assert catalog.parse_driver("570.26") < catalog.parse_driver("570.133.20")
+
+
+def test_cuda_table_is_ordered_and_floors_are_family_minimums() -> None:
+    versions = sorted(catalog.CUDA_GA_DRIVER, key=lambda v: tuple(map(int, v.split("."))))
+    drivers = [catalog.parse_driver(catalog.CUDA_GA_DRIVER[v]) for v in versions]
+    assert drivers == sorted(drivers)
+    for cuda in versions:
+        floor = catalog.cuda_family_floor(cuda)
+        assert floor is not None
+        if not cuda.startswith("11."):  # 11.0 GA predates the minor-compat floor 450.80.02
+            assert catalog.parse_driver(floor) <= catalog.parse_driver(catalog.CUDA_GA_DRIVER[cuda])
+    assert set(catalog.NGC_CUDA.values()) <= set(catalog.CUDA_GA_DRIVER)
+
+
+def test_mig_layouts_of_every_product_fit_when_full() -> None:
+    for product in catalog.PRODUCTS.values():
+        for name, mig in product.mig.items():
+            assert mig.compute <= product.compute_slices, (product.name, name)
+            assert mig.memory <= product.memory_slices, (product.name, name)
+
+
+@pytest.mark.parametrize(
+    "profile,advertised",
+    [
+        ({}, ("nvidia.com/gpu",)),
+        (
+            {
+                "devicePlugin": {"migStrategy": "mixed"},
+                "gpus": {"product": "A100-SXM4-80GB", "mig": {"1g.10gb": 2, "3g.40gb": 1}},
+            },
+            ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb"),
+        ),
+        (
+            {
+                "devicePlugin": {
+                    "sharing": {
+                        "timeSlicing": {
+                            "renameByDefault": True,
+                            "resources": [{"name": "nvidia.com/gpu", "replicas": 2}],
+                        }
+                    }
+                }
+            },
+            ("nvidia.com/gpu.shared",),
+        ),
+        (
+            {
+                "devicePlugin": {
+                    "sharing": {
+                        "timeSlicing": {
+                            "resources": [
+                                {"name": "nvidia.com/gpu", "replicas": 2, "rename": "nvidia.com/x"}
+                            ]
+                        }
+                    }
+                }
+            },
+            ("nvidia.com/x",),
+        ),
+    ],
+)
+def test_advertised_resources(profile: dict[str, object], advertised: tuple[str, ...]) -> None:
+    model = Profile.from_dict({"metadata": {"name": "x"}, **profile})
+    assert rules.advertised_resources(model) == advertised
+    example = Profile.from_dict(
+        {"metadata": {"name": "x"}, **profile, "workloads": {"examples": [{"name": "e"}]}}
+    ).workloads.examples[0]
+    assert rules.workload_resource(model, example) == advertised[0]

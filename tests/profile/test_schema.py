@@ -1,0 +1,193 @@
+"""The schema file: well formed, current, documented, and in agreement with model and catalog."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from gpustack.profile import catalog, model
+from gpustack.profile.schema import SCHEMA_ID, render, validator
+
+REPO = Path(__file__).parents[2]
+SCHEMA_PATH = REPO / "schemas" / "profile.schema.json"
+SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+SubSchema = tuple[str, Mapping[str, Any]]
+
+
+def walk(schema: Mapping[str, Any], where: str = "#") -> Iterator[SubSchema]:
+    """Every subschema with a JSON-pointer-like name, depth first."""
+    yield where, schema
+    for name, sub in schema.get("properties", {}).items():
+        yield from walk(sub, f"{where}/properties/{name}")
+    for name, sub in schema.get("$defs", {}).items():
+        yield from walk(sub, f"{where}/$defs/{name}")
+    for key in ("items", "additionalProperties", "propertyNames"):
+        sub = schema.get(key)
+        if isinstance(sub, Mapping):
+            yield from walk(sub, f"{where}/{key}")
+    for i, sub in enumerate(schema.get("anyOf", [])):
+        yield from walk(sub, f"{where}/anyOf/{i}")
+
+
+def properties() -> Iterator[SubSchema]:
+    for where, sub in walk(SCHEMA):
+        for name, prop in sub.get("properties", {}).items():
+            yield f"{where}/properties/{name}", prop
+
+
+def test_schema_is_valid_against_its_metaschema() -> None:
+    Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert SCHEMA["$id"] == SCHEMA_ID == "https://gpustack.dev/schemas/profile.schema.json"
+
+
+def test_schema_file_is_generated_from_code() -> None:
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), (
+        "run: .venv/bin/python -m gpustack.profile.schema"
+    )
+    assert validator().schema == SCHEMA
+
+
+@pytest.mark.parametrize("where,prop", list(properties()), ids=lambda v: str(v)[:80])
+def test_every_property_is_documented(where: str, prop: Mapping[str, Any]) -> None:
+    assert prop.get("title"), where
+    assert prop.get("description"), where
+
+
+def test_every_object_is_closed_or_a_typed_map() -> None:
+    objects = [(w, s) for w, s in walk(SCHEMA) if s.get("type") == "object"]
+    assert len(objects) > 20
+    for where, sub in objects:
+        extra = sub.get("additionalProperties")
+        if "properties" in sub:
+            assert extra is False, where
+        else:  # a map (labels, node selector, MIG layout): values still typed
+            assert isinstance(extra, Mapping) and extra, where
+
+
+def test_editor_friendly_subset() -> None:
+    text = SCHEMA_PATH.read_text(encoding="utf-8")
+    for keyword in ("unevaluatedProperties", "oneOf", "dependentRequired", "prefixItems"):
+        assert f'"{keyword}"' not in text
+
+
+def _annotated() -> Iterator[tuple[str, str, Mapping[str, Any], Any]]:
+    for where, sub in walk(SCHEMA):
+        if "default" in sub:
+            yield where, "default", sub, sub["default"]
+        for i, example in enumerate(sub.get("examples", [])):
+            yield where, f"examples[{i}]", sub, example
+
+
+@pytest.mark.parametrize("where,what,sub,value", list(_annotated()), ids=lambda v: str(v)[:60])
+def test_defaults_and_examples_are_valid(
+    where: str, what: str, sub: Mapping[str, Any], value: Any
+) -> None:
+    errors = [e.message for e in validator().evolve(schema=sub).iter_errors(value)]
+    assert errors == [], f"{where} {what}"
+
+
+def test_api_version_and_kind_are_single_value_enums() -> None:
+    props = SCHEMA["properties"]
+    assert props["apiVersion"]["enum"] == [model.API_VERSION] == ["gpustack.dev/v1alpha1"]
+    assert props["kind"]["enum"] == [model.KIND] == ["Profile"]
+    assert SCHEMA["required"] == ["apiVersion", "kind", "metadata"]
+
+
+def test_gpu_enums_equal_the_catalog() -> None:
+    gpus = SCHEMA["properties"]["gpus"]["properties"]
+    assert set(gpus["product"]["enum"]) == set(catalog.PRODUCTS)
+    assert set(gpus["architecture"]["enum"]) == set(catalog.ARCHITECTURES)
+    for product in catalog.PRODUCTS.values():
+        assert product.architecture in catalog.ARCHITECTURES
+        pattern = gpus["mig"]["propertyNames"]["pattern"]
+        assert all(re.match(pattern, name) for name in product.mig)
+
+
+def test_gitops_is_reserved() -> None:
+    gitops = SCHEMA["properties"]["gitops"]
+    assert gitops["properties"] == {} and gitops["additionalProperties"] is False
+    assert "no properties yet" in gitops["description"]
+
+
+# --- schema defaults == model defaults ---------------------------------------------------------
+
+# (schema object, model class, the smallest valid input for from_dict)
+SECTIONS: list[tuple[tuple[str, ...], Any, dict[str, Any]]] = [
+    ((), model.Profile, {"metadata": {"name": "x"}}),
+    (("metadata",), model.Metadata, {"name": "x"}),
+    (("cluster",), model.Cluster, {}),
+    (("cluster", "runtime"), model.Runtime, {}),
+    (("driver",), model.Driver, {}),
+    (("driver", "startupProbe"), model.StartupProbe, {}),
+    (("driver", "resources"), model.Resources, {}),
+    (("toolkit",), model.Toolkit, {}),
+    (("toolkit", "cdi"), model.Cdi, {}),
+    (("devicePlugin",), model.DevicePlugin, {}),
+    (("devicePlugin", "healthChecks"), model.HealthChecks, {}),
+    (("devicePlugin", "sharing", "timeSlicing"), model.TimeSlicing, {}),
+    (
+        ("devicePlugin", "sharing", "timeSlicing", "resources", "[]"),
+        model.TimeSlicingResource,
+        {"name": "nvidia.com/gpu", "replicas": 2},
+    ),
+    (("gpus",), model.Gpus, {}),
+    (("workloads",), model.Workloads, {}),
+    (("workloads", "examples", "[]"), model.Example, {"name": "x"}),
+    (("gitops",), model.GitOps, {}),
+    (("$envVar",), model.EnvVar, {"name": "X"}),
+    (("$toleration",), model.Toleration, {}),
+]
+#: Schema names that are not model fields of the same (camelCased) name.
+RENAMED = {"timeSlicing": "sharing"}
+NOT_IN_MODEL = {"apiVersion", "kind", "extends"}
+
+
+def _section(path: tuple[str, ...]) -> Mapping[str, Any]:
+    sub: Mapping[str, Any] = SCHEMA
+    for part in path:
+        if part.startswith("$"):
+            sub = SCHEMA["$defs"][part[1:]]
+        elif part == "[]":
+            sub = sub["items"]
+        else:
+            sub = sub["properties"][part]
+    return sub
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    camel = head + "".join(word.capitalize() for word in rest)
+    return RENAMED.get(camel, camel)
+
+
+@pytest.mark.parametrize("path,cls,minimal", SECTIONS, ids=lambda v: str(v)[:40])
+def test_schema_defaults_equal_model_defaults(
+    path: tuple[str, ...], cls: Any, minimal: dict[str, Any]
+) -> None:
+    section = _section(path)
+    props = section["properties"]
+    model_fields = {_camel(f.name): f for f in fields(cls)}
+    assert set(props) - NOT_IN_MODEL == set(model_fields), cls.__name__
+    plain = cls.from_dict(minimal)
+    for name, prop in props.items():
+        if name in NOT_IN_MODEL or name in minimal or name in section.get("required", ()):
+            continue
+        if "default" in prop:
+            # writing the documented default must mean exactly what leaving it out means
+            assert cls.from_dict({**minimal, name: prop["default"]}) == plain, name
+        else:
+            field = model_fields[name]
+            default = field.default
+            if default is MISSING and field.default_factory is not MISSING:
+                default = field.default_factory()
+            assert default is None, f"{cls.__name__}.{field.name} has a default {default!r}"
+            assert getattr(plain, field.name) is None, name

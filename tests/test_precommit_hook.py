@@ -1,0 +1,95 @@
+"""The published pre-commit hook, run the way pre-commit runs it.
+
+Reads ``.pre-commit-hooks.yaml`` itself, so the test exercises the exact ``entry``, ``args``,
+``files`` and ``pass_filenames`` users get: in a temporary repository layout, the entry is run
+as a subprocess from the repository root with the filenames pre-commit would append.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).parents[1]
+HOOKS: list[dict[str, Any]] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+HOOK = next(h for h in HOOKS if h["id"] == "gpustack-validate")
+VALID = """\
+# yaml-language-server: $schema=../schemas/profile.schema.json
+apiVersion: gpustack.dev/v1alpha1
+kind: Profile
+extends: _bases/fleet.yaml
+metadata:
+  name: {name}
+"""
+BASE = "driver:\n  version: '{version}'\nworkloads:\n  examples:\n    - name: smoke\n"
+
+
+def test_hook_definition() -> None:
+    assert HOOK["entry"] == "gpustack validate"
+    assert HOOK["language"] == "python"
+    assert HOOK["pass_filenames"] is False  # overlays depend on bases: always check them all
+    for key in ("id", "name", "entry", "language"):
+        assert HOOK[key]
+
+
+@pytest.mark.parametrize(
+    "path,matches",
+    [
+        ("profiles/lab.yaml", True),
+        ("profiles/_bases/fleet.yml", True),
+        ("profiles/team/x.yaml", True),
+        ("dist/clusters/lab/driver.yaml", False),
+        ("profiles/README.md", False),
+    ],
+)
+def test_hook_files_pattern(path: str, matches: bool) -> None:
+    assert bool(re.search(HOOK["files"], path)) is matches
+
+
+def _run_hook(repo: Path, changed: list[str]) -> subprocess.CompletedProcess[str]:
+    """What pre-commit does: entry + args (+ the changed files if pass_filenames)."""
+    selected = [f for f in changed if re.search(HOOK.get("files", ""), f)]
+    assert selected, "pre-commit would not run the hook for these files"
+    argv = shlex.split(HOOK["entry"]) + list(HOOK.get("args", []))
+    if HOOK.get("pass_filenames", True):
+        argv += selected
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "profiles" / "_bases").mkdir(parents=True)
+    (tmp_path / "profiles" / "east.yaml").write_text(VALID.format(name="east"))
+    (tmp_path / "profiles" / "west.yaml").write_text(VALID.format(name="west"))
+    return tmp_path
+
+
+def test_hook_passes_on_valid_profiles(repo: Path) -> None:
+    (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="580.105.08"))
+    proc = _run_hook(repo, ["profiles/east.yaml"])
+    assert (proc.returncode, proc.stdout) == (0, "2 profiles valid\n"), proc.stderr
+
+
+def test_hook_fails_when_a_base_breaks_untouched_overlays(repo: Path) -> None:
+    # Only the base changed, yet both overlays are checked: the reason for pass_filenames false.
+    (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="520.61.05"))
+    proc = _run_hook(repo, ["profiles/_bases/fleet.yaml"])
+    assert proc.returncode == 1
+    # the issue sits in the base (both overlays share it), so it is reported once
+    assert proc.stdout.splitlines() == [
+        "profiles/_bases/fleet.yaml:5:7: $.workloads.examples[0].image: CUDA 12.4 needs driver "
+        "525.60.13 or newer, but driver.version is 520.61.05 (raise driver.version to at least "
+        "525.60.13, ideally 550.54.14 for full CUDA 12.4 support, or use an image built for an "
+        "older CUDA)",
+        "1 error in 2 of 2 profiles",
+    ]
