@@ -109,29 +109,59 @@ def start_plugin(kubelet: KubeletSimulator, sockdir: Path) -> Iterator[StartPlug
 
 
 class PluginProcess:
-    """The ``gpustack-device-plugin`` console script as a child process."""
+    """The ``gpustack-device-plugin`` console script as a child process; stderr is collected."""
 
     def __init__(self, args: list[str], env: Mapping[str, str] | None = None) -> None:
         full_env = {**os.environ, **(env or {})}
         self.proc = subprocess.Popen(
             [str(PLUGIN_SCRIPT), *args],
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
             env=full_env,
         )
+        self._lines: list[str] = []
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self._cond:
+                self._lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    @property
+    def stderr(self) -> str:
+        with self._cond:
+            return "\n".join(self._lines)
+
+    def wait_for_line(self, text: str, timeout: float = 10) -> str:
+        """The first stderr line containing ``text``; fails on timeout or exit."""
+        with self._cond:
+            ok = self._cond.wait_for(
+                lambda: any(text in line for line in self._lines) or not self._reader.is_alive(),
+                timeout,
+            )
+            match = [line for line in self._lines if text in line]
+        assert ok and match, f"no stderr line with {text!r}; stderr:\n{self.stderr}"
+        return match[0]
 
     def send(self, sig: signal.Signals) -> None:
         self.proc.send_signal(sig)
 
-    def finish(
-        self, sig: signal.Signals | None = signal.SIGTERM, timeout: float = 10
-    ) -> tuple[int, str]:
-        """Send ``sig`` (if still running), wait, return (exit code, stderr)."""
+    def finish(self, sig: signal.Signals | None = signal.SIGTERM, timeout: float = 10) -> int:
+        """Send ``sig`` (if still running) and return the exit code."""
         if sig is not None and self.proc.poll() is None:
             self.proc.send_signal(sig)
-        _out, err = self.proc.communicate(timeout=timeout)
-        return self.proc.returncode, err
+        code = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=5)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+        return code
 
 
 @pytest.fixture
@@ -147,4 +177,4 @@ def run_plugin() -> Iterator[Callable[..., PluginProcess]]:
     for proc in procs:
         if proc.proc.poll() is None:
             proc.proc.kill()
-        proc.proc.communicate(timeout=10)
+        proc.finish(sig=None)
