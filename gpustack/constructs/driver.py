@@ -90,6 +90,7 @@ def render_scripts() -> dict[str, str]:
     """The driver's scripts ConfigMap data."""
     probe = DRIVER_STARTUP_PROBE.render(
         validations=VALIDATIONS_DIR,
+        sys_module="/sys/module",
         driver_root=DRIVER_INSTALL_DIR,
         driver_root_ctr=DRIVER_ROOT_CTR_PATH,
         host_root_ctr=HOST_ROOT_CTR_PATH,

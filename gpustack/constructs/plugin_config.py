@@ -18,6 +18,7 @@ from gpustack.plugin.config import (
     DEFAULT_IGNORED_XIDS,
     PluginConfig,
 )
+from gpustack.profile.catalog import ARCHITECTURES, PRODUCTS
 from gpustack.profile.model import Profile
 
 #: Key of the config file in the ConfigMap, and where the plugin container finds it.
@@ -33,14 +34,43 @@ def is_simulated(profile: Profile) -> bool:
 
 
 def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:
-    """``gpus.perNode`` simulated GPUs, MIG-partitioned like ``gpus.mig``.
+    """``gpus.perNode`` simulated GPUs shaped like ``gpus.product`` from the catalog.
 
-    Product, memory and compute capability keep the plugin's defaults (an H100 80GB): the
-    profile names products by catalog name, which is not what NVML reports.
+    Memory and compute capability come from the catalog (the architecture's capability when the
+    product has none of its own); the name is ``NVIDIA <product>``, close to what NVML reports.
+    SXM, NVL and superchip (GH/GB) products are NVLink-connected to every other GPU of the node.
+    MIG layout is ``gpus.mig``. Without a product, the plugin's defaults (an H100) apply, with the
+    architecture's compute capability if one is given.
     """
     gpus = profile.gpus
+    shape: dict[str, Any] = {}
+    nvlink = False
+    product = PRODUCTS.get(gpus.product) if gpus.product else None
+    arch_name = product.architecture if product else gpus.architecture
+    arch = ARCHITECTURES.get(arch_name) if arch_name else None
+    if product is not None:
+        shape["product"] = f"NVIDIA {product.name}"
+        shape["memoryMiB"] = product.memory_gb * 1024
+        nvlink = any(tag in product.name for tag in ("SXM", "NVL")) or product.name[:2] in (
+            "GH",
+            "GB",
+        )
+    capability = (product.compute_capability if product else None) or (
+        arch.compute_capability if arch else None
+    )
+    if capability:
+        shape["computeCapability"] = capability
     mig = {"enabled": bool(gpus.mig), "devices": dict(gpus.mig)}
-    return [{"index": i, "mig": mig} for i in range(gpus.per_node)]
+    indices = range(gpus.per_node)
+    return [
+        {
+            "index": i,
+            **shape,
+            "nvlinkPeers": [j for j in indices if j != i] if nvlink else [],
+            "mig": mig,
+        }
+        for i in indices
+    ]
 
 
 def build_config(profile: Profile) -> dict[str, Any]:

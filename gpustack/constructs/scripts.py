@@ -49,7 +49,7 @@ DRIVER_STARTUP_PROBE = _ENV.from_string(
 # startupProbe of nvidia-driver-ctr. Succeeds once the kernel module is loaded and nvidia-smi
 # answers, then publishes driver readiness for the container toolkit on this node.
 set -eu
-if [ ! -e /sys/module/nvidia/refcnt ]; then
+if [ ! -e "{{ sys_module }}/nvidia/refcnt" ]; then
   echo "nvidia kernel module is not loaded yet" >&2
   exit 1
 fi

@@ -1,0 +1,247 @@
+"""Device plugin: implementation choice, config file, privileges, simulated backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from gpustack.plugin.config import PluginConfig
+
+from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
+
+DS = "nvidia-device-plugin-daemonset"
+CTR = "nvidia-device-plugin"
+CM = "nvidia-device-plugin-config"
+SIMULATED = {"devicePlugin": {"backend": "simulated"}, "driver": {"enabled": False}}
+
+
+def plugin(synth: Synth, **sections: Any) -> dict[str, Any]:
+    return find(synth(profile(**sections)), "DaemonSet", DS)
+
+
+def config(synth: Synth, **sections: Any) -> dict[str, Any]:
+    text = find(synth(profile(**sections)), "ConfigMap", CM)["data"]["config.yaml"]
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def test_component_objects(synth: Synth) -> None:
+    assert kinds(synth(profile()), "device-plugin") == [
+        ("ServiceAccount", "nvidia-device-plugin"),
+        ("ConfigMap", CM),
+        ("DaemonSet", DS),
+    ]
+    assert kinds(synth(profile(devicePlugin={"enabled": False})), "device-plugin") == []
+
+
+def test_gpustack_implementation(synth: Synth) -> None:
+    ds = plugin(synth)
+    c = container(ds, CTR)
+    assert c["image"] == "ghcr.io/gpustack-dev/gpustack-device-plugin:0.1.0"
+    assert c["command"] == ["gpustack-device-plugin", "--config-file", "/etc/gpustack/config.yaml"]
+    assert mounts(c)["/etc/gpustack"]["readOnly"] is True
+    assert "CONFIG_FILE" not in env(c)
+    cfg = config(synth)
+    assert cfg["gpustack"]["backend"] == "nvml"
+    assert cfg["flags"]["nvidiaDriverRoot"] == "/run/nvidia/driver"
+
+
+def test_nvidia_implementation(synth: Synth) -> None:
+    sections = {"devicePlugin": {"implementation": "nvidia"}}
+    c = container(plugin(synth, **sections), CTR)
+    assert c["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert c["command"] == ["nvidia-device-plugin"]
+    assert env(c)["CONFIG_FILE"] == "/etc/gpustack/config.yaml"
+    cfg = config(synth, **sections)
+    assert "gpustack" not in cfg
+    assert list(cfg) == ["version", "flags", "sharing"]
+
+
+def test_custom_image_and_version(synth: Synth) -> None:
+    dp = {"image": "registry.local/plugin", "version": "1.2.3", "imagePullPolicy": "Always"}
+    ds = plugin(synth, devicePlugin=dp)
+    c = container(ds, CTR)
+    assert (c["image"], c["imagePullPolicy"]) == ("registry.local/plugin:1.2.3", "Always")
+    assert ds["metadata"]["labels"]["app.kubernetes.io/version"] == "1.2.3"
+
+
+@pytest.mark.parametrize(
+    ("ignored", "expected"),
+    [
+        ({"enabled": False}, {"DP_DISABLE_HEALTHCHECKS": "all"}),
+        ({"ignoredXids": [13, 31, 43, 45, 68, 109]}, {}),
+        ({"ignoredXids": [13, 31, 43, 45, 68, 109, 119]}, {"DP_DISABLE_HEALTHCHECKS": "119"}),
+        (
+            {"ignoredXids": [13, 31, 79]},
+            {"DP_DISABLE_HEALTHCHECKS": "79", "DP_ENABLE_HEALTHCHECKS": "43,45,68,109"},
+        ),
+    ],
+)
+def test_nvidia_health_checks_via_env(
+    synth: Synth, ignored: dict[str, Any], expected: dict[str, str]
+) -> None:
+    dp = {"implementation": "nvidia", "healthChecks": ignored}
+    e = env(container(plugin(synth, devicePlugin=dp), CTR))
+    assert {k: v for k, v in e.items() if k.startswith("DP_")} == expected
+
+
+def test_gpustack_health_checks_in_config(synth: Synth) -> None:
+    cfg = config(synth, devicePlugin={"healthChecks": {"ignoredXids": [13, 119]}})
+    assert cfg["gpustack"]["health"] == {"enabled": True, "ignoredXids": [13, 119]}
+
+
+def test_time_slicing_in_config(synth: Synth) -> None:
+    ts = {
+        "renameByDefault": True,
+        "failRequestsGreaterThanOne": True,
+        "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+    }
+    cfg = config(synth, devicePlugin={"sharing": {"timeSlicing": ts}})
+    assert cfg["sharing"] == {"timeSlicing": ts}
+
+
+def test_config_flags_follow_the_profile(synth: Synth) -> None:
+    dp = {
+        "migStrategy": "single",
+        "deviceListStrategy": ["volume-mounts"],
+        "deviceIdStrategy": "index",
+        "passDeviceSpecs": True,
+        "failOnInitError": False,
+        "sharedDevicesAllocationPolicy": "packed",
+        "resourceName": "example.com/gpu",
+    }
+    cfg = config(synth, devicePlugin=dp, driver={"enabled": False})
+    assert cfg["flags"]["migStrategy"] == "single"
+    assert cfg["flags"]["failOnInitError"] is False
+    assert cfg["flags"]["nvidiaDriverRoot"] == "/"
+    assert cfg["flags"]["plugin"] == {
+        "passDeviceSpecs": True,
+        "deviceListStrategy": ["volume-mounts"],
+        "deviceIDStrategy": "index",
+        "cdiAnnotationPrefix": "cdi.k8s.io/",
+        "containerDriverRoot": "/driver-root",
+        "sharedDevicesAllocationPolicy": "packed",
+    }
+    assert cfg["gpustack"]["resourceName"] == "example.com/gpu"
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"devicePlugin": {"implementation": "nvidia"}},
+        SIMULATED,
+        {**SIMULATED, "gpus": {"product": "A100-SXM4-80GB", "perNode": 2, "mig": {"3g.40gb": 2}}},
+    ],
+    ids=["gpustack", "nvidia", "simulated", "simulated-mig"],
+)
+def test_config_is_what_the_plugin_parses(synth: Synth, sections: dict[str, Any]) -> None:
+    cfg = config(synth, **sections)
+    parsed = PluginConfig.from_dict(cfg).to_dict()
+    if "gpustack" not in cfg:
+        parsed.pop("gpustack")
+    assert parsed == cfg
+
+
+def test_simulated_gpus_follow_the_inventory(synth: Synth) -> None:
+    gpus = {"product": "A100-SXM4-80GB", "perNode": 2, "mig": {"3g.40gb": 2}}
+    sim = config(synth, **SIMULATED, gpus=gpus)["gpustack"]["simulated"]["gpus"]
+    assert [g["index"] for g in sim] == [0, 1]
+    assert {g["memoryMiB"] for g in sim} == {80 * 1024}
+    assert {g["computeCapability"] for g in sim} == {"8.0"}
+    assert [g["nvlinkPeers"] for g in sim] == [[1], [0]]
+    assert sim[0]["mig"] == {"enabled": True, "devices": {"3g.40gb": 2}}
+    assert sim[0]["uuid"] != sim[1]["uuid"]
+
+
+def test_simulated_needs_no_gpu_runtime_and_no_driver(synth: Synth) -> None:
+    ds = plugin(synth, **SIMULATED)
+    spec = pod_spec(ds)
+    assert "runtimeClassName" not in spec
+    assert "initContainers" not in spec
+    assert "driver-root" not in host_paths(ds)
+    assert env(container(ds, CTR))["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+def test_nvml_backend_waits_for_toolkit_and_uses_runtime(synth: Synth) -> None:
+    ds = plugin(synth)
+    spec = pod_spec(ds)
+    assert spec["runtimeClassName"] == "nvidia"
+    init = container(ds, "toolkit-validation", init=True)
+    assert "/run/nvidia/validations/toolkit-ready" in init["command"][-1]
+    assert init["image"].startswith("nvcr.io/nvidia/k8s/container-toolkit:")
+    m = mounts(container(ds, CTR))["/driver-root"]
+    assert (m["readOnly"], m["mountPropagation"]) == (True, "HostToContainer")
+    assert host_paths(ds)["driver-root"] == "/run/nvidia/driver"
+    assert host_paths(ds)["device-plugin"] == "/var/lib/kubelet/device-plugins"
+    e = env(container(ds, CTR))
+    assert e["NVIDIA_VISIBLE_DEVICES"] == "all"
+
+
+def test_runtime_class_follows_toolkit(synth: Synth) -> None:
+    spec = pod_spec(plugin(synth, toolkit={"runtimeClass": "nvidia-gpu"}))
+    assert spec["runtimeClassName"] == "nvidia-gpu"
+    crio_hooks = {"cluster": {"runtime": {"name": "crio"}}, "toolkit": {"cdi": {"enabled": False}}}
+    assert "runtimeClassName" not in pod_spec(plugin(synth, **crio_hooks))
+
+
+def test_without_toolkit_waits_for_driver_with_driver_image(synth: Synth) -> None:
+    ds = plugin(synth, toolkit={"enabled": False})
+    init = container(ds, "toolkit-validation", init=True)
+    assert "/run/nvidia/validations/driver-ready" in init["command"][-1]
+    assert init["image"].startswith("nvcr.io/nvidia/driver:")
+    neither = plugin(synth, toolkit={"enabled": False}, driver={"enabled": False})
+    assert "initContainers" not in pod_spec(neither)
+
+
+RESTRICTED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+SYS_ADMIN = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"add": ["SYS_ADMIN"], "drop": ["ALL"]},
+}
+
+
+@pytest.mark.parametrize(
+    ("dp", "expected"),
+    [
+        ({}, RESTRICTED),
+        ({"passDeviceSpecs": True}, {"privileged": True}),
+        ({"passDeviceSpecs": True, "migStrategy": "mixed"}, {"privileged": True}),
+        ({"migStrategy": "single"}, SYS_ADMIN),
+        ({"deviceListStrategy": ["envvar", "volume-mounts"]}, SYS_ADMIN),
+        ({"backend": "simulated"}, RESTRICTED),
+    ],
+)
+def test_security_context(synth: Synth, dp: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert container(plugin(synth, devicePlugin=dp), CTR)["securityContext"] == expected
+
+
+def test_mig_monitoring_env(synth: Synth) -> None:
+    e = env(container(plugin(synth, devicePlugin={"migStrategy": "mixed"}), CTR))
+    assert e["NVIDIA_MIG_MONITOR_DEVICES"] == "all"
+    assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(container(plugin(synth), CTR))
+
+
+def test_cdi_strategies_mount_cdi_root(synth: Synth) -> None:
+    dp = {"implementation": "nvidia", "deviceListStrategy": ["cdi-annotations", "cdi-cri"]}
+    ds = plugin(synth, devicePlugin=dp)
+    assert host_paths(ds)["cdi-root"] == "/var/run/cdi"
+    e = env(container(ds, CTR))
+    assert e["NVIDIA_CDI_HOOK_PATH"] == "/usr/local/nvidia/toolkit/nvidia-cdi-hook"
+    assert "cdi-root" not in host_paths(plugin(synth))
+
+
+def test_config_checksum_rolls_pods_on_config_change(synth: Synth) -> None:
+    def checksum(**sections: Any) -> str:
+        value: str = plugin(synth, **sections)["spec"]["template"]["metadata"]["annotations"][
+            "gpustack.dev/config-checksum"
+        ]
+        return value
+
+    base = checksum()
+    assert len(base) == 64
+    assert checksum(devicePlugin={"failOnInitError": False}) != base
+    # Not a config change: same checksum.
+    assert checksum(devicePlugin={"imagePullPolicy": "Always"}) == base

@@ -1,0 +1,235 @@
+"""Driver DaemonSet: shape per §1.3 of the GPU stack reference, and its readiness script."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.constructs.driver import DriverProps
+from gpustack.constructs.scripts import DRIVER_STARTUP_PROBE
+from gpustack.profile.model import Profile
+
+from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
+
+DS = "nvidia-driver-daemonset"
+CTR = "nvidia-driver-ctr"
+
+
+def driver_ds(synth: Synth, **sections: Any) -> dict[str, Any]:
+    return find(synth(profile(**sections)), "DaemonSet", DS)
+
+
+def test_omitted_when_driver_is_preinstalled(synth: Synth) -> None:
+    objects = synth(profile(driver={"enabled": False}))
+    assert kinds(objects, "driver") == []
+    assert not [o for o in objects if "nvidia-driver" in o.name]
+
+
+def test_component_objects(synth: Synth) -> None:
+    assert kinds(synth(profile()), "driver") == [
+        ("ServiceAccount", "nvidia-driver"),
+        ("ConfigMap", "nvidia-driver-scripts"),
+        ("DaemonSet", DS),
+    ]
+
+
+def test_privileged_host_daemon_updated_only_on_delete(synth: Synth) -> None:
+    ds = driver_ds(synth)
+    spec = pod_spec(ds)
+    assert ds["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    assert spec["hostPID"] is True
+    assert container(ds, CTR)["securityContext"]["privileged"] is True
+    assert spec["serviceAccountName"] == "nvidia-driver"
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["terminationGracePeriodSeconds"] >= 120
+
+
+def test_one_driver_pod_per_node(synth: Synth) -> None:
+    ds = driver_ds(synth)
+    terms = pod_spec(ds)["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert terms == [
+        {
+            "labelSelector": {"matchLabels": ds["spec"]["selector"]["matchLabels"]},
+            "topologyKey": "kubernetes.io/hostname",
+        }
+    ]
+
+
+def test_run_nvidia_is_shared_bidirectionally(synth: Synth) -> None:
+    ds = driver_ds(synth)
+    m = mounts(container(ds, CTR))
+    assert m["/run/nvidia"]["mountPropagation"] == "Bidirectional"
+    assert host_paths(ds)[m["/run/nvidia"]["name"]] == "/run/nvidia"
+    assert m["/host-etc/os-release"]["readOnly"] is True
+
+
+@pytest.mark.parametrize(
+    ("probe", "expected"),
+    [
+        ({}, (60, 10, 60, 120)),
+        (
+            {
+                "initialDelaySeconds": 5,
+                "periodSeconds": 20,
+                "timeoutSeconds": 30,
+                "failureThreshold": 9,
+            },
+            (5, 20, 30, 9),
+        ),
+    ],
+)
+def test_startup_probe_budget(
+    synth: Synth, probe: dict[str, int], expected: tuple[int, int, int, int]
+) -> None:
+    c = container(driver_ds(synth, driver={"startupProbe": probe}), CTR)
+    p = c["startupProbe"]
+    got = (p["initialDelaySeconds"], p["periodSeconds"], p["timeoutSeconds"], p["failureThreshold"])
+    assert got == expected
+    script = p["exec"]["command"][-1]
+    assert script.endswith("/startup-probe.sh")
+    assert mounts(c)[posixpath.dirname(script)]["name"] == "scripts"
+
+
+def test_probe_script_comes_from_the_scripts_config_map(synth: Synth) -> None:
+    objects = synth(profile())
+    cm = find(objects, "ConfigMap", "nvidia-driver-scripts")
+    assert "nvidia-smi" in cm["data"]["startup-probe.sh"]
+    ds = find(objects, "DaemonSet", DS)
+    scripts = next(v for v in pod_spec(ds)["volumes"] if "configMap" in v)
+    assert scripts["configMap"]["name"] == "nvidia-driver-scripts"
+
+
+def test_pre_stop_removes_readiness_files(synth: Synth) -> None:
+    stop = " ".join(container(driver_ds(synth), CTR)["lifecycle"]["preStop"]["exec"]["command"])
+    assert "/run/nvidia/validations/.driver-ctr-ready" in stop
+    assert "/run/nvidia/validations/driver-ready" in stop
+
+
+def test_env_image_and_user_overrides(synth: Synth) -> None:
+    ds = driver_ds(
+        synth,
+        driver={
+            "version": "570.133.20",
+            "osTag": "rhel9.4",
+            "kernelModuleType": "open",
+            "env": [
+                {"name": "KERNEL_MODULE_TYPE", "value": "proprietary"},
+                {"name": "X", "value": "1"},
+            ],
+            "resources": {"requests": {"memory": "1Gi"}},
+        },
+    )
+    c = container(ds, CTR)
+    assert c["image"] == "nvcr.io/nvidia/driver:570.133.20-rhel9.4"
+    e = env(c)
+    assert e["NODE_NAME"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
+    assert e["KERNEL_MODULE_TYPE"] == "proprietary"  # the user's value replaces ours in place
+    assert [x["name"] for x in c["env"]].count("KERNEL_MODULE_TYPE") == 1
+    assert e["X"] == "1"
+    assert c["resources"] == {"requests": {"memory": "1Gi"}}
+
+
+def test_digest_and_precompiled_images(synth: Synth) -> None:
+    digest = "sha256:" + "a" * 64
+    c = container(driver_ds(synth, driver={"digest": digest}), CTR)
+    assert c["image"] == f"nvcr.io/nvidia/driver@{digest}"
+    pre = {"usePrecompiled": True, "kernelVersion": "6.8.0-45-generic", "version": "580.105.08"}
+    c = container(driver_ds(synth, driver=pre), CTR)
+    assert c["image"] == "nvcr.io/nvidia/driver:580.105.08-6.8.0-45-generic"
+
+
+def test_kernel_module_parameters_mounted_at_drivers(synth: Synth) -> None:
+    ds = driver_ds(synth, driver={"kernelModuleConfigMap": "nvidia-params"})
+    assert mounts(container(ds, CTR))["/drivers"]["readOnly"] is True
+    names = [v["configMap"]["name"] for v in pod_spec(ds)["volumes"] if "configMap" in v]
+    assert "nvidia-params" in names
+
+
+def test_other_install_dir_is_refused() -> None:
+    p = Profile.from_dict(profile(driver={"installDir": "/opt/nvidia/driver"}))
+    with pytest.raises(ValueError, match="installDir"):
+        DriverProps.from_profile(p)
+
+
+# --- the startup probe script itself, run with sh against a fake node -------------------------
+
+
+def _node(tmp_path: Path, *, module: bool, smi_ok: bool, ctr_dev: bool) -> dict[str, Path]:
+    paths = {n: tmp_path / n for n in ("sys", "validations", "driver", "bin")}
+    for p in paths.values():
+        p.mkdir()
+    if module:
+        (paths["sys"] / "nvidia").mkdir()
+        (paths["sys"] / "nvidia" / "refcnt").write_text("0\n")
+    if ctr_dev:
+        (paths["driver"] / "dev").mkdir()
+        (paths["driver"] / "dev" / "nvidiactl").write_text("")
+    smi = paths["bin"] / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\nexit {0 if smi_ok else 9}\n")
+    smi.chmod(0o755)
+    return paths
+
+
+def _run_probe(tmp_path: Path, paths: dict[str, Path]) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "probe.sh"
+    script.write_text(
+        DRIVER_STARTUP_PROBE.render(
+            validations=paths["validations"],
+            sys_module=paths["sys"],
+            driver_root=paths["driver"],
+            driver_root_ctr="/driver-root",
+            host_root_ctr="/host",
+        )
+    )
+    path = f"{paths['bin']}:{os.environ['PATH']}"
+    return subprocess.run(
+        ["sh", str(script)], capture_output=True, text=True, env={**os.environ, "PATH": path}
+    )
+
+
+@pytest.mark.parametrize(("module", "smi_ok"), [(False, True), (True, False)])
+def test_probe_fails_until_module_and_nvidia_smi_work(
+    tmp_path: Path, module: bool, smi_ok: bool
+) -> None:
+    paths = _node(tmp_path, module=module, smi_ok=smi_ok, ctr_dev=True)
+    assert _run_probe(tmp_path, paths).returncode != 0
+    assert list(paths["validations"].iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("ctr_dev", "dev_root", "dev_ctr"), [(True, None, "/driver-root"), (False, "/", "/host")]
+)
+def test_probe_writes_driver_ready(
+    tmp_path: Path, ctr_dev: bool, dev_root: str | None, dev_ctr: str
+) -> None:
+    paths = _node(tmp_path, module=True, smi_ok=True, ctr_dev=ctr_dev)
+    result = _run_probe(tmp_path, paths)
+    assert result.returncode == 0, result.stderr
+    ready = paths["validations"] / "driver-ready"
+    lines = dict(line.split("=", 1) for line in ready.read_text().splitlines())
+    assert lines == {
+        "IS_HOST_DRIVER": "false",
+        "NVIDIA_DRIVER_ROOT": str(paths["driver"]),
+        "DRIVER_ROOT_CTR_PATH": "/driver-root",
+        "NVIDIA_DEV_ROOT": dev_root or str(paths["driver"]),
+        "DEV_ROOT_CTR_PATH": dev_ctr,
+    }
+    assert (paths["validations"] / ".driver-ctr-ready").exists()
+    assert sorted(p.name for p in paths["validations"].iterdir()) == [
+        ".driver-ctr-ready",
+        "driver-ready",
+    ]
+
+
+def test_probe_waits_for_driver_daemons(tmp_path: Path) -> None:
+    paths = _node(tmp_path, module=True, smi_ok=True, ctr_dev=True)
+    (paths["validations"] / ".driver-daemons-status").write_text("Starting")
+    assert _run_probe(tmp_path, paths).returncode != 0
+    assert not (paths["validations"] / "driver-ready").exists()

@@ -1,0 +1,152 @@
+"""Example PyTorch Jobs: resources, runtime class, GitOps annotations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpustack.constructs.scripts import EXAMPLE_CHECK
+
+from .conftest import Synth, container, env, find, kinds, pod_spec, profile
+
+ONE = {"examples": [{"name": "smoke"}]}
+
+
+def job(synth: Synth, name: str = "smoke", **sections: Any) -> dict[str, Any]:
+    sections.setdefault("workloads", ONE)
+    return find(synth(profile(**sections)), "Job", name)
+
+
+def limits(j: dict[str, Any]) -> dict[str, Any]:
+    value: dict[str, Any] = container(j, "pytorch")["resources"]["limits"]
+    return value
+
+
+def test_no_examples_no_objects(synth: Synth) -> None:
+    assert kinds(synth(profile()), "examples") == []
+
+
+def test_one_job_per_example_and_one_service_account(synth: Synth) -> None:
+    w = {"examples": [{"name": "a"}, {"name": "b", "gpus": 2}]}
+    assert kinds(synth(profile(workloads=w)), "examples") == [
+        ("ServiceAccount", "gpustack-example"),
+        ("Job", "a"),
+        ("Job", "b"),
+    ]
+
+
+def test_default_check_is_a_pytorch_cuda_matmul(synth: Synth) -> None:
+    c = container(job(synth), "pytorch")
+    assert c["command"] == ["python", "-c", EXAMPLE_CHECK]
+    assert c["image"].startswith("docker.io/pytorch/pytorch:")
+    for needle in ("torch.cuda.is_available()", "get_device_name", "@", "cuda:"):
+        assert needle in EXAMPLE_CHECK
+    compile(EXAMPLE_CHECK, "check", "exec")
+
+
+def test_custom_command(synth: Synth) -> None:
+    w = {"examples": [{"name": "smoke", "command": ["nvidia-smi"]}]}
+    assert container(job(synth, workloads=w), "pytorch")["command"] == ["nvidia-smi"]
+
+
+@pytest.mark.parametrize(
+    ("sections", "example", "expected"),
+    [
+        ({}, {"gpus": 2}, {"nvidia.com/gpu": 2}),
+        ({}, {"resourceName": "nvidia.com/mig-1g.10gb"}, {"nvidia.com/mig-1g.10gb": 1}),
+        ({"devicePlugin": {"resourceName": "example.com/gpu"}}, {}, {"example.com/gpu": 1}),
+        (
+            {
+                "devicePlugin": {
+                    "sharing": {
+                        "timeSlicing": {
+                            "renameByDefault": True,
+                            "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+                        }
+                    }
+                }
+            },
+            {},
+            {"nvidia.com/gpu.shared": 1},
+        ),
+        (
+            {
+                "devicePlugin": {
+                    "sharing": {
+                        "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
+                    }
+                }
+            },
+            {},
+            {"nvidia.com/gpu": 1},
+        ),
+    ],
+    ids=["count", "explicit", "plugin-name", "shared-renamed", "shared-not-renamed"],
+)
+def test_requested_resource(
+    synth: Synth, sections: dict[str, Any], example: dict[str, Any], expected: dict[str, int]
+) -> None:
+    w = {"examples": [{"name": "smoke", **example}]}
+    assert limits(job(synth, workloads=w, **sections)) == expected
+
+
+@pytest.mark.parametrize(
+    ("sections", "runtime_class"),
+    [
+        ({}, "nvidia"),
+        ({"toolkit": {"cdi": {"enabled": False}}}, "nvidia"),
+        ({"devicePlugin": {"deviceListStrategy": ["cdi-cri"]}}, None),
+        ({"devicePlugin": {"deviceListStrategy": ["cdi-annotations", "envvar"]}}, "nvidia"),
+        ({"devicePlugin": {"backend": "simulated"}, "driver": {"enabled": False}}, None),
+        ({"cluster": {"runtime": {"name": "crio"}}, "toolkit": {"cdi": {"enabled": False}}}, None),
+    ],
+    ids=["cdi-envvar", "no-cdi", "cdi-only", "mixed", "simulated", "crio-hook"],
+)
+def test_runtime_class(synth: Synth, sections: dict[str, Any], runtime_class: str | None) -> None:
+    assert pod_spec(job(synth, **sections)).get("runtimeClassName") == runtime_class
+
+
+def test_simulated_check_is_told(synth: Synth) -> None:
+    simulated: dict[str, Any] = {
+        "devicePlugin": {"backend": "simulated"},
+        "driver": {"enabled": False},
+    }
+    assert env(container(job(synth, **simulated), "pytorch")) == {"GPUSTACK_SIMULATED": "true"}
+    assert "env" not in container(job(synth), "pytorch")
+
+
+def test_gitops_friendly_job(synth: Synth) -> None:
+    j = job(synth)
+    annotations = j["metadata"]["annotations"]
+    assert annotations["argocd.argoproj.io/sync-options"] == "Replace=true"
+    assert annotations["kustomize.toolkit.fluxcd.io/force"] == "enabled"
+    assert "ttlSecondsAfterFinished" not in j["spec"]
+    assert 0 <= j["spec"]["backoffLimit"] <= 3
+    spec = pod_spec(j)
+    assert spec["restartPolicy"] == "Never"
+    assert spec["serviceAccountName"] == "gpustack-example"
+    assert spec["automountServiceAccountToken"] is False
+
+
+def test_placement_without_node_critical_priority(synth: Synth) -> None:
+    cluster = {
+        "nodeSelector": {"pool": "gpu"},
+        "tolerations": [{"key": "gpu", "operator": "Equal", "value": "yes", "effect": "NoExecute"}],
+        "imagePullSecrets": ["regcred"],
+        "namespace": "ml",
+    }
+    j = job(synth, cluster=cluster)
+    spec = pod_spec(j)
+    assert j["metadata"]["namespace"] == "ml"
+    assert spec["nodeSelector"] == {"pool": "gpu"}
+    assert spec["tolerations"] == [
+        {"effect": "NoExecute", "key": "gpu", "operator": "Equal", "value": "yes"}
+    ]
+    assert spec["imagePullSecrets"] == [{"name": "regcred"}]
+    assert "priorityClassName" not in spec
+
+
+def test_version_label_is_the_image_tag(synth: Synth) -> None:
+    w = {"examples": [{"name": "smoke", "image": "nvcr.io/nvidia/pytorch:24.05-py3"}]}
+    assert job(synth, workloads=w)["metadata"]["labels"]["app.kubernetes.io/version"] == "24.05-py3"

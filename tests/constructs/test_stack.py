@@ -1,0 +1,254 @@
+"""Whole-stack properties of every synthesized object, over representative profiles.
+
+Includes every profile in the repository's ``profiles/`` (loaded and checked the way
+``gpustack validate`` does), so a new example profile is covered without touching this file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.checker import check_paths
+from gpustack.constructs import COMPONENTS, SYNC_WAVES, SynthObject, synthesize
+from gpustack.constructs.stack import sort_key
+from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
+from tests.k8s_schema import assert_valid, errors
+
+from .conftest import find, kinds, profile
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Hand-written profiles covering what the repository's examples might not.
+CASES: dict[str, dict[str, Any]] = {
+    "defaults": profile(workloads={"examples": [{"name": "smoke"}]}),
+    "nvidia-plugin-cdi-off": profile(
+        toolkit={"cdi": {"enabled": False}},
+        devicePlugin={"implementation": "nvidia", "passDeviceSpecs": True},
+        workloads={"examples": [{"name": "smoke", "gpus": 2}]},
+    ),
+    "crio-hooks": profile(
+        cluster={"runtime": {"name": "crio"}, "namespace": "kube-system"},
+        toolkit={"cdi": {"enabled": False}},
+    ),
+    "k3s-host-driver": profile(
+        cluster={"kubernetesVersion": "1.29", "runtime": {"distribution": "rke2"}},
+        driver={"enabled": False, "resources": {"limits": {"memory": "1Gi"}}},
+        toolkit={"env": [{"name": "X", "value": "y"}], "resources": {"requests": {"cpu": "50m"}}},
+    ),
+    "simulated-mig": profile(
+        cluster={"kubernetesVersion": "1.37", "imagePullSecrets": ["regcred"]},
+        driver={"enabled": False},
+        toolkit={"enabled": False},
+        devicePlugin={"backend": "simulated", "migStrategy": "mixed"},
+        gpus={"product": "A100-SXM4-40GB", "perNode": 4, "mig": {"1g.5gb": 7}},
+        workloads={"examples": [{"name": "mig", "resourceName": "nvidia.com/mig-1g.5gb"}]},
+    ),
+}
+
+
+def _repo_profiles() -> dict[str, Profile]:
+    result = check_paths([REPO / "profiles"])
+    assert result.ok, "\n".join(map(str, result.issues))
+    return {f"profiles/{p.path.name}": p.profile for p in result.profiles}
+
+
+PROFILES: dict[str, Profile] = {
+    **{name: Profile.from_dict(data) for name, data in CASES.items()},
+    **_repo_profiles(),
+}
+
+
+@pytest.fixture(scope="module")
+def stacks() -> dict[str, list[SynthObject]]:
+    return {name: synthesize(p) for name, p in PROFILES.items()}
+
+
+def test_repository_profiles_are_included() -> None:
+    assert any(name.startswith("profiles/") for name in PROFILES)
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_strict_kubernetes_schema(stacks: dict[str, list[SynthObject]], name: str) -> None:
+    version = PROFILES[name].cluster.kubernetes_version
+    assert_valid([o.manifest for o in stacks[name]], version)
+
+
+@pytest.mark.parametrize("version", SUPPORTED_KUBERNETES)
+def test_defaults_valid_on_every_supported_kubernetes(
+    stacks: dict[str, list[SynthObject]], version: str
+) -> None:
+    assert_valid([o.manifest for o in stacks["nvidia-plugin-cdi-off"]], version)
+
+
+def test_schema_validator_catches_mistakes(stacks: dict[str, list[SynthObject]]) -> None:
+    ds = json.loads(json.dumps(find(stacks["defaults"], "DaemonSet", "nvidia-driver-daemonset")))
+    ds["spec"]["template"]["spec"]["hostPid"] = True  # wrong case: unknown field in strict mode
+    del ds["spec"]["selector"]
+    found = errors(ds, "1.33")
+    assert any("hostPid" in e for e in found)
+    assert any("'selector' is a required property" in e for e in found)
+
+
+HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _all(stacks: dict[str, list[SynthObject]]) -> list[tuple[str, SynthObject]]:
+    return [(name, o) for name, objects in stacks.items() for o in objects]
+
+
+def test_names_are_explicit_and_stable(stacks: dict[str, list[SynthObject]]) -> None:
+    bad = [
+        f"{name}: {o.kind}/{o.name}"
+        for name, o in _all(stacks)
+        if HASH_SUFFIX.search(o.name) or not DNS_LABEL.match(o.name) or len(o.name) > 63
+    ]
+    assert not bad
+
+
+def _pod_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    template = manifest.get("spec", {}).get("template")
+    return [template] if template else []
+
+
+def _selectors(manifest: dict[str, Any]) -> list[dict[str, str]]:
+    """Every label selector in a workload: its own and those in (anti-)affinity terms."""
+    found: list[dict[str, str]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("selector", "labelSelector") and isinstance(value, dict):
+                    found.append(value.get("matchLabels", {}))
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(manifest.get("spec", {}))
+    return found
+
+
+def test_recommended_labels_everywhere(stacks: dict[str, list[SynthObject]]) -> None:
+    required = {
+        "app.kubernetes.io/name",
+        "app.kubernetes.io/component",
+        "app.kubernetes.io/part-of",
+        "app.kubernetes.io/managed-by",
+        "app.kubernetes.io/version",
+    }
+    for name, o in _all(stacks):
+        for meta in [o.manifest["metadata"], *(t["metadata"] for t in _pod_templates(o.manifest))]:
+            labels = meta.get("labels", {})
+            assert required <= set(labels), f"{name}: {o.kind}/{o.name}: {labels}"
+            assert labels["app.kubernetes.io/part-of"] == "gpustack"
+            assert labels["app.kubernetes.io/managed-by"] == "gpustack"
+
+
+def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> None:
+    seen = 0
+    for name, o in _all(stacks):
+        for selector in _selectors(o.manifest):
+            seen += 1
+            assert set(selector) == {"app.kubernetes.io/name", "app.kubernetes.io/component"}, (
+                f"{name}: {o.kind}/{o.name}: {selector}"
+            )
+            labels = o.manifest["spec"]["template"]["metadata"]["labels"]
+            assert selector.items() <= labels.items()
+    assert seen > 0
+
+
+def test_sync_waves(stacks: dict[str, list[SynthObject]]) -> None:
+    assert SYNC_WAVES == {
+        "common": "-2",
+        "driver": "-1",
+        "container-toolkit": "0",
+        "device-plugin": "1",
+        "examples": "2",
+    }
+    for _, o in _all(stacks):
+        wave = o.manifest["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+        assert wave == SYNC_WAVES[o.component]
+
+
+CLUSTER_SCOPED = {"Namespace", "RuntimeClass", "ClusterRole", "ClusterRoleBinding"}
+
+
+def test_namespaces(stacks: dict[str, list[SynthObject]]) -> None:
+    for name, o in _all(stacks):
+        namespace = o.manifest["metadata"].get("namespace")
+        if o.kind in CLUSTER_SCOPED:
+            assert namespace is None
+        else:
+            assert namespace == PROFILES[name].cluster.namespace
+
+
+def test_no_rbac_and_no_api_tokens(stacks: dict[str, list[SynthObject]]) -> None:
+    for objects in stacks.values():
+        accounts = {o.name for o in objects if o.kind == "ServiceAccount"}
+        for o in objects:
+            assert o.kind not in {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+            if o.kind == "ServiceAccount":
+                assert o.manifest["automountServiceAccountToken"] is False
+            for t in _pod_templates(o.manifest):
+                assert t["spec"]["automountServiceAccountToken"] is False
+                assert t["spec"]["serviceAccountName"] in accounts
+
+
+def test_order_and_components(stacks: dict[str, list[SynthObject]]) -> None:
+    for objects in stacks.values():
+        assert objects == sorted(objects, key=sort_key)
+        assert [o.component for o in objects] == sorted(
+            (o.component for o in objects), key=COMPONENTS.index
+        )
+        for o in objects:
+            assert list(o.manifest)[:3] == ["apiVersion", "kind", "metadata"]
+
+
+def test_deterministic() -> None:
+    for p in PROFILES.values():
+        first, second = synthesize(p), synthesize(p)
+        assert first == second
+        assert json.dumps([o.manifest for o in first]) == json.dumps([o.manifest for o in second])
+
+
+@pytest.mark.parametrize(
+    ("sections", "expected"),
+    [
+        ({}, ["nvidia", "nvidia-cdi", "nvidia-legacy"]),
+        ({"toolkit": {"cdi": {"enabled": False}}}, ["nvidia"]),
+        ({"toolkit": {"enabled": False}}, ["nvidia"]),
+        ({"toolkit": {"runtimeClass": "nvidia-cdi"}}, ["nvidia-cdi", "nvidia-legacy"]),
+        ({"cluster": {"runtime": {"name": "crio"}}, "toolkit": {"cdi": {"enabled": False}}}, []),
+    ],
+)
+def test_runtime_classes(sections: dict[str, Any], expected: list[str]) -> None:
+    objects = synthesize(Profile.from_dict(profile(**sections)))
+    classes = [o.manifest for o in objects if o.kind == "RuntimeClass"]
+    assert sorted(c["metadata"]["name"] for c in classes) == expected
+    assert all(c["handler"] == c["metadata"]["name"] for c in classes)
+
+
+def test_privileged_namespace(stacks: dict[str, list[SynthObject]]) -> None:
+    ns = find(stacks["defaults"], "Namespace", "gpustack-system")
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert kinds(stacks["crio-hooks"], "common") == []  # kube-system is not ours to declare
+
+
+def test_common_placement_on_every_daemonset(stacks: dict[str, list[SynthObject]]) -> None:
+    p = PROFILES["simulated-mig"]
+    for o in stacks["simulated-mig"]:
+        if o.kind != "DaemonSet":
+            continue
+        spec = o.manifest["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == dict(p.cluster.node_selector)
+        assert spec["priorityClassName"] == "system-node-critical"
+        assert spec["imagePullSecrets"] == [{"name": "regcred"}]
+        assert spec["tolerations"] == [
+            {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}
+        ]
