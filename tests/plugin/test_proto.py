@@ -143,5 +143,6 @@ def test_message_fields(message: str) -> None:
 @pytest.mark.parametrize("field", ["envs", "annotations"])
 def test_allocate_response_maps_are_string_maps(field: str) -> None:
     entry = api_pb2.ContainerAllocateResponse.DESCRIPTOR.fields_by_name[field].message_type
+    assert entry is not None
     assert entry.GetOptions().map_entry
     assert [f.type for f in entry.fields] == [FieldDescriptor.TYPE_STRING] * 2

@@ -1,0 +1,179 @@
+"""Pure rules without sockets: XID policy, resource naming, allocation preference at scale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpustack.plugin.allocate import AllocationError, preferred_allocation
+from gpustack.plugin.backends.nvml import mig_profile_name, numa_node
+from gpustack.plugin.backends.simulated import SimulatedBackend
+from gpustack.plugin.config import DEFAULT_IGNORED_XIDS, HealthConfig, PluginConfig
+from gpustack.plugin.health import EnvError, HealthState, XidPolicy
+from gpustack.plugin.resources import Resource, build_resources, mig_resource_name
+
+
+@pytest.mark.parametrize(
+    ("health", "env", "critical", "ignored"),
+    [
+        (HealthConfig(), {}, [48, 79, 94], list(DEFAULT_IGNORED_XIDS)),
+        (HealthConfig(), {"DP_DISABLE_HEALTHCHECKS": "79, 48"}, [94], [79, 48, 13]),
+        (HealthConfig(), {"DP_DISABLE_HEALTHCHECKS": "all"}, [], [48, 79]),
+        (HealthConfig(), {"DP_DISABLE_HEALTHCHECKS": "xids"}, [], [48, 79]),
+        (
+            HealthConfig(),
+            {"DP_DISABLE_HEALTHCHECKS": "all", "DP_ENABLE_HEALTHCHECKS": "79"},
+            [79],
+            [48],
+        ),
+        (HealthConfig(), {"DP_ENABLE_HEALTHCHECKS": "13"}, [13, 48], [31]),
+        (HealthConfig(enabled=False), {}, [], [48, 79]),
+        (HealthConfig(ignored_xids=()), {}, [13, 48], []),
+        (HealthConfig(ignored_xids=(94,)), {}, [13], [94]),
+    ],
+    ids=[
+        "defaults",
+        "extra-ignored",
+        "all",
+        "xids",
+        "all-but-forced",
+        "forced",
+        "config-off",
+        "ignore-none",
+        "custom-list",
+    ],
+)
+def test_xid_policy(
+    health: HealthConfig, env: dict[str, str], critical: list[int], ignored: list[int]
+) -> None:
+    policy = XidPolicy.from_config(health, env)
+    assert [x for x in critical if policy.is_critical(x)] == critical
+    assert [x for x in ignored if not policy.is_critical(x)] == ignored
+    assert policy.active == bool(critical)
+
+
+def test_xid_policy_rejects_garbage() -> None:
+    with pytest.raises(EnvError, match="DP_ENABLE_HEALTHCHECKS"):
+        XidPolicy.from_config(HealthConfig(), {"DP_ENABLE_HEALTHCHECKS": "seventy"})
+
+
+def resources(doc: dict[str, Any]) -> list[Resource]:
+    config = PluginConfig.from_dict(doc)
+    return build_resources(config, SimulatedBackend(config).discover())
+
+
+@pytest.mark.parametrize(
+    ("name", "socket"),
+    [
+        ("nvidia.com/gpu", "nvidia-gpu.sock"),
+        ("nvidia.com/gpu.shared", "nvidia-gpu.shared.sock"),
+        ("nvidia.com/mig-1g.10gb", "nvidia-mig-1g.10gb.sock"),
+        ("example.com/h100", "example-h100.sock"),
+    ],
+)
+def test_socket_names(name: str, socket: str) -> None:
+    assert Resource(name=name, units=()).socket_name == socket
+
+
+def test_mig_resource_name_replaces_plus() -> None:
+    assert mig_resource_name("1g.10gb+me") == "nvidia.com/mig-1g.10gb.me"
+
+
+class Attrs:
+    def __init__(self, gi: int, ci: int, mb: int) -> None:
+        self.gpuInstanceSliceCount = gi
+        self.computeInstanceSliceCount = ci
+        self.memorySizeMB = mb
+
+
+@pytest.mark.parametrize(
+    ("attrs", "name"),
+    [
+        (Attrs(1, 1, 9856), "1g.10gb"),
+        (Attrs(1, 1, 4864), "1g.5gb"),
+        (Attrs(3, 3, 40192), "3g.39gb"),
+        (Attrs(7, 7, 81152), "7g.79gb"),
+        (Attrs(2, 1, 19968), "1c.2g.20gb"),
+    ],
+)
+def test_mig_profile_names_from_nvml_attributes(attrs: Attrs, name: str) -> None:
+    assert mig_profile_name(attrs) == name
+
+
+def test_numa_node_of_missing_device_is_none() -> None:
+    assert numa_node("00000000:FF:1F.7") is None
+
+
+def test_custom_resource_name_and_shared_rename() -> None:
+    doc = {
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": True,
+                "resources": [{"name": "example.com/h100", "replicas": 3}],
+            }
+        },
+        "gpustack": {
+            "resourceName": "example.com/h100",
+            "backend": "simulated",
+            "simulated": {"gpus": [{"index": 0}, {"index": 1}]},
+        },
+    }
+    (res,) = resources(doc)
+    assert res.name == "example.com/h100.shared" and res.replicas == 3
+    assert len(res.device_ids) == 6
+
+
+def big_node(n: int) -> Resource:
+    """``n`` GPUs in NVLink quads (0-3, 4-7, …), two NUMA nodes."""
+    gpus = [
+        {
+            "index": i,
+            "numaNode": i * 2 // n,
+            "nvlinkPeers": [j for j in range(i - i % 4, i - i % 4 + 4) if j != i],
+        }
+        for i in range(n)
+    ]
+    (res,) = resources({"gpustack": {"backend": "simulated", "simulated": {"gpus": gpus}}})
+    return res
+
+
+def test_preferred_on_a_large_node_stays_within_an_nvlink_quad() -> None:
+    res = big_node(64)  # C(64, 4) is far above the exhaustive limit: greedy path
+    ids = res.device_ids
+    chosen = preferred_allocation(res, ids, [ids[21]], 4)
+    assert sorted(chosen) == sorted(ids[20:24])
+
+
+def test_preferred_exhaustive_quad() -> None:
+    res = big_node(16)
+    ids = res.device_ids
+    available = [ids[0], ids[1], ids[4], ids[5], ids[6], ids[7], ids[8]]
+    assert sorted(preferred_allocation(res, available, [], 4)) == sorted(ids[4:8])
+
+
+@pytest.mark.parametrize(
+    ("size", "must"),
+    [(0, []), (3, []), (1, ["GPU-00000000-0000-0000-0000-000000000000"])],
+    ids=["zero", "too-many", "unknown"],
+)
+def test_preferred_rejects_impossible_requests(size: int, must: list[str]) -> None:
+    res = big_node(4)
+    with pytest.raises(AllocationError):
+        preferred_allocation(res, res.device_ids[:2], must, size)
+
+
+def test_health_state_notifies_waiters_and_ignores_repeats() -> None:
+    (res,) = resources(
+        {"gpustack": {"backend": "simulated", "simulated": {"gpus": [{"index": 0}, {"index": 1}]}}}
+    )
+    state = HealthState(res.units)
+    generation, unhealthy = state.snapshot()
+    assert unhealthy == frozenset()
+    policy = XidPolicy.from_config(HealthConfig(), {})
+    assert state.apply_xid(policy, res.units[0].uuid, 79) == [res.units[0].uuid]
+    assert state.wait_for_change(generation, 0) == generation + 1
+    assert state.apply_xid(policy, res.units[0].uuid, 79) == [res.units[0].uuid]
+    assert state.snapshot()[0] == generation + 1  # already unhealthy: no new list
+    assert state.apply_xid(policy, res.units[1].uuid, 13) == []
+    assert state.health(res.units[1].uuid) == "Healthy"
