@@ -252,11 +252,14 @@ def _stage(plan: Plan, c: ClusterOutput) -> Path:
     staged = fsswap.sibling(target, "tmp")
     staged.mkdir()
     current = target
+    made = {staged}
     try:
         for f in c.files:
             current = target / f.path
             path = staged / f.path
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in made:  # creating entries is the slow part on most disks
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
             with open(path, "wb") as fh:
                 fh.write(f.content)
     except OSError as exc:

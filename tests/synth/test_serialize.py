@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from gpustack.synth.serialize import dump_yaml
+from gpustack.synth.serialize import FAST_DUMPER, PURE_DUMPER, dump_yaml
+
+REPO = Path(__file__).resolve().parents[2]
+needs_libyaml = pytest.mark.skipif(
+    FAST_DUMPER is PURE_DUMPER, reason="PyYAML was built without libyaml: only one emitter"
+)
 
 TRICKY_VALUES: list[Any] = [
     "yes",
@@ -95,3 +101,23 @@ def test_tuples_are_written_as_lists() -> None:
 def test_non_json_values_are_refused(value: Any) -> None:
     with pytest.raises(yaml.YAMLError, match="not JSON data"):
         dump_yaml({"v": value})
+
+
+@needs_libyaml
+@pytest.mark.parametrize("value", TRICKY_VALUES, ids=repr)
+def test_libyaml_and_pure_emitters_write_the_same_bytes(value: Any) -> None:
+    doc = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"v": value, "list": [value]}}
+    assert dump_yaml(doc, FAST_DUMPER) == dump_yaml(doc, PURE_DUMPER)
+
+
+@needs_libyaml
+def test_libyaml_and_pure_emitters_agree_on_the_committed_dist() -> None:
+    paths = sorted((REPO / "dist" / "clusters").rglob("*.yaml"))
+    assert paths
+    differing = [
+        p
+        for p in paths
+        if dump_yaml(doc := yaml.safe_load(p.read_bytes()), FAST_DUMPER)
+        != dump_yaml(doc, PURE_DUMPER)
+    ]
+    assert differing == []
