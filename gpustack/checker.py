@@ -124,9 +124,13 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
     documents: list[tuple[Path, Document, Profile]] = []
     failed = 0
     checked = 0
+    seen: set[Path] = set()
     for given in paths:
         root = profiles_root(given)
         for file in discover([given]):
+            if file.resolve() in seen:
+                continue  # named twice (a folder and a file in it): check it once
+            seen.add(file.resolve())
             checked += 1
             found = _check_one(loader, file, root)
             if isinstance(found, list):

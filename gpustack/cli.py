@@ -42,7 +42,7 @@ DEFAULT_PROFILES = "profiles"
 )
 def validate(paths: tuple[Path, ...], fmt: str) -> None:
     """Check profiles (files or folders, default: profiles/) against the schema and the
-    compatibility rules. Exit 0 when all are valid, 1 when any is not.
+    compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
 
     Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
     skipped. Colour follows the terminal and NO_COLOR.
@@ -61,7 +61,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     if not discover(list(paths)):
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
     result = check_paths(list(paths))
-    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo(render(result, fmt, color=color), nl=False, color=color)
     if not result.ok:
         sys.exit(1)

@@ -55,6 +55,8 @@ def test_invalid_profile_exits_1_with_one_line_per_error(tree: Path) -> None:
 def test_explicit_files_and_folders(tree: Path) -> None:
     (tree / "other.yaml").write_text(GOOD.format(name="other"))
     assert run("other.yaml", "profiles") == (0, "3 profiles valid\n")
+    # a file named again inside a folder given is checked once, not reported as a twin
+    assert run("profiles", "profiles/a.yaml", "./profiles/b.yaml") == (0, "2 profiles valid\n")
 
 
 @pytest.mark.parametrize(

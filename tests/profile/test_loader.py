@@ -153,3 +153,24 @@ def test_discover_skips_underscore_and_dot_folders(tmp_path: Path) -> None:
     assert discover([tmp_path / "_bases" / "base.yaml"]) == [tmp_path / "_bases" / "base.yaml"]
     with pytest.raises(FileNotFoundError):
         discover([tmp_path / "missing"])
+
+
+@pytest.mark.parametrize(
+    "extends,message",
+    [
+        ("5", "extends must be a path to a base profile"),
+        ("''", "extends must be a path to a base profile"),
+        ("/etc/hostname", "base profile '/etc/hostname' is outside the profiles root"),
+        ("_bases", "base profile '_bases' not found"),
+        ("p.yaml", "extends cycle: p.yaml -> p.yaml"),
+    ],
+)
+def test_extends_errors_point_at_extends(tmp_path: Path, extends: str, message: str) -> None:
+    (tmp_path / "_bases").mkdir()
+    path = write(tmp_path / "p.yaml", f"a: 1\nextends: {extends}\n")
+    with pytest.raises(ProfileError) as info:
+        ProfileLoader().load(path, "p.yaml", tmp_path)
+    assert info.value.loc == ("p.yaml", 2, 10)
+    assert info.value.json_path == ("extends",)
+    assert info.value.message.startswith(message)
+    assert info.value.hint
