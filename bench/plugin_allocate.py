@@ -1,0 +1,112 @@
+"""Benchmark the device plugin: Allocate latency, re-registration time, resident memory.
+
+Starts ``gpustack-device-plugin`` as a real process (simulated backend, 8 × H100, time-slicing
+with 10 replicas → 80 advertised devices) against the in-process test kubelet and prints:
+
+    allocate_p50_ms / allocate_p99_ms   sequential Allocate round trips over a unix socket
+    allocate_concurrent_per_s           throughput with 16 concurrent callers
+    reregister_ms_max                   kubelet restart → plugin registered again (worst of 5)
+    plugin_rss_mib                      VmRSS of the plugin process after the run
+
+Usage: .venv/bin/python bench/plugin_allocate.py [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+from gpustack.plugin.testkubelet import KubeletSimulator
+
+GPU = "nvidia.com/gpu"
+CONFIG = {
+    "sharing": {"timeSlicing": {"resources": [{"name": GPU, "replicas": 10}]}},
+    "gpustack": {
+        "backend": "simulated",
+        "simulated": {
+            "gpus": [{"index": i, "numaNode": i // 4, "nvlinkPeers": [i ^ 1]} for i in range(8)]
+        },
+    },
+}
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def percentile(samples: list[float], pct: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="gsb", dir="/tmp"))
+    config = tmp / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    socket_dir = tmp / "dp"
+    script = Path(sys.executable).parent / "gpustack-device-plugin"
+    proc = subprocess.Popen(
+        [str(script), "--config-file", str(config), "--socket-dir", str(socket_dir)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with KubeletSimulator(str(socket_dir)) as kubelet:
+            kubelet.wait_for_registration(GPU, timeout=20)
+            ids = [d.ID for d in kubelet.list_and_watch(GPU)]
+            rss_idle = rss_mib(proc.pid)
+            for i in range(50):  # warm-up
+                kubelet.allocate(GPU, [ids[i % len(ids)]])
+            latencies = []
+            for i in range(args.calls):
+                request = [ids[i % len(ids)], ids[(i * 7 + 3) % len(ids)]]
+                start = time.perf_counter()
+                kubelet.allocate(GPU, request)
+                latencies.append((time.perf_counter() - start) * 1000)
+
+            def one(i: int) -> None:
+                kubelet.allocate(GPU, [ids[i % len(ids)]], timeout=30)
+
+            start = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=16) as pool:
+                list(pool.map(one, range(args.calls)))
+            throughput = args.calls / (time.perf_counter() - start)
+
+            reregister = []
+            for _ in range(5):
+                restarted = kubelet.restart()
+                reg = kubelet.wait_for_registration(GPU, timeout=10, after=restarted)
+                reregister.append((reg.at - restarted) * 1000)
+            rss_after = rss_mib(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"devices_advertised        {len(ids)}")
+    print(f"allocate_calls            {args.calls}")
+    print(f"allocate_p50_ms           {statistics.median(latencies):.3f}")
+    print(f"allocate_p99_ms           {percentile(latencies, 99):.3f}")
+    print(f"allocate_max_ms           {max(latencies):.3f}")
+    print(f"allocate_concurrent_per_s {throughput:.0f}")
+    print(f"reregister_ms_max         {max(reregister):.1f}")
+    print(f"plugin_rss_mib_idle       {rss_idle:.1f}")
+    print(f"plugin_rss_mib            {rss_after:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
