@@ -143,6 +143,9 @@ PRODUCTS: dict[str, Product] = {
     )
 }
 
+#: The first driver release (R515) that shipped the open GPU kernel modules.
+FIRST_OPEN_MODULE_DRIVER = "515.43.04"
+
 #: CUDA toolkit release -> minimum Linux x86_64 driver of its GA release.
 CUDA_GA_DRIVER: dict[str, str] = {
     "11.0": "450.51.05",

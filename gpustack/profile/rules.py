@@ -169,6 +169,18 @@ def kernel_modules_fit_gpu(p: Profile) -> Iterator[Finding]:
         )
 
 
+def open_modules_need_r515(p: Profile) -> Iterator[Finding]:
+    first = catalog.FIRST_OPEN_MODULE_DRIVER
+    if p.driver.kernel_module_type == "open" and parse_driver(p.driver.version) < parse_driver(
+        first
+    ):
+        yield Finding(
+            ("driver", "kernelModuleType"),
+            f"driver {p.driver.version} has no open GPU kernel modules; they ship from {first}",
+            f"set driver.version to {first} or newer, or kernelModuleType: proprietary",
+        )
+
+
 # --- workloads -------------------------------------------------------------------------------
 
 
@@ -432,6 +444,7 @@ RULES: tuple[Rule, ...] = (
     product_matches_architecture,
     driver_supports_gpu,
     kernel_modules_fit_gpu,
+    open_modules_need_r515,
     simulated_needs_gpustack,
     nvidia_plugin_resource_name,
     resource_names_well_formed,

@@ -22,6 +22,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver_supports_gpu": ("b200-driver-too-old", "$.driver.version"),
     "kernel_modules_fit_gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),
+    "open_modules_need_r515": ("open-modules-on-old-driver", "$.driver.kernelModuleType"),
     "simulated_needs_gpustack": ("simulated-with-nvidia-plugin", "$.devicePlugin.backend"),
     "nvidia_plugin_resource_name": ("nvidia-plugin-custom-resource", "$.devicePlugin.resourceName"),
     "resource_names_well_formed": ("bad-resource-name", "$.devicePlugin.resourceName"),
