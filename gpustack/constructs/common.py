@@ -32,8 +32,7 @@ class CommonProps:
 
     - ``namespace``: the stack's namespace. Default ``gpustack-system``. A Kubernetes-owned
       namespace (``kube-system``...) is used but not declared.
-    - ``namespace_labels``: extra labels for the Namespace (the profile's ``metadata.labels``).
-      Default none.
+    - ``labels``: the profile's ``metadata.labels``, on every object. Default none.
     - ``runtime_classes``: RuntimeClass names, each with the handler of the same name. Default
       ``("nvidia", "nvidia-cdi", "nvidia-legacy")`` (toolkit with CDI); see
       :func:`gpustack.constructs.runtime.runtime_classes`.
@@ -42,7 +41,7 @@ class CommonProps:
     """
 
     namespace: str = "gpustack-system"
-    namespace_labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
     runtime_classes: tuple[str, ...] = ("nvidia", "nvidia-cdi", "nvidia-legacy")
     version: str = "v1.18.1"
 
@@ -50,7 +49,7 @@ class CommonProps:
     def from_profile(cls, profile: Profile) -> CommonProps:
         return cls(
             namespace=profile.cluster.namespace,
-            namespace_labels=profile.metadata.labels,
+            labels=profile.metadata.labels,
             runtime_classes=runtime_classes(profile),
             version=profile.toolkit.version,
         )
@@ -65,9 +64,9 @@ class Common(Construct):
     def __init__(self, scope: Construct, id: str, props: CommonProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity("gpustack", "common", props.version)
+        ident = Identity("gpustack", "common", props.version, props.labels)
         if props.namespace not in SYSTEM_NAMESPACES:
-            labels = {**dict(props.namespace_labels), **ident.labels(), **_POD_SECURITY}
+            labels = {**ident.labels(), **_POD_SECURITY}
             k8s.KubeNamespace(
                 self,
                 "namespace",

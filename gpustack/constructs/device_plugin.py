@@ -184,7 +184,7 @@ class DevicePlugin(Construct):
     def __init__(self, scope: Construct, id: str, props: DevicePluginProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "device-plugin", props.version)
+        ident = Identity(NAME, "device-plugin", props.version, props.placement.labels)
         ns = props.placement.namespace
 
         def meta(name: str) -> k8s.ObjectMeta:

@@ -132,7 +132,7 @@ class NvidiaDriver(Construct):
     def __init__(self, scope: Construct, id: str, props: DriverProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "driver", props.version)
+        ident = Identity(NAME, "driver", props.version, props.placement.labels)
         ns = props.placement.namespace
 
         def meta(name: str) -> k8s.ObjectMeta:

@@ -113,7 +113,9 @@ class Examples(Construct):
             return
         ns = props.placement.namespace
         # Shared by every Job: labelled with the first example's image tag.
-        sa_ident = Identity(SERVICE_ACCOUNT, "examples", props.jobs[0].version)
+        sa_ident = Identity(
+            SERVICE_ACCOUNT, "examples", props.jobs[0].version, props.placement.labels
+        )
         k8s.KubeServiceAccount(
             self,
             "service-account",
@@ -130,7 +132,7 @@ class Examples(Construct):
 
     def _job(self, job: ExampleJob) -> None:
         props = self.props
-        ident = Identity(label_value(job.name), "examples", job.version)
+        ident = Identity(label_value(job.name), "examples", job.version, props.placement.labels)
         env = [("GPUSTACK_SIMULATED", "true")] if props.simulated else []
         container = k8s.Container(
             name=CONTAINER,

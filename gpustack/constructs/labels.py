@@ -9,6 +9,7 @@ Pure Python: no cdk8s here, so the rules can be tested without Node.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Final
 
 #: Output components in synthesis (and sync) order; each is a folder under ``dist/clusters/<x>/``.
@@ -72,17 +73,26 @@ def wave_annotations(component: str) -> dict[str, str]:
 class Identity:
     """The label set of one application inside a component (e.g. ``nvidia-driver``/``driver``).
 
-    Every object the application owns gets :meth:`labels` and :meth:`annotations`; its pods are
-    selected by :meth:`selector` only.
+    Every object the application owns, and its pod template, gets :meth:`labels` (with the
+    profile's ``metadata.labels`` as ``extra``) and :meth:`annotations`; its pods are selected by
+    :meth:`selector` only.
     """
 
-    def __init__(self, name: str, component: str, version: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        component: str,
+        version: str,
+        extra: Iterable[tuple[str, str]] = (),
+    ) -> None:
         self.name = name
         self.component = component
         self.version = version
+        self.extra = tuple(extra)
 
     def labels(self) -> dict[str, str]:
-        return object_labels(self.name, self.component, self.version)
+        """The profile's ``metadata.labels`` plus the recommended labels (which win on clash)."""
+        return {**dict(self.extra), **object_labels(self.name, self.component, self.version)}
 
     def selector(self) -> dict[str, str]:
         return selector_labels(self.name, self.component)

@@ -28,6 +28,8 @@ class Placement:
     - ``priority_class_name``: DaemonSet priority. Default ``system-node-critical``, so the GPU
       stack is not evicted under node pressure; ``None`` sets none.
     - ``image_pull_secrets``: secret names for private registries. Default none.
+    - ``labels``: the profile's ``metadata.labels``, put on every object and pod template (never
+      in selectors). Default none.
     """
 
     namespace: str = "gpustack-system"
@@ -35,6 +37,7 @@ class Placement:
     tolerations: tuple[Toleration, ...] = DEFAULT_TOLERATIONS
     priority_class_name: str | None = "system-node-critical"
     image_pull_secrets: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_profile(cls, profile: Profile) -> Placement:
@@ -45,6 +48,7 @@ class Placement:
             tolerations=c.tolerations,
             priority_class_name=c.priority_class_name or None,
             image_pull_secrets=c.image_pull_secrets,
+            labels=profile.metadata.labels,
         )
 
 

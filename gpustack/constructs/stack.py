@@ -23,9 +23,12 @@ from gpustack.constructs.labels import COMPONENTS
 from gpustack.constructs.toolkit import ContainerToolkit, ToolkitProps
 from gpustack.profile.model import Profile
 
-#: Install order of kinds (Helm's, as used by Tanka); kinds not listed sort after, by name.
+#: Install order of kinds (Helm's, as used by Tanka, with the cluster-scoped PriorityClass and
+#: RuntimeClass right after Namespace, as in the synth layout); unlisted kinds sort after, by name.
 KIND_ORDER: Final = (
     "Namespace",
+    "PriorityClass",
+    "RuntimeClass",
     "NetworkPolicy",
     "ResourceQuota",
     "LimitRange",

@@ -226,7 +226,7 @@ class ContainerToolkit(Construct):
     def __init__(self, scope: Construct, id: str, props: ToolkitProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "container-toolkit", props.version)
+        ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
         ns = props.placement.namespace
 
         def meta(name: str) -> k8s.ObjectMeta:

@@ -25,7 +25,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: Hand-written profiles covering what the repository's examples might not.
 CASES: dict[str, dict[str, Any]] = {
-    "defaults": profile(workloads={"examples": [{"name": "smoke"}]}),
+    "defaults": profile(
+        metadata={"labels": {"team": "ml-platform", "app.kubernetes.io/name": "mine"}},
+        workloads={"examples": [{"name": "smoke"}]},
+    ),
     "nvidia-plugin-cdi-off": profile(
         toolkit={"cdi": {"enabled": False}},
         devicePlugin={"implementation": "nvidia", "passDeviceSpecs": True},
@@ -148,6 +151,17 @@ def test_recommended_labels_everywhere(stacks: dict[str, list[SynthObject]]) -> 
             assert required <= set(labels), f"{name}: {o.kind}/{o.name}: {labels}"
             assert labels["app.kubernetes.io/part-of"] == "gpustack"
             assert labels["app.kubernetes.io/managed-by"] == "gpustack"
+
+
+def test_profile_labels_on_every_object_never_in_selectors(
+    stacks: dict[str, list[SynthObject]],
+) -> None:
+    for o in stacks["defaults"]:
+        for meta in [o.manifest["metadata"], *(t["metadata"] for t in _pod_templates(o.manifest))]:
+            assert meta["labels"]["team"] == "ml-platform", f"{o.kind}/{o.name}"
+            assert meta["labels"]["app.kubernetes.io/name"] != "mine"  # ours win
+        for selector in _selectors(o.manifest):
+            assert "team" not in selector
 
 
 def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> None:
