@@ -105,6 +105,22 @@ def test_fresh_output_equals_committed_dist(repo_synth: tuple[Path, Path]) -> No
     assert differing == [], "run `gpustack synth`; these files differ:\n" + "\n".join(differing)
 
 
+def test_output_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Set/dict ordering in any layer would show up as a diff against dist/ in another process."""
+    out = tmp_path / "dist"
+    done = subprocess.run(
+        [str(GPUSTACK), "synth", str(REPO / "profiles"), "--out", str(out)],
+        env=clean_env(PYTHONHASHSEED="4242"),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    fresh, committed = files(out / "clusters"), files(DIST / "clusters")
+    assert (
+        sorted(k for k in fresh.keys() | committed.keys() if fresh.get(k) != committed.get(k)) == []
+    )
+
+
 def test_every_repository_profile_has_a_committed_cluster() -> None:
     names = sorted(
         yaml.safe_load(p.read_text())["metadata"]["name"]
@@ -213,6 +229,19 @@ def test_duplicate_cluster_names_write_nothing(profiles: Path) -> None:
     result = synth(profiles, "--out", out)
     assert result.exit_code == 1
     assert "metadata.name 'alpha'" in result.stderr
+    assert not out.exists()
+
+
+def test_profile_the_constructs_reject_is_one_line_and_writes_nothing(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    text = PROFILE.format(name="gamma").replace(
+        '  version: "580', '  installDir: /opt/nv\n  version: "580'
+    )
+    (profiles / "gamma.yaml").write_text(text)
+    result = synth(profiles, "--out", out)
+    assert result.exit_code == 1
+    assert "installDir" in result.stderr and "gamma.yaml" in result.stderr
+    assert "Traceback" not in result.output
     assert not out.exists()
 
 

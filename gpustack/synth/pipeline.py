@@ -48,10 +48,18 @@ def synthesize_clusters(sources: Sequence[Source], out: Path) -> list[SourcedClu
     prepare_node()
     from gpustack.constructs import synthesize  # imports cdk8s: keep it out of module scope
 
-    return [
-        SourcedCluster(
-            output=layout_cluster(s.profile.metadata.name, synthesize(s.profile)),
-            profile=profile_ref(None if s.packaged else s.path, out),
+    clusters = []
+    for s in sources:
+        try:
+            objects = synthesize(s.profile)
+        except ValueError as exc:
+            # Props reject a combination validation let through: still the user's input, so one
+            # line naming the profile, not a traceback.
+            raise SynthError(f"{s.path}: {exc}") from exc
+        clusters.append(
+            SourcedCluster(
+                output=layout_cluster(s.profile.metadata.name, objects),
+                profile=profile_ref(None if s.packaged else s.path, out),
+            )
         )
-        for s in sources
-    ]
+    return clusters
