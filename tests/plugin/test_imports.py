@@ -1,0 +1,49 @@
+"""The plugin image ships only grpcio, protobuf, PyYAML and nvidia-ml-py: keep imports to those."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+PLUGIN = REPO / "gpustack" / "plugin"
+ALLOWED_THIRD_PARTY = {"grpc", "google", "yaml", "pynvml"}
+MODULES = sorted(p for p in PLUGIN.rglob("*.py") if "_pb2" not in p.name)
+
+
+def imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PLUGIN)))
+def test_module_imports_only_allowed_packages(path: Path) -> None:
+    for name in imported_modules(path):
+        top = name.split(".")[0]
+        if top == "gpustack":
+            assert name == "gpustack.plugin" or name.startswith("gpustack.plugin."), name
+        else:
+            assert top in sys.stdlib_module_names or top in ALLOWED_THIRD_PARTY, name
+
+
+def test_runtime_import_pulls_in_nothing_else() -> None:
+    code = (
+        "import sys, gpustack.plugin.main, gpustack.plugin.testkubelet, "
+        "gpustack.plugin.backends.simulated\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'jsonschema', 'click', 'cdk8s', 'constructs', 'jinja2', 'pynvml'})\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # pynvml too: it is loaded only when the nvml backend is selected.
+    assert out.stdout.strip() == ""
