@@ -68,6 +68,8 @@ class DevicePluginProps:
       for the simulated backend (no GPU, no NVIDIA runtime needed) and CRI-O hook mode.
     - ``wait_for``: readiness file to wait for before starting. Default: the toolkit's
       ``toolkit-ready``; ``None`` with the simulated backend, which must start on GPU-less nodes.
+    - ``simulated``: the gpustack plugin's simulated backend: no driver root, no GPU runtime, and
+      the NVIDIA runtime told to inject nothing. Default ``False``.
     - ``driver_root``: host driver root, mounted read-only at ``/driver-root``. Default
       ``/run/nvidia/driver``; ``None`` for the simulated backend.
     - ``pass_device_specs``, ``mig_strategy``, ``device_list_strategy``: the config values that
@@ -84,6 +86,7 @@ class DevicePluginProps:
     implementation: Implementation = "gpustack"
     runtime_class: str | None = "nvidia"
     wait_for: WaitFor | None = None
+    simulated: bool = False
     driver_root: str | None = "/run/nvidia/driver"
     pass_device_specs: bool = False
     mig_strategy: MigStrategy = "none"
@@ -96,7 +99,7 @@ class DevicePluginProps:
         simulated = is_simulated(profile)
         wait_for: WaitFor | None = None
         if simulated:
-            pass
+            pass  # a simulated stack must come up on nodes without GPUs: nothing to wait for
         elif toolkit.enabled:
             wait_for = WaitFor(
                 f"{VALIDATIONS_DIR}/toolkit-ready", toolkit.image_ref(), toolkit.image_pull_policy
@@ -125,16 +128,13 @@ class DevicePluginProps:
             implementation=dp.implementation,
             runtime_class=None if simulated else gpu_runtime_class(profile),
             wait_for=wait_for,
+            simulated=simulated,
             driver_root=None if simulated else driver.root,
             pass_device_specs=dp.pass_device_specs,
             mig_strategy=dp.mig_strategy,
             device_list_strategy=dp.device_list_strategy,
             extra_env=tuple(extra),
         )
-
-    @property
-    def simulated(self) -> bool:
-        return self.driver_root is None
 
     @property
     def uses_cdi(self) -> bool:

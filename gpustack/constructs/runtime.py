@@ -1,8 +1,9 @@
 """Which RuntimeClass GPU containers use, decided once for every component.
 
-The toolkit registers the ``nvidia`` handler (``toolkit.runtimeClass``) in containerd or CRI-O,
-plus ``nvidia-cdi`` and ``nvidia-legacy`` to force a mode. Exception: CRI-O without CDI is
-configured with an OCI hook that applies to every container, so there is no handler to name.
+The toolkit's installer always registers three handlers in containerd or CRI-O: the main one
+(``toolkit.runtimeClass``, default ``nvidia``) and ``nvidia-cdi``/``nvidia-legacy``, which force a
+mode. Exception: CRI-O without CDI is configured with an OCI hook that applies to every
+container, so there is no handler to name.
 Pure Python: no cdk8s.
 """
 
@@ -26,8 +27,9 @@ def gpu_runtime_class(profile: Profile) -> str | None:
 def runtime_classes(profile: Profile) -> tuple[str, ...]:
     """Every RuntimeClass gpustack declares: the main one, plus the mode-forcing ones with CDI.
 
-    ``nvidia-cdi``/``nvidia-legacy`` only exist when gpustack runs the toolkit with CDI on, so they
-    are declared only then (a RuntimeClass naming a missing handler fails pod sandboxes).
+    ``nvidia-cdi``/``nvidia-legacy`` are declared only when gpustack runs the toolkit (so the
+    handlers are known to exist) with CDI on: ``nvidia-cdi`` needs the CDI specs the toolkit writes
+    only then, and without CDI ``nvidia`` already is the legacy mode.
     """
     main = gpu_runtime_class(profile)
     if main is None:

@@ -255,9 +255,9 @@ class ContainerToolkit(Construct):
         mounts = [
             kube.mount("toolkit-root", TOOLKIT_RUN_DIR),
             kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
-            kube.mount(
-                "driver-root", DRIVER_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
-            ),
+            # Writable: with CDI the installer creates the control device nodes under the dev
+            # root, which is inside the driver root when the driver container made them.
+            kube.mount("driver-root", DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
             kube.mount(
                 "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
             ),
