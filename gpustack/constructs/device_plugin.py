@@ -24,11 +24,10 @@ from gpustack.constructs.plugin_config import (
     CONFIG_DIR,
     CONFIG_KEY,
     CONFIG_PATH,
-    is_simulated,
     nvidia_health_env,
     render_config,
 )
-from gpustack.constructs.runtime import gpu_runtime_class
+from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.profile.model import PLUGIN_IMAGES, Implementation, MigStrategy, Profile
 

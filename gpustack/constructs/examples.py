@@ -18,13 +18,13 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.labels import Identity, label_value
 from gpustack.constructs.placement import Placement
-from gpustack.constructs.plugin_config import advertised_resource, is_simulated
-from gpustack.constructs.runtime import workload_runtime_class
+from gpustack.constructs.plugin_config import advertised_resource
+from gpustack.constructs.runtime import is_simulated, workload_runtime_class
 from gpustack.constructs.scripts import EXAMPLE_CHECK
 from gpustack.profile.model import Example, Profile
 
 SERVICE_ACCOUNT: Final = "gpustack-example"
-CONTAINER: Final = "pytorch"
+CONTAINER: Final = "gpu-check"
 #: Delete and recreate changed Jobs instead of patching their immutable pod template.
 IMMUTABLE_ANNOTATIONS: Final = {
     "argocd.argoproj.io/sync-options": "Replace=true",

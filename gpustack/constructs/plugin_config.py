@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from gpustack.constructs.runtime import is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.plugin.config import (
     DEFAULT_IGNORED_XIDS,
@@ -25,12 +26,6 @@ from gpustack.profile.model import Profile
 CONFIG_KEY = "config.yaml"
 CONFIG_DIR = "/etc/gpustack"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
-
-
-def is_simulated(profile: Profile) -> bool:
-    """True when the plugin advertises simulated GPUs (gpustack implementation only)."""
-    dp = profile.device_plugin
-    return dp.implementation == "gpustack" and dp.backend == "simulated"
 
 
 def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:

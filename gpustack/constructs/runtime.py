@@ -17,6 +17,12 @@ from gpustack.profile.model import Profile
 EXTRA_HANDLERS: Final = ("nvidia-cdi", "nvidia-legacy")
 
 
+def is_simulated(profile: Profile) -> bool:
+    """True when the plugin advertises simulated GPUs (gpustack implementation only)."""
+    dp = profile.device_plugin
+    return dp.implementation == "gpustack" and dp.backend == "simulated"
+
+
 def gpu_runtime_class(profile: Profile) -> str | None:
     """Name of the RuntimeClass (= handler) for GPU containers; ``None`` for CRI-O hook mode."""
     if profile.cluster.runtime.name == "crio" and not profile.toolkit.cdi.enabled:
@@ -32,7 +38,9 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
     only then, and without CDI ``nvidia`` already is the legacy mode.
     """
     main = gpu_runtime_class(profile)
-    if main is None:
+    if main is None or (is_simulated(profile) and not profile.toolkit.enabled):
+        # Simulated GPUs on nodes gpustack does not configure: nothing would use the class, and
+        # such nodes (kind, k3d) usually have no NVIDIA handler at all.
         return ()
     names = [main]
     if profile.toolkit.enabled and profile.toolkit.cdi.enabled:

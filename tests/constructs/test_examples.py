@@ -19,7 +19,7 @@ def job(synth: Synth, name: str = "smoke", **sections: Any) -> dict[str, Any]:
 
 
 def limits(j: dict[str, Any]) -> dict[str, Any]:
-    value: dict[str, Any] = container(j, "pytorch")["resources"]["limits"]
+    value: dict[str, Any] = container(j, "gpu-check")["resources"]["limits"]
     return value
 
 
@@ -37,7 +37,7 @@ def test_one_job_per_example_and_one_service_account(synth: Synth) -> None:
 
 
 def test_default_check_is_a_pytorch_cuda_matmul(synth: Synth) -> None:
-    c = container(job(synth), "pytorch")
+    c = container(job(synth), "gpu-check")
     assert c["command"] == ["python", "-c", EXAMPLE_CHECK]
     assert c["image"].startswith("docker.io/pytorch/pytorch:")
     for needle in ("torch.cuda.is_available()", "get_device_name", "@", "cuda:"):
@@ -47,7 +47,7 @@ def test_default_check_is_a_pytorch_cuda_matmul(synth: Synth) -> None:
 
 def test_custom_command(synth: Synth) -> None:
     w = {"examples": [{"name": "smoke", "command": ["nvidia-smi"]}]}
-    assert container(job(synth, workloads=w), "pytorch")["command"] == ["nvidia-smi"]
+    assert container(job(synth, workloads=w), "gpu-check")["command"] == ["nvidia-smi"]
 
 
 @pytest.mark.parametrize(
@@ -112,8 +112,8 @@ def test_simulated_check_is_told(synth: Synth) -> None:
         "devicePlugin": {"backend": "simulated"},
         "driver": {"enabled": False},
     }
-    assert env(container(job(synth, **simulated), "pytorch")) == {"GPUSTACK_SIMULATED": "true"}
-    assert "env" not in container(job(synth), "pytorch")
+    assert env(container(job(synth, **simulated), "gpu-check")) == {"GPUSTACK_SIMULATED": "true"}
+    assert "env" not in container(job(synth), "gpu-check")
 
 
 def test_gitops_friendly_job(synth: Synth) -> None:

@@ -239,6 +239,11 @@ def test_deterministic() -> None:
         ({"toolkit": {"enabled": False}}, ["nvidia"]),
         ({"toolkit": {"runtimeClass": "nvidia-cdi"}}, ["nvidia-cdi", "nvidia-legacy"]),
         ({"cluster": {"runtime": {"name": "crio"}}, "toolkit": {"cdi": {"enabled": False}}}, []),
+        ({"toolkit": {"enabled": False}, "devicePlugin": {"backend": "simulated"}}, []),
+        (
+            {"devicePlugin": {"backend": "simulated"}},
+            ["nvidia", "nvidia-cdi", "nvidia-legacy"],
+        ),
     ],
 )
 def test_runtime_classes(sections: dict[str, Any], expected: list[str]) -> None:
