@@ -18,6 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from gpustack.checker import check_paths
 from gpustack.cli import main
 from tests.tooling import require_tool
 
@@ -122,11 +123,9 @@ def test_output_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
 
 
 def test_every_repository_profile_has_a_committed_cluster() -> None:
-    names = sorted(
-        yaml.safe_load(p.read_text())["metadata"]["name"]
-        for p in (REPO / "profiles").glob("*.yaml")
-    )
-    assert names == COMMITTED_CLUSTERS
+    result = check_paths([REPO / "profiles"])
+    assert result.ok
+    assert sorted(p.profile.name for p in result.profiles) == COMMITTED_CLUSTERS
 
 
 @pytest.mark.parametrize("cluster", COMMITTED_CLUSTERS)

@@ -282,6 +282,28 @@ def _remove_leftovers(clusters_root: Path) -> None:
 def apply(plan: Plan) -> Summary:
     """Carry out ``plan``; on failure the output directory is left as it was."""
     out = plan.out
+    created = [p for p in (out, out / INDEX_DIR, out / CLUSTERS_DIR) if not os.path.lexists(p)]
+    try:
+        return _apply_locked(plan)
+    except SynthError:
+        for folder in reversed(created):  # a failed first run leaves no trace either
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _restore_index(out: Path, original: bytes | None) -> None:
+    path = index_path(out)
+    if original is None:
+        path.unlink(missing_ok=True)
+    elif _read(path) != original:
+        tmp = fsswap.sibling(path, "tmp")
+        tmp.write_bytes(original)
+        os.replace(tmp, path)
+
+
+def _apply_locked(plan: Plan) -> Summary:
+    out = plan.out
     clusters_root = out / CLUSTERS_DIR
     try:
         (out / INDEX_DIR).mkdir(parents=True, exist_ok=True)
@@ -290,6 +312,7 @@ def apply(plan: Plan) -> Summary:
         raise SynthError(f"cannot create {exc.filename or out}: {exc.strerror}") from exc
 
     with _locked(out / INDEX_DIR):
+        original_index = _read(index_path(out))
         _remove_leftovers(clusters_root)
         changed = [sc for sc in plan.write if _cluster_differences(plan, sc.output)]
         changed_names = {sc.output.name for sc in changed}
@@ -321,7 +344,7 @@ def apply(plan: Plan) -> Summary:
             for path in staged.values():
                 if os.path.lexists(path):
                     fsswap.remove(path)
-            _write_index(out, plan.before)
+            _restore_index(out, original_index)
             where = exc.filename or out
             raise SynthError(
                 f"cannot replace {where}: {exc.strerror}; {out} was left unchanged"

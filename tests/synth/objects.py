@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from gpustack.synth.layout import layout_cluster
+from gpustack.synth.writer import SourcedCluster
 
 
 @dataclass(frozen=True)
@@ -78,3 +83,19 @@ def stack(*, examples: bool = True, plugin_config: str = "version: v1\n") -> lis
             kube("examples", "Job", "pytorch-smoke", api_version="batch/v1", namespace="default")
         )
     return objs
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` (folders map to ``None``), to compare before and after."""
+    found: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for d in dirnames:
+            found[os.path.relpath(os.path.join(dirpath, d), root)] = None
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            found[os.path.relpath(p, root)] = Path(p).read_bytes()
+    return found
+
+
+def cluster(name: str, profile: str | None = None, **kw: bool) -> SourcedCluster:
+    return SourcedCluster(layout_cluster(name, stack(**kw)), profile or f"../profiles/{name}.yaml")

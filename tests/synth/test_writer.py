@@ -15,7 +15,7 @@ from gpustack.synth.index import PACKAGED_DEFAULT
 from gpustack.synth.layout import ClusterOutput, ManifestFile
 from gpustack.synth.writer import SourcedCluster, _locked, apply, compare, make_plan
 
-from .conftest import cluster, tree
+from .objects import cluster, tree
 
 
 def write(out: Path, *clusters: SourcedCluster, force: bool = False) -> tuple[str, ...]:
@@ -235,6 +235,27 @@ def test_failure_while_staging_leaves_the_previous_output_intact(workdir: Path) 
         apply(plan)
     assert tree(workdir) == before
     assert hidden_entries(out) == []
+
+
+def test_failed_first_run_leaves_no_output_folder(workdir: Path) -> None:
+    broken = ClusterOutput("b", (ManifestFile("x", b"1\n"), ManifestFile("x/y.yaml", b"2\n")))
+    plan = make_plan(workdir / "dist", [SourcedCluster(broken, "../profiles/b.yaml")])
+    with pytest.raises(SynthError, match="cannot write"):
+        apply(plan)
+    assert not (workdir / "dist").exists()
+    write(workdir / "dist", cluster("b"))  # and the next run does not see a foreign folder
+
+
+def test_failed_swap_on_a_first_run_leaves_no_output_folder(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing_swap_in(staged: Path, target: Path) -> Path | None:
+        raise OSError(28, "No space left on device", str(target))
+
+    monkeypatch.setattr(fsswap, "swap_in", failing_swap_in)
+    with pytest.raises(SynthError, match="No space left on device"):
+        apply(make_plan(workdir / "dist", [cluster("a")]))
+    assert not (workdir / "dist").exists()
 
 
 @pytest.mark.parametrize("atomic_exchange", [True, False], ids=["exchange", "two-renames"])
