@@ -93,6 +93,7 @@ fi
 "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
     --wheel-dir "$wheels/gpustack" "$src" >&2
 
+previous=$(buildah images --noheading --format '{{.ID}}' "$tag" 2>/dev/null || true)
 echo "building $tag from $BASE_IMAGE ..." >&2
 buildah bud --quiet --isolation "${ISOLATION:-chroot}" \
     --file plugin-image/Containerfile --ignorefile plugin-image/containerignore \
@@ -100,6 +101,11 @@ buildah bud --quiet --isolation "${ISOLATION:-chroot}" \
     --build-arg "VERSION=$version" \
     --build-arg "REVISION=$revision" --build-arg "SOURCE_URL=$source_url" \
     --tag "$tag" . >&2
+# A rebuild under the same tag leaves the previous image untagged: drop it unless still in use.
+current=$(buildah images --noheading --format '{{.ID}}' "$tag")
+if [[ -n $previous && $previous != "$current" ]]; then
+    buildah rmi "$previous" >/dev/null 2>&1 || true
+fi
 if [[ -n ${OCI_ARCHIVE:-} ]]; then
     buildah push --quiet "$tag" "oci-archive:$OCI_ARCHIVE:$tag" >&2
 fi

@@ -236,11 +236,9 @@ class RegisterCase:
 REGISTER_CASES = (RegisterCase("one-of-one", 1, 1), RegisterCase("two-of-four", 4, 2))
 
 
-def _visible_devices(response: Mapping[str, Any]) -> list[str]:
-    """NVIDIA_VISIBLE_DEVICES of the single container response (envvar strategy)."""
-    containers = response.get("containerResponses") or response.get("container_responses")
-    assert isinstance(containers, list) and len(containers) == 1, response
-    envs: Mapping[str, str] = containers[0].get("envs", {})
+def _visible_devices(container_response: Mapping[str, Any]) -> list[str]:
+    """NVIDIA_VISIBLE_DEVICES of a container's Allocate response (envvar strategy)."""
+    envs: Mapping[str, str] = container_response.get("envs", {})
     return envs.get("NVIDIA_VISIBLE_DEVICES", "").split(",")
 
 
@@ -253,10 +251,11 @@ def test_container_registers_and_allocates(
     sockets.mkdir()
     (short_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict()), encoding="utf-8")
     name = f"gpustack-dp-test-{uuid.uuid4().hex[:12]}"
+    resource = config.gpustack.resource_name
     kubelet = subprocess.Popen(
         [sys.executable, "-m", "gpustack.plugin.testkubelet", "--socket-dir", str(sockets),
-         "--resource", config.gpustack.resource_name, "--allocate", str(case.allocate),
-         "--timeout", "60"],
+         "--resource", resource, "--allocate", str(case.allocate),
+         "--timeout", "30"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -273,9 +272,11 @@ def test_container_registers_and_allocates(
         assert kubelet.returncode == 0, context
         result = json.loads(out)
 
-        assert result["registered"] is True, context
-        advertised = sorted(device["ID"] for device in result["devices"])
+        registered = result["registered"]
+        assert (registered["resource"], registered["version"]) == (resource, "v1beta1")
+        advertised = sorted(device["id"] for device in result["devices"])
         assert advertised == sorted(gpu.uuid for gpu in config.gpustack.simulated.gpus)
+        assert {device["health"] for device in result["devices"]} == {"Healthy"}
         visible = _visible_devices(result["allocate_response"])
         assert len(visible) == case.allocate and set(visible) <= set(advertised), result
 
