@@ -25,7 +25,13 @@ from tests.tooling import require_tool
 REPO = Path(__file__).resolve().parents[1]
 DIST = REPO / "dist"
 COMMITTED_CLUSTERS = sorted(p.name for p in (DIST / "clusters").glob("*") if p.is_dir())
-GPUSTACK = Path(sys.executable).with_name("gpustack")
+_SCRIPT = Path(sys.executable).with_name("gpustack")
+#: The installed console script, as users run it (or the same entry point without the script).
+GPUSTACK = (
+    [str(_SCRIPT)]
+    if _SCRIPT.exists()
+    else [sys.executable, "-c", "from gpustack.cli import main; main()"]
+)
 
 PROFILE = """\
 apiVersion: gpustack.dev/v1alpha1
@@ -110,7 +116,7 @@ def test_output_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     """Set/dict ordering in any layer would show up as a diff against dist/ in another process."""
     out = tmp_path / "dist"
     done = subprocess.run(
-        [str(GPUSTACK), "synth", str(REPO / "profiles"), "--out", str(out)],
+        [*GPUSTACK, "synth", str(REPO / "profiles"), "--out", str(out)],
         env=clean_env(PYTHONHASHSEED="4242"),
         capture_output=True,
         text=True,
@@ -322,7 +328,7 @@ def test_a_folder_without_profiles_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None:
     done = subprocess.run(
-        [str(GPUSTACK), "synth"], cwd=tmp_path, env=clean_env(), capture_output=True, text=True
+        [*GPUSTACK, "synth"], cwd=tmp_path, env=clean_env(), capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
@@ -333,7 +339,7 @@ def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None
         assert banner not in done.stderr + done.stdout
     assert done.stdout.splitlines() == ["wrote dist/clusters/default"]
     check = subprocess.run(
-        [str(GPUSTACK), "synth", "--check"], cwd=tmp_path, env=clean_env(), capture_output=True
+        [*GPUSTACK, "synth", "--check"], cwd=tmp_path, env=clean_env(), capture_output=True
     )
     assert check.returncode == 0, check.stderr
 
@@ -344,7 +350,7 @@ def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     done = subprocess.run(
-        [str(GPUSTACK), "synth"],
+        [*GPUSTACK, "synth"],
         cwd=work,
         env=clean_env(PATH=str(no_node)),
         capture_output=True,
