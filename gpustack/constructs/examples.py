@@ -18,10 +18,10 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.labels import Identity, label_value
 from gpustack.constructs.placement import Placement
-from gpustack.constructs.plugin_config import advertised_resource
 from gpustack.constructs.runtime import is_simulated, workload_runtime_class
 from gpustack.constructs.scripts import EXAMPLE_CHECK
 from gpustack.profile.model import Example, Profile
+from gpustack.profile.rules import workload_resource
 
 SERVICE_ACCOUNT: Final = "gpustack-example"
 CONTAINER: Final = "gpu-check"
@@ -39,7 +39,9 @@ class ExampleJob:
     - ``name``: Job name (and ``app.kubernetes.io/name``). Required.
     - ``image``: a PyTorch image with CUDA. Required.
     - ``gpus``: how many units of ``resource`` to request. Default 1.
-    - ``resource``: the extended resource name. Default ``nvidia.com/gpu``.
+    - ``resource``: the extended resource name. Default ``nvidia.com/gpu``; from a profile, the
+      one the validation rules check (:func:`gpustack.profile.rules.workload_resource`): the
+      example's ``resourceName``, else the plugin's, ``<name>.shared`` with ``renameByDefault``.
     - ``command``: container command. Default: ``python -c`` with the built-in check.
     """
 
@@ -50,12 +52,12 @@ class ExampleJob:
     command: tuple[str, ...] = ("python", "-c", EXAMPLE_CHECK)
 
     @classmethod
-    def from_example(cls, example: Example, default_resource: str) -> ExampleJob:
+    def from_example(cls, example: Example, resource: str) -> ExampleJob:
         return cls(
             name=example.name,
             image=example.image,
             gpus=example.gpus,
-            resource=example.resource_name or default_resource,
+            resource=resource,
             command=example.command or ("python", "-c", EXAMPLE_CHECK),
         )
 
@@ -89,11 +91,13 @@ class ExamplesProps:
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ExamplesProps:
-        resource = advertised_resource(profile)
         simulated = is_simulated(profile)
         runtime_class = workload_runtime_class(profile, profile.device_plugin.device_list_strategy)
         return cls(
-            jobs=tuple(ExampleJob.from_example(e, resource) for e in profile.workloads.examples),
+            jobs=tuple(
+                ExampleJob.from_example(e, workload_resource(profile, e))
+                for e in profile.workloads.examples
+            ),
             placement=Placement.from_profile(profile),
             runtime_class=None if simulated else runtime_class,
             simulated=simulated,

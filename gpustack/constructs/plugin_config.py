@@ -89,6 +89,15 @@ def build_config(profile: Profile) -> dict[str, Any]:
     }
     ts = dp.time_slicing
     if ts is not None:
+        for i, res in enumerate(ts.resources):
+            if res.rename:
+                # Neither plugin can advertise a custom name (NVIDIA's resets it; gpustack's
+                # config has no such field): refuse rather than request a resource nobody offers.
+                raise ValueError(
+                    f"devicePlugin.sharing.timeSlicing.resources[{i}].rename: the device plugin"
+                    " cannot advertise a custom name; remove rename (renameByDefault advertises"
+                    f" {res.name}.shared)"
+                )
         config["sharing"] = {
             "timeSlicing": {
                 "renameByDefault": ts.rename_by_default,
@@ -134,16 +143,3 @@ def nvidia_health_env(profile: Profile) -> list[tuple[str, str]]:
     if enabled:
         env.append(("DP_ENABLE_HEALTHCHECKS", ",".join(map(str, enabled))))
     return env
-
-
-def advertised_resource(profile: Profile) -> str:
-    """The extended resource a workload requests for one GPU from this stack's plugin.
-
-    ``<name>.shared`` when time-slicing renames the shared resource by default.
-    """
-    dp = profile.device_plugin
-    name = dp.resource_name if dp.implementation == "gpustack" else "nvidia.com/gpu"
-    ts = dp.time_slicing
-    if ts is not None and ts.rename_by_default and any(r.name == name for r in ts.resources):
-        return f"{name}.shared"
-    return name

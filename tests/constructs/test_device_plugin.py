@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
+from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import PluginConfig
+from gpustack.profile.model import Profile
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
 
@@ -245,3 +247,10 @@ def test_config_checksum_rolls_pods_on_config_change(synth: Synth) -> None:
     assert checksum(devicePlugin={"failOnInitError": False}) != base
     # Not a config change: same checksum.
     assert checksum(devicePlugin={"imagePullPolicy": "Always"}) == base
+
+
+def test_custom_time_slicing_rename_is_refused() -> None:
+    ts = {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "rename": "nvidia.com/half"}]}
+    p = Profile.from_dict(profile(devicePlugin={"sharing": {"timeSlicing": ts}}))
+    with pytest.raises(ValueError, match=r"resources\[0\]\.rename"):
+        build_config(p)
