@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 import cdk8s
@@ -88,7 +89,7 @@ class SynthObject:
 
 
 def sort_key(obj: SynthObject) -> tuple[int, int, str, str, str]:
-    """Component order, then kind install order, then kind and name."""
+    """Component order, then kind install order, then kind, namespace and name."""
     kind = obj.kind
     return (
         COMPONENTS.index(obj.component),
@@ -99,29 +100,25 @@ def sort_key(obj: SynthObject) -> tuple[int, int, str, str, str]:
     )
 
 
-def _builders(profile: Profile) -> list[tuple[str, Callable[[Construct], object] | None]]:
-    """Per component: a function adding its construct to a chart, or ``None`` when omitted."""
-    common = CommonProps.from_profile(profile)
-    builders: list[tuple[str, Callable[[Construct], object] | None]] = [
-        ("common", lambda c: Common(c, "common", common)),
-        ("driver", None),
-        ("container-toolkit", None),
-        ("device-plugin", None),
-        ("examples", None),
+def _components(profile: Profile) -> list[tuple[str, Callable[[Construct], object]]]:
+    """The enabled components in :data:`COMPONENTS` order, each as a function that adds its
+    construct to a chart. All props are resolved here, so bad input fails before cdk8s runs."""
+    parts: list[tuple[str, Callable[[Construct], object]]] = [
+        ("common", partial(Common, id="common", props=CommonProps.from_profile(profile)))
     ]
     if profile.driver.enabled:
-        driver = DriverProps.from_profile(profile)
-        builders[1] = ("driver", lambda c: NvidiaDriver(c, "driver", driver))
+        props = DriverProps.from_profile(profile)
+        parts.append(("driver", partial(NvidiaDriver, id="driver", props=props)))
     if profile.toolkit.enabled:
         toolkit = ToolkitProps.from_profile(profile)
-        builders[2] = ("container-toolkit", lambda c: ContainerToolkit(c, "toolkit", toolkit))
+        parts.append(("container-toolkit", partial(ContainerToolkit, id="toolkit", props=toolkit)))
     if profile.device_plugin.enabled:
         plugin = DevicePluginProps.from_profile(profile)
-        builders[3] = ("device-plugin", lambda c: DevicePlugin(c, "device-plugin", plugin))
+        parts.append(("device-plugin", partial(DevicePlugin, id="device-plugin", props=plugin)))
     if profile.workloads.examples:
         examples = ExamplesProps.from_profile(profile)
-        builders[4] = ("examples", lambda c: Examples(c, "examples", examples))
-    return builders
+        parts.append(("examples", partial(Examples, id="examples", props=examples)))
+    return parts
 
 
 def synthesize(profile: Profile) -> list[SynthObject]:
@@ -130,12 +127,10 @@ def synthesize(profile: Profile) -> list[SynthObject]:
     Props are resolved (and their errors raised) before any cdk8s object exists. Deterministic:
     the same profile gives equal output.
     """
-    builders = _builders(profile)
+    components = _components(profile)
     app = cdk8s.App()
     charts: list[tuple[str, cdk8s.Chart]] = []
-    for component, build in builders:
-        if build is None:
-            continue
+    for component, build in components:
         chart = cdk8s.Chart(app, component, disable_resource_name_hashes=True)
         build(chart)
         charts.append((component, chart))
