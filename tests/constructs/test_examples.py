@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,3 +154,43 @@ def test_placement_without_node_critical_priority(synth: Synth) -> None:
 def test_version_label_is_the_image_tag(synth: Synth) -> None:
     w = {"examples": [{"name": "smoke", "image": "nvcr.io/nvidia/pytorch:24.05-py3"}]}
     assert job(synth, workloads=w)["metadata"]["labels"]["app.kubernetes.io/version"] == "24.05-py3"
+
+
+# --- the check itself, where CUDA is genuinely absent ------------------------------------------
+
+FAKE_TORCH = """\
+__version__ = "0.0-test"
+
+
+class version:
+    cuda = None
+
+
+class cuda:
+    @staticmethod
+    def is_available():
+        return False
+"""
+
+
+@pytest.mark.parametrize(
+    ("environ", "code"),
+    [
+        ({"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "GPU-1234"}, 0),
+        ({"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "all"}, 1),
+        ({"GPUSTACK_SIMULATED": "true"}, 1),
+        ({"NVIDIA_VISIBLE_DEVICES": "GPU-1234"}, 1),
+    ],
+)
+def test_check_without_cuda(tmp_path: Path, environ: dict[str, str], code: int) -> None:
+    """A torch without CUDA: only a simulated stack with allocated devices passes."""
+    (tmp_path / "torch.py").write_text(FAKE_TORCH)
+    base = {k: v for k, v in os.environ.items() if k not in ("NVIDIA_VISIBLE_DEVICES",)}
+    result = subprocess.run(
+        [sys.executable, "-c", EXAMPLE_CHECK],
+        env={**base, "PYTHONPATH": str(tmp_path), **environ},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == code, result.stdout + result.stderr
+    assert "available False" in result.stdout
