@@ -96,7 +96,7 @@ fi
 previous=$(buildah images --noheading --format '{{.ID}}' "$tag" 2>/dev/null || true)
 echo "building $tag from $BASE_IMAGE ..." >&2
 buildah bud --quiet --isolation "${ISOLATION:-chroot}" \
-    --file plugin-image/Containerfile --ignorefile plugin-image/containerignore \
+    --file plugin-image/Containerfile --ignorefile plugin-image/Containerfile.dockerignore \
     --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "PYTHON_VERSION=$python_version" \
     --build-arg "VERSION=$version" \
     --build-arg "REVISION=$revision" --build-arg "SOURCE_URL=$source_url" \

@@ -40,9 +40,10 @@ REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ["/opt/gpustack/bin/gpustack-device-plugin"]
 VENV_PYTHON = "/opt/gpustack/bin/python"
 KUBELET_DIR = "/var/lib/kubelet/device-plugins"
-# What works for podman on these hosts (crun fails on cgroup v1; default ulimits are too high
-# for runc here). The rest mirrors the DaemonSet's hardening: no network, no capabilities, no
-# privilege escalation, read-only root filesystem; the plugin must work like that.
+# runc (what CI installs; crun fails on some cgroup setups) and ulimits within the host's hard
+# limits (podman's defaults exceed them on CI machines and runc then refuses to start). The rest
+# mirrors the DaemonSet's hardening: no network, no capabilities, no privilege escalation,
+# read-only root filesystem; the plugin must work like that.
 PODMAN_RUN = (
     "--runtime", "runc", "run",
     "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
