@@ -104,6 +104,8 @@ def runtime_matches_distribution(p: Profile) -> Iterator[Finding]:
 
 # --- driver and GPUs -------------------------------------------------------------------------
 
+DRIVER_CONTAINER_ROOT = "/run/nvidia/driver"
+
 
 def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
     if p.driver.enabled and p.driver.use_precompiled and not p.driver.kernel_version:
@@ -111,6 +113,18 @@ def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
             ("driver", "usePrecompiled"),
             "precompiled driver images are tagged by kernel, but driver.kernelVersion is unset",
             "set driver.kernelVersion, e.g. 6.8.0-60-generic",
+        )
+
+
+def driver_install_dir_fixed(p: Profile) -> Iterator[Finding]:
+    # NVIDIA's driver container always exposes its root at /run/nvidia/driver; the toolkit and
+    # the plugin mount that path, so any other value would silently break them.
+    if p.driver.enabled and p.driver.install_dir != DRIVER_CONTAINER_ROOT:
+        yield Finding(
+            ("driver", "installDir"),
+            f"the driver container always installs into {DRIVER_CONTAINER_ROOT},"
+            f" not {p.driver.install_dir}",
+            f"remove driver.installDir or set it to {DRIVER_CONTAINER_ROOT}",
         )
 
 
@@ -441,6 +455,7 @@ RULES: tuple[Rule, ...] = (
     kubernetes_version_supported,
     runtime_matches_distribution,
     precompiled_needs_kernel,
+    driver_install_dir_fixed,
     product_matches_architecture,
     driver_supports_gpu,
     kernel_modules_fit_gpu,

@@ -19,6 +19,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes_version_supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
     "runtime_matches_distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
     "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
+    "driver_install_dir_fixed": ("driver-install-dir", "$.driver.installDir"),
     "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver_supports_gpu": ("b200-driver-too-old", "$.driver.version"),
     "kernel_modules_fit_gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),
