@@ -7,8 +7,10 @@ socket right after ``Register``; ``PluginServer.start`` therefore binds synchron
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -31,8 +33,28 @@ API_VERSION = "v1beta1"
 #: Worker threads per server: one is held by the kubelet's ListAndWatch stream.
 MAX_WORKERS = 16
 REGISTER_TIMEOUT_S = 1.0
+#: A private subchannel per channel: a shared one may still be backing off from a kubelet
+#: that just went away, which would delay registering with its successor.
+CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 #: How often an idle ListAndWatch stream re-checks whether it should end.
 STREAM_POLL_S = 0.5
+
+
+def serve_unix(server: grpc.Server, path: str) -> int:
+    """Start ``server`` on unix socket ``path``; returns the socket's inode.
+
+    gRPC unlinks a unix socket by *path* when the server is torn down, which can happen after
+    ``stop().wait()`` returns; binding a unique temporary name and renaming it into place means
+    that late unlink can never remove a successor's socket at ``path``.
+    """
+    tmp = f"{path}.{os.getpid()}.{next(_BIND_COUNTER)}"
+    server.add_insecure_port(f"unix:{tmp}")
+    server.start()
+    os.replace(tmp, path)
+    return os.stat(path).st_ino
+
+
+_BIND_COUNTER = itertools.count()
 
 
 class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
@@ -151,17 +173,13 @@ class PluginServer:
 
     def start(self) -> None:
         """Remove a stale socket, bind and serve."""
-        if os.path.lexists(self.socket_path):
-            os.unlink(self.socket_path)
         self._stopping.clear()
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS))
         api_pb2_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
             self._service, server
         )
-        server.add_insecure_port(f"unix:{self.socket_path}")
-        server.start()
+        self._inode = serve_unix(server, self.socket_path)
         self._server = server
-        self._inode = os.stat(self.socket_path).st_ino
         log.info(
             "serving %s (%d devices) on %s",
             self.resource.name,
@@ -189,7 +207,16 @@ class PluginServer:
 
     def register(self, kubelet_socket: str) -> None:
         """Register with the kubelet; raises ``grpc.RpcError`` or ``TimeoutError``."""
-        with grpc.insecure_channel(f"unix:{kubelet_socket}") as channel:
+        # A stale kubelet.sock refuses at once; gRPC would keep retrying until the timeout.
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(REGISTER_TIMEOUT_S)
+        try:
+            probe.connect(kubelet_socket)
+        except OSError as exc:
+            raise TimeoutError(f"kubelet socket {kubelet_socket}: {exc.strerror or exc}") from None
+        finally:
+            probe.close()
+        with grpc.insecure_channel(f"unix:{kubelet_socket}", options=CHANNEL_OPTIONS) as channel:
             try:
                 grpc.channel_ready_future(channel).result(timeout=REGISTER_TIMEOUT_S)
             except grpc.FutureTimeoutError:

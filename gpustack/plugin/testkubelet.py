@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
+from gpustack.plugin.server import CHANNEL_OPTIONS, serve_unix
 from gpustack.plugin.v1beta1 import api_pb2, api_pb2_grpc
 
 KUBELET_SOCKET = "kubelet.sock"
@@ -67,7 +68,7 @@ class PluginConnection:
 
     def __init__(self, socket_path: str, registration: Registration) -> None:
         self.registration = registration
-        self._channel = grpc.insecure_channel(f"unix:{socket_path}")
+        self._channel = grpc.insecure_channel(f"unix:{socket_path}", options=CHANNEL_OPTIONS)
         self.stub: Any = api_pb2_grpc.DevicePluginStub(self._channel)  # type: ignore[no-untyped-call]
         self._cond = threading.Condition()
         self.devices: list[api_pb2.Device] = []
@@ -81,7 +82,7 @@ class PluginConnection:
 
     def _follow(self) -> None:
         try:
-            self._stream = self.stub.ListAndWatch(api_pb2.Empty())
+            self._stream = self.stub.ListAndWatch(api_pb2.Empty(), wait_for_ready=True)
             for response in self._stream:
                 with self._cond:
                     self.devices = list(response.devices)
@@ -169,14 +170,11 @@ class KubeletSimulator:
 
     def start(self) -> None:
         os.makedirs(self.socket_dir, exist_ok=True)
-        if os.path.lexists(self.socket_path):
-            os.unlink(self.socket_path)
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         api_pb2_grpc.add_RegistrationServicer_to_server(  # type: ignore[no-untyped-call]
             _RegistrationService(self), server
         )
-        server.add_insecure_port(f"unix:{self.socket_path}")
-        server.start()
+        serve_unix(server, self.socket_path)
         self._server = server
 
     def stop(self) -> None:

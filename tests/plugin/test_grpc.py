@@ -538,6 +538,20 @@ def test_kubelet_restart_re_registers_within_a_second(
         assert kubelet.allocate(GPU, [U[0]]).container_responses[0].envs
 
 
+def test_new_kubelet_socket_alone_triggers_re_registration(
+    kubelet: KubeletSimulator, start_plugin: StartPlugin
+) -> None:
+    """NVIDIA's signal for a kubelet restart: kubelet.sock re-created, our socket untouched."""
+    start_plugin(H100X8)
+    first = kubelet.wait_for_registration(GPU)
+    kubelet.stop()
+    restarted = time.monotonic()
+    kubelet.start()
+    reg = kubelet.wait_for_registration(GPU, timeout=5, after=restarted)
+    assert reg.at - restarted < 1.0 and reg is not first
+    assert [d.ID for d in kubelet.list_and_watch(GPU)] == U
+
+
 def test_own_socket_deletion_re_serves_and_re_registers(
     kubelet: KubeletSimulator, start_plugin: StartPlugin
 ) -> None:
