@@ -144,11 +144,17 @@ class PluginManager:
             self._start_health(self._backend, self._health, policy)
         else:
             log.info("health checks disabled")
-        os.makedirs(self._rt.socket_dir, exist_ok=True)
         for resource in resources:
             server = PluginServer(resource, self._health, settings, self._rt.socket_dir)
+            try:
+                os.makedirs(self._rt.socket_dir, exist_ok=True)
+                server.start()
+            except (OSError, RuntimeError) as exc:  # gRPC reports bind failures as RuntimeError
+                raise InitError(
+                    f"cannot serve {resource.name} on {server.socket_path}: {exc}; "
+                    "check --socket-dir (the kubelet's device-plugins directory, writable by root)"
+                ) from None
             self._slots.append(_Slot(server))
-            server.start()
 
     def _start_health(self, backend: Backend, health: HealthState, policy: XidPolicy) -> None:
         self._health_stop = threading.Event()

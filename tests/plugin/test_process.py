@@ -125,6 +125,17 @@ def test_bad_config_file_is_one_line_exit_1(sockdir: Path, run_plugin: RunPlugin
     assert f"{cfg}: $.flags.plugin.deviceIDStrategy" in lines[0] and "uuid, index" in lines[0]
 
 
+def test_unusable_socket_dir_is_one_line_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
+    cfg = write(sockdir / "c.yaml", two_gpus(1))
+    blocker = sockdir / "not-a-dir"
+    blocker.write_text("")
+    proc = run_plugin("--config-file", str(cfg), "--socket-dir", str(blocker / "dp"))
+    assert proc.finish(sig=None) == 1
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "cannot serve nvidia.com/gpu" in errors[0]
+    assert "Traceback" not in proc.stderr
+
+
 def test_missing_config_file_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
     proc = run_plugin("--config-file", str(sockdir / "nope.yaml"), "--socket-dir", str(sockdir))
     assert proc.finish(sig=None) == 1
