@@ -82,8 +82,12 @@ class Summary:
     removed: tuple[str, ...]
 
 
+#: Placeholders that keep an empty folder in git; they don't make a folder someone else's.
+_PLACEHOLDERS = frozenset({".gitkeep", ".keep"})
+
+
 def _is_empty_dir(path: Path) -> bool:
-    return not any(path.iterdir())
+    return all(p.name in _PLACEHOLDERS for p in path.iterdir())
 
 
 def make_plan(out: Path, clusters: Sequence[SourcedCluster], *, force: bool = False) -> Plan:

@@ -142,9 +142,13 @@ def test_foreign_content_is_refused_unless_forced(
     assert hidden_entries(out) == []
 
 
-def test_an_empty_existing_output_folder_is_fine(workdir: Path) -> None:
+@pytest.mark.parametrize("placeholder", [None, ".gitkeep", ".keep"])
+def test_an_empty_existing_output_folder_is_fine(workdir: Path, placeholder: str | None) -> None:
     (workdir / "dist").mkdir()
+    if placeholder:
+        (workdir / "dist" / placeholder).touch()
     assert write(workdir / "dist", cluster("a")) == ("a",)
+    assert not placeholder or (workdir / "dist" / placeholder).exists()
 
 
 def test_forced_symlinked_cluster_is_replaced_but_its_target_is_kept(workdir: Path) -> None:
