@@ -56,6 +56,12 @@ DEFAULT_IGNORED_XIDS: Final = (13, 31, 43, 45, 68, 109)
 RESOURCE_NAME_RE: Final = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 )
+#: A time-sliced resource's custom name: ``nvidia.com/<DNS subdomain>`` (the profile's rule).
+RENAME_RE: Final = re.compile(
+    r"^nvidia\.com/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+#: Kubernetes allows 63 characters after the slash: ``nvidia.com/`` plus 63.
+MAX_RENAME: Final = len("nvidia.com/") + 63
 GPU_UUID_RE: Final = re.compile(
     r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
@@ -128,6 +134,9 @@ class ReplicatedResource:
 
     name: str = "nvidia.com/gpu"
     replicas: int = 2
+    #: Advertise the shared resource under this name instead; ``None`` keeps ``name`` (or
+    #: ``<name>.shared`` with ``renameByDefault``). Lets pods pick e.g. ``nvidia.com/gpu-small``.
+    rename: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,16 @@ class TimeSlicing:
             if res.name == resource:
                 return res.replicas
         return 1
+
+    def advertised_name(self, resource: str) -> str:
+        """Name ``resource`` is advertised under: its ``rename``, which wins over
+        ``renameByDefault`` (``<name>.shared``); unshared resources keep their name."""
+        for res in self.resources:
+            if res.name == resource:
+                if res.rename is not None:
+                    return res.rename
+                return f"{resource}.shared" if self.rename_by_default else resource
+        return resource
 
 
 @dataclass(frozen=True)
@@ -484,7 +503,7 @@ def _parse_sharing(value: Any, path: str) -> Sharing:
 
 
 def _parse_replicated(value: Any, path: str) -> ReplicatedResource:
-    obj = _obj(value, path, ("name", "replicas"))
+    obj = _obj(value, path, ("name", "replicas", "rename"))
     for key in ("name", "replicas"):
         if key not in obj:
             raise ConfigError(
@@ -493,7 +512,23 @@ def _parse_replicated(value: Any, path: str) -> ReplicatedResource:
     return ReplicatedResource(
         name=_resource_name(obj["name"], f"{path}.name"),
         replicas=_int(obj["replicas"], f"{path}.replicas", minimum=2, maximum=1024),
+        rename=_rename(obj["rename"], f"{path}.rename") if "rename" in obj else None,
     )
+
+
+def _rename(value: Any, path: str) -> str:
+    name = _str(
+        value,
+        path,
+        RENAME_RE,
+        "a resource name like 'nvidia.com/gpu-small' (nvidia.com/, then lowercase letters,"
+        " digits, '-' and '.')",
+    )
+    if len(name) > MAX_RENAME:
+        raise ConfigError(
+            path, f"{name!r} is too long; use at most 63 characters after 'nvidia.com/'"
+        )
+    return name
 
 
 def _parse_gpustack(value: Any, path: str) -> GpustackExtensions:
@@ -642,11 +677,44 @@ def _check_cross_fields(config: PluginConfig) -> None:
                     f"{name!r} is not advertised by this plugin; use "
                     f"{config.gpustack.resource_name!r} or a nvidia.com/mig-<profile> name",
                 )
+        _check_renames(config, ts)
+
+
+def _check_renames(config: PluginConfig, ts: TimeSlicing) -> None:
+    """Two resources advertised under one name would fight over one kubelet socket.
+
+    Unshared MIG resources are only known once GPUs are discovered; ``build_resources`` checks
+    those.
+    """
+    base = config.gpustack.resource_name
+    # Names taken without any rename: whole GPUs (unless shared) and the unrenamed shares.
+    taken: dict[str, str] = {} if base in (r.name for r in ts.resources) else {base: base}
+    for res in ts.resources:
+        if res.rename is None:
+            taken[ts.advertised_name(res.name)] = res.name
+    for i, res in enumerate(ts.resources):
+        if res.rename is None:
+            continue
+        owner = taken.setdefault(res.rename, res.name)
+        if owner != res.name:
+            whose = "" if owner == res.rename else f" for {owner}"
+            raise ConfigError(
+                f"$.sharing.timeSlicing.resources[{i}].rename",
+                f"{res.rename!r} is already advertised{whose}; choose a name no other resource"
+                " uses",
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # Dumping
 # ---------------------------------------------------------------------------------------------
+
+
+def _dump_replicated(r: ReplicatedResource) -> dict[str, Any]:
+    doc: dict[str, Any] = {"name": r.name, "replicas": r.replicas}
+    if r.rename is not None:
+        doc["rename"] = r.rename
+    return doc
 
 
 def _dump_config(c: PluginConfig) -> dict[str, Any]:
@@ -672,7 +740,7 @@ def _dump_config(c: PluginConfig) -> dict[str, Any]:
         sharing["timeSlicing"] = {
             "renameByDefault": ts.rename_by_default,
             "failRequestsGreaterThanOne": ts.fail_requests_greater_than_one,
-            "resources": [{"name": r.name, "replicas": r.replicas} for r in ts.resources],
+            "resources": [_dump_replicated(r) for r in ts.resources],
         }
     g = c.gpustack
     simulated: dict[str, Any] = {}

@@ -90,11 +90,16 @@ def build_resources(config: PluginConfig, gpus: Sequence[Gpu]) -> list[Resource]
 
     ts = config.sharing.time_slicing
     resources = []
+    claimed: dict[str, str] = {}
     for name, units in groups.items():
         replicas = ts.replicas_for(name) if ts is not None else 1
-        advertised = (
-            f"{name}.shared" if replicas > 1 and ts is not None and ts.rename_by_default else name
-        )
+        # A shared resource's ``rename`` wins over ``renameByDefault`` (``<name>.shared``).
+        advertised = ts.advertised_name(name) if ts is not None else name
+        if claimed.setdefault(advertised, name) != name:
+            raise ResourceError(
+                f"{claimed[advertised]} and {name} would both be advertised as {advertised}; "
+                "give the time-sliced one another rename"
+            )
         resources.append(
             Resource(
                 name=advertised,

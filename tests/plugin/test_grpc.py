@@ -349,6 +349,22 @@ def test_time_slicing_rename(kubelet: KubeletSimulator, start_plugin: StartPlugi
     assert kubelet.resources() == ["nvidia.com/gpu.shared"]
 
 
+def test_time_slicing_custom_rename_registers_and_allocates(
+    kubelet: KubeletSimulator, start_plugin: StartPlugin
+) -> None:
+    small = "nvidia.com/gpu-small"
+    ts = sharing(2, renameByDefault=True)  # rename wins over <name>.shared
+    ts["timeSlicing"]["resources"][0]["rename"] = small
+    start_plugin(sim_config(sharing=ts))
+    reg = kubelet.wait_for_registration(small)
+    assert (reg.resource, reg.endpoint) == (small, "nvidia-gpu-small.sock")
+    assert kubelet.resources() == [small]
+    devices = kubelet.list_and_watch(small)
+    assert [d.ID for d in devices] == [f"{u}::{n}" for u in U for n in range(2)]
+    resp = kubelet.allocate(small, [f"{U[2]}::1", f"{U[5]}::0"])
+    assert resp.container_responses[0].envs["NVIDIA_VISIBLE_DEVICES"] == f"{U[2]},{U[5]}"
+
+
 def test_time_slicing_fail_requests_greater_than_one(
     kubelet: KubeletSimulator, start_plugin: StartPlugin
 ) -> None:

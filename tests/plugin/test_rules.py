@@ -11,7 +11,12 @@ from gpustack.plugin.backends.nvml import mig_profile_name, numa_node
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import DEFAULT_IGNORED_XIDS, HealthConfig, PluginConfig
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
-from gpustack.plugin.resources import Resource, build_resources, mig_resource_name
+from gpustack.plugin.resources import (
+    Resource,
+    ResourceError,
+    build_resources,
+    mig_resource_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -122,6 +127,60 @@ def test_custom_resource_name_and_shared_rename() -> None:
     (res,) = resources(doc)
     assert res.name == "example.com/h100.shared" and res.replicas == 3
     assert len(res.device_ids) == 6
+
+
+def mixed_a100(*shared: dict[str, Any], rename_by_default: bool = False) -> dict[str, Any]:
+    """Two A100s, one with 2 × 1g.10gb + 1 × 2g.20gb, one whole; ``shared`` time-sliced."""
+    gpus = [
+        {"index": 0, "mig": {"enabled": True, "devices": {"1g.10gb": 2, "2g.20gb": 1}}},
+        {"index": 1},
+    ]
+    return {
+        "flags": {"migStrategy": "mixed"},
+        "sharing": {
+            "timeSlicing": {"renameByDefault": rename_by_default, "resources": list(shared)}
+        },
+        "gpustack": {"backend": "simulated", "simulated": {"gpus": gpus}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("doc", "advertised"),
+    [
+        (
+            mixed_a100({"name": "nvidia.com/mig-1g.10gb", "replicas": 3}),
+            {"nvidia.com/mig-1g.10gb": 6, "nvidia.com/mig-2g.20gb": 1, "nvidia.com/gpu": 1},
+        ),
+        (
+            mixed_a100(
+                {"name": "nvidia.com/mig-1g.10gb", "replicas": 3, "rename": "nvidia.com/tiny"},
+                {"name": "nvidia.com/gpu", "replicas": 2},
+                rename_by_default=True,
+            ),
+            {"nvidia.com/tiny": 6, "nvidia.com/mig-2g.20gb": 1, "nvidia.com/gpu.shared": 2},
+        ),
+        (
+            mixed_a100(
+                {"name": "nvidia.com/gpu", "replicas": 4, "rename": "nvidia.com/gpu"},
+                rename_by_default=True,
+            ),
+            {"nvidia.com/mig-1g.10gb": 2, "nvidia.com/mig-2g.20gb": 1, "nvidia.com/gpu": 4},
+        ),
+    ],
+    ids=["plain", "rename-and-default", "rename-keeps-name"],
+)
+def test_advertised_names_and_device_counts(
+    doc: dict[str, Any], advertised: dict[str, int]
+) -> None:
+    assert {r.name: len(r.device_ids) for r in resources(doc)} == advertised
+
+
+def test_rename_onto_an_unshared_mig_resource_is_refused() -> None:
+    doc = mixed_a100(
+        {"name": "nvidia.com/mig-1g.10gb", "replicas": 2, "rename": "nvidia.com/mig-2g.20gb"}
+    )
+    with pytest.raises(ResourceError, match=r"both be advertised as nvidia\.com/mig-2g\.20gb"):
+        resources(doc)
 
 
 def big_node(n: int) -> Resource:
