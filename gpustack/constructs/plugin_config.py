@@ -89,20 +89,25 @@ def build_config(profile: Profile) -> dict[str, Any]:
     }
     ts = dp.time_slicing
     if ts is not None:
-        for i, res in enumerate(ts.resources):
-            if res.rename:
-                # Neither plugin can advertise a custom name (NVIDIA's resets it; gpustack's
-                # config has no such field): refuse rather than request a resource nobody offers.
-                raise ValueError(
-                    f"devicePlugin.sharing.timeSlicing.resources[{i}].rename: the device plugin"
-                    " cannot advertise a custom name; remove rename (renameByDefault advertises"
-                    f" {res.name}.shared)"
-                )
+        if dp.implementation != "gpustack":
+            for i, res in enumerate(ts.resources):
+                if res.rename:
+                    # The profile rules reject this; NVIDIA's plugin would ignore the name and
+                    # leave pods requesting a resource nobody offers.
+                    raise ValueError(
+                        f"devicePlugin.sharing.timeSlicing.resources[{i}].rename: NVIDIA's"
+                        " device plugin cannot advertise a custom name; remove rename or use"
+                        " implementation: gpustack"
+                    )
         config["sharing"] = {
             "timeSlicing": {
                 "renameByDefault": ts.rename_by_default,
                 "failRequestsGreaterThanOne": ts.fail_requests_greater_than_one,
-                "resources": [{"name": r.name, "replicas": r.replicas} for r in ts.resources],
+                "resources": [
+                    {"name": r.name, "replicas": r.replicas}
+                    | ({"rename": r.rename} if r.rename else {})
+                    for r in ts.resources
+                ],
             }
         }
     if dp.implementation == "gpustack":

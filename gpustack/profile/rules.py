@@ -309,6 +309,23 @@ def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
         )
 
 
+def nvidia_plugin_time_slicing_rename(p: Profile) -> Iterator[Finding]:
+    # NVIDIA's plugin documents `rename` but drops it when it loads its config, so pods would
+    # request a name nothing advertises (NVIDIA/k8s-device-plugin#1786); gpustack's honours it.
+    dp = p.device_plugin
+    if dp.implementation != "nvidia" or dp.time_slicing is None:
+        return
+    for i, res in enumerate(dp.time_slicing.resources):
+        if res.rename:
+            kept = f"{res.name}.shared" if dp.time_slicing.rename_by_default else res.name
+            yield Finding(
+                (*_TS, "resources", i, "rename"),
+                f"NVIDIA's device plugin ignores rename and would advertise {kept}, "
+                f"not {res.rename}",
+                "remove rename, or set devicePlugin.implementation: gpustack",
+            )
+
+
 def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
     dp = p.device_plugin
     named: list[tuple[tuple[str | int, ...], str]] = [((_DP, "resourceName"), dp.resource_name)]
@@ -346,7 +363,11 @@ def time_slicing_resources_unique(p: Profile) -> Iterator[Finding]:
     if ts is None:
         return
     names = Counter(res.name for res in ts.resources)
-    advertised = Counter(_shared_name(p, res.name) for res in ts.resources)
+    plain = _unshared_resources(p)
+    # Everything the plugin advertises, including shares of MIG resources no layout lists.
+    advertised = Counter(advertised_resources(p)) + Counter(
+        _shared_name(p, res.name) for res in ts.resources if res.name not in plain
+    )
     seen: set[str] = set()
     for i, res in enumerate(ts.resources):
         if names[res.name] > 1 and res.name in seen:
@@ -359,7 +380,7 @@ def time_slicing_resources_unique(p: Profile) -> Iterator[Finding]:
             yield Finding(
                 (*_TS, "resources", i, "rename"),
                 f"{res.rename} would be advertised twice",
-                "give each shared resource its own rename",
+                "give each shared resource a rename no other resource is advertised under",
             )
         seen.add(res.name)
 
@@ -462,6 +483,7 @@ RULES: tuple[Rule, ...] = (
     open_modules_need_r515,
     simulated_needs_gpustack,
     nvidia_plugin_resource_name,
+    nvidia_plugin_time_slicing_rename,
     resource_names_well_formed,
     time_slicing_replicas,
     time_slicing_resources_unique,

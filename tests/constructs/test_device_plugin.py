@@ -249,8 +249,27 @@ def test_config_checksum_rolls_pods_on_config_change(synth: Synth) -> None:
     assert checksum(devicePlugin={"imagePullPolicy": "Always"}) == base
 
 
-def test_custom_time_slicing_rename_is_refused() -> None:
+def test_time_slicing_rename_reaches_gpustack_config(synth: Synth) -> None:
+    ts = {
+        "renameByDefault": True,
+        "failRequestsGreaterThanOne": False,
+        "resources": [
+            {"name": "nvidia.com/gpu", "replicas": 2, "rename": "nvidia.com/gpu-half"},
+            {"name": "nvidia.com/mig-1g.10gb", "replicas": 3},
+        ],
+    }
+    dp = {"migStrategy": "mixed", "sharing": {"timeSlicing": ts}}
+    cfg = config(synth, devicePlugin=dp, gpus={"product": "A100-SXM4-80GB"})
+    assert cfg["sharing"] == {"timeSlicing": ts}
+    sharing = PluginConfig.from_dict(cfg).sharing.time_slicing
+    assert sharing is not None
+    assert sharing.advertised_name("nvidia.com/gpu") == "nvidia.com/gpu-half"
+    assert sharing.advertised_name("nvidia.com/mig-1g.10gb") == "nvidia.com/mig-1g.10gb.shared"
+
+
+def test_time_slicing_rename_is_refused_for_nvidia_plugin() -> None:
     ts = {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "rename": "nvidia.com/half"}]}
-    p = Profile.from_dict(profile(devicePlugin={"sharing": {"timeSlicing": ts}}))
-    with pytest.raises(ValueError, match=r"resources\[0\]\.rename"):
+    dp = {"implementation": "nvidia", "sharing": {"timeSlicing": ts}}
+    p = Profile.from_dict(profile(devicePlugin=dp))
+    with pytest.raises(ValueError, match=r"resources\[0\]\.rename: NVIDIA's device plugin"):
         build_config(p)

@@ -85,8 +85,35 @@ def test_custom_command(synth: Synth) -> None:
             {},
             {"nvidia.com/gpu": 1},
         ),
+        (
+            {
+                "devicePlugin": {
+                    "sharing": {
+                        "timeSlicing": {
+                            "renameByDefault": True,
+                            "resources": [
+                                {
+                                    "name": "nvidia.com/gpu",
+                                    "replicas": 4,
+                                    "rename": "nvidia.com/gpu-small",
+                                }
+                            ],
+                        }
+                    }
+                }
+            },
+            {},
+            {"nvidia.com/gpu-small": 1},
+        ),
     ],
-    ids=["count", "explicit", "plugin-name", "shared-renamed", "shared-not-renamed"],
+    ids=[
+        "count",
+        "explicit",
+        "plugin-name",
+        "shared-renamed",
+        "shared-not-renamed",
+        "shared-custom-name",
+    ],
 )
 def test_requested_resource(
     synth: Synth, sections: dict[str, Any], example: dict[str, Any], expected: dict[str, int]

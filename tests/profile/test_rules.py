@@ -26,6 +26,10 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "open_modules_need_r515": ("open-modules-on-old-driver", "$.driver.kernelModuleType"),
     "simulated_needs_gpustack": ("simulated-with-nvidia-plugin", "$.devicePlugin.backend"),
     "nvidia_plugin_resource_name": ("nvidia-plugin-custom-resource", "$.devicePlugin.resourceName"),
+    "nvidia_plugin_time_slicing_rename": (
+        "nvidia-plugin-time-slicing-rename",
+        "$.devicePlugin.sharing.timeSlicing.resources[0].rename",
+    ),
     "resource_names_well_formed": ("bad-resource-name", "$.devicePlugin.resourceName"),
     "time_slicing_replicas": (
         "replicas-one",
