@@ -520,9 +520,11 @@ def _time_slicing() -> Schema:
                         ),
                         "rename": prop(
                             "Rename",
-                            "Advertise the shared resource under this name instead.",
+                            "Advertise the shared resource under this name instead (wins over"
+                            " renameByDefault). Honoured by gpustack's plugin only: NVIDIA's"
+                            " plugin ignores it, so validation rejects it there.",
                             "string",
-                            examples=["nvidia.com/gpu.shared"],
+                            examples=["nvidia.com/gpu-small"],
                         ),
                     },
                     required=["name", "replicas"],
