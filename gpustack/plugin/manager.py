@@ -104,18 +104,32 @@ class PluginManager:
                     return 1
                 log.info("failOnInitError is false: waiting (send SIGHUP to retry)")
                 self._idle()
-            else:
+                if not self._stop:
+                    config = self._reload_config() or config
+                continue
+            # A broken file on reload leaves the running servers (and the health they
+            # learned) untouched; only a valid one tears them down and starts over.
+            while True:
                 self._serve()
-                self._teardown()
-            if self._reload and not self._stop:
-                self._reload = False
-                log.info("reloading configuration")
-                try:
-                    config = self._rt.load_config()
-                except (ConfigError, EnvError) as exc:
-                    log.error("reload failed, keeping the previous configuration: %s", exc)
+                if self._stop:
+                    break
+                new = self._reload_config()
+                if new is not None:
+                    config = new
+                    break
+            self._teardown()
         log.info("stopped")
         return 0
+
+    def _reload_config(self) -> PluginConfig | None:
+        """The re-read configuration, or ``None`` (logged) when it is invalid."""
+        self._reload = False
+        log.info("reloading configuration")
+        try:
+            return self._rt.load_config()
+        except (ConfigError, EnvError) as exc:
+            log.error("reload failed, keeping the previous configuration: %s", exc)
+            return None
 
     def _start(self, config: PluginConfig) -> None:
         self._backend = self._rt.make_backend(config)

@@ -79,14 +79,20 @@ def test_sighup_reloads_config(
     proc.send(signal.SIGHUP)
     kubelet.wait_for_registration(GPU, after=before)
     assert len(kubelet.plugin(GPU).wait_for(lambda d: len(d) == 3)) == 3
-    # A broken file on reload keeps the previous configuration serving.
+    # A broken file on reload leaves the running servers alone: same socket, same stream,
+    # no re-registration (which would also forget health learned from NVML events).
+    sock = Path(kubelet.socket_dir) / "nvidia-gpu.sock"
+    inode = sock.stat().st_ino
+    registrations = len(kubelet.registrations)
     cfg.write_text("flags: {migStrategy: sometimes}\n")
-    before = time.monotonic()
     proc.send(signal.SIGHUP)
-    kubelet.wait_for_registration(GPU, after=before)
-    assert len(kubelet.plugin(GPU).wait_for(lambda d: len(d) == 3)) == 3
     line = proc.wait_for_line("reload failed")
     assert "$.flags.migStrategy" in line and str(cfg) in line
+    time.sleep(0.5)
+    assert len(kubelet.registrations) == registrations
+    assert sock.stat().st_ino == inode and not kubelet.plugin(GPU).closed
+    assert len(kubelet.list_and_watch(GPU)) == 3
+    assert len([ln for ln in proc.stderr.splitlines() if "ERROR" in ln]) == 1
     assert proc.finish() == 0
 
 
