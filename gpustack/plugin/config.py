@@ -266,6 +266,10 @@ def load_config(path: str | Path) -> PluginConfig:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError("$", f"cannot read file: {exc.strerror}", source) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            "$", f"not UTF-8 text (bad byte at offset {exc.start}); save the file as UTF-8", source
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

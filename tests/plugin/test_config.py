@@ -200,6 +200,15 @@ def test_load_config_names_file_and_path(tmp_path: Path) -> None:
     assert "none, single, mixed" in message
 
 
+def test_load_config_rejects_non_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("gpustack: {resourceName: nvidia.com/gpu}  # caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    expected = "$: not UTF-8 text (bad byte at offset 47); save the file as UTF-8"
+    assert str(caught.value) == f"{path}: {expected}"
+
+
 def test_load_config_rejects_unsafe_yaml(tmp_path: Path) -> None:
     path = tmp_path / "evil.yaml"
     path.write_text("version: !!python/object/apply:os.system ['true']\n")
