@@ -22,7 +22,7 @@ from gpustack.plugin.backends import Backend, InitError, make_backend
 from gpustack.plugin.config import ConfigError, PluginConfig
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
 from gpustack.plugin.resources import ResourceError, build_resources
-from gpustack.plugin.server import PluginServer
+from gpustack.plugin.server import PluginServer, SocketBusyError
 
 log = logging.getLogger("gpustack.plugin")
 
@@ -109,14 +109,19 @@ class PluginManager:
                 continue
             # A broken file on reload leaves the running servers (and the health they
             # learned) untouched; only a valid one tears them down and starts over.
-            while True:
-                self._serve()
-                if self._stop:
-                    break
-                new = self._reload_config()
-                if new is not None:
-                    config = new
-                    break
+            try:
+                while True:
+                    self._serve()
+                    if self._stop:
+                        break
+                    new = self._reload_config()
+                    if new is not None:
+                        config = new
+                        break
+            except InitError as exc:  # serving again after a kubelet restart failed
+                log.error("%s", exc)
+                self._teardown()
+                return 1
             self._teardown()
         log.info("stopped")
         return 0
@@ -160,15 +165,22 @@ class PluginManager:
             log.info("health checks disabled")
         for resource in resources:
             server = PluginServer(resource, self._health, settings, self._rt.socket_dir)
-            try:
-                os.makedirs(self._rt.socket_dir, exist_ok=True)
-                server.start()
-            except (OSError, RuntimeError) as exc:  # gRPC reports bind failures as RuntimeError
-                raise InitError(
-                    f"cannot serve {resource.name} on {server.socket_path}: {exc}; "
-                    "check --socket-dir (the kubelet's device-plugins directory, writable by root)"
-                ) from None
+            self._bind(server)
             self._slots.append(_Slot(server))
+
+    def _bind(self, server: PluginServer) -> None:
+        """Start ``server``; every failure is a one-line ``InitError``."""
+        name = server.resource.name
+        try:
+            os.makedirs(self._rt.socket_dir, exist_ok=True)
+            server.start()
+        except SocketBusyError as exc:
+            raise InitError(f"cannot serve {name}: {exc}") from None
+        except (OSError, RuntimeError) as exc:  # gRPC reports bind failures as RuntimeError
+            raise InitError(
+                f"cannot serve {name} on {server.socket_path}: {exc}; "
+                "check --socket-dir (the kubelet's device-plugins directory, writable by root)"
+            ) from None
 
     def _start_health(self, backend: Backend, health: HealthState, policy: XidPolicy) -> None:
         self._health_stop = threading.Event()
@@ -200,7 +212,7 @@ class PluginManager:
 
     def _restart(self, slot: _Slot) -> None:
         slot.server.stop()
-        slot.server.start()
+        self._bind(slot.server)
         slot.registered_with = None
         slot.next_attempt = 0.0
 

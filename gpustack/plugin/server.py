@@ -57,6 +57,23 @@ def serve_unix(server: grpc.Server, path: str) -> int:
 _BIND_COUNTER = itertools.count()
 
 
+class SocketBusyError(RuntimeError):
+    """Another live server (a second plugin instance) answers on the socket path."""
+
+
+def socket_in_use(path: str) -> bool:
+    """Whether something accepts connections on unix socket ``path`` (a stale file does not)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(REGISTER_TIMEOUT_S)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
     """The kubelet-facing API for one resource."""
 
@@ -172,7 +189,16 @@ class PluginServer:
         self._inode: int | None = None
 
     def start(self) -> None:
-        """Remove a stale socket, bind and serve."""
+        """Bind and serve, replacing a stale socket but never a live one.
+
+        Taking over a live socket would make two instances replace each other's socket and
+        re-register forever; raises ``SocketBusyError`` instead.
+        """
+        if socket_in_use(self.socket_path):
+            raise SocketBusyError(
+                f"{self.socket_path} is served by another running device plugin; stop it "
+                "first (one plugin per node and socket directory)"
+            )
         self._stopping.clear()
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS))
         api_pb2_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]

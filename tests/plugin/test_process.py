@@ -142,6 +142,24 @@ def test_unusable_socket_dir_is_one_line_exit_1(sockdir: Path, run_plugin: RunPl
     assert "Traceback" not in proc.stderr
 
 
+def test_second_instance_on_same_socket_exits_1_and_leaves_first_alone(
+    kubelet: KubeletSimulator, sockdir: Path, run_plugin: RunPlugin
+) -> None:
+    cfg = write(sockdir / "c.yaml", two_gpus(2))
+    first = run_plugin("--config-file", str(cfg), "--socket-dir", kubelet.socket_dir)
+    kubelet.wait_for_registration(GPU)
+    sock = Path(kubelet.socket_dir) / "nvidia-gpu.sock"
+    inode = sock.stat().st_ino
+    second = run_plugin("--config-file", str(cfg), "--socket-dir", kubelet.socket_dir)
+    assert second.finish(sig=None) == 1
+    errors = [line for line in second.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "served by another running device plugin" in errors[0]
+    time.sleep(0.5)
+    assert sock.stat().st_ino == inode and len(kubelet.registrations) == 1
+    assert len(kubelet.allocate(GPU, [kubelet.list_and_watch(GPU)[0].ID]).container_responses) == 1
+    assert first.finish() == 0
+
+
 def test_missing_config_file_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
     proc = run_plugin("--config-file", str(sockdir / "nope.yaml"), "--socket-dir", str(sockdir))
     assert proc.finish(sig=None) == 1
