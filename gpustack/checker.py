@@ -76,7 +76,8 @@ def _is_hidden(part: str) -> bool:
 def discover(paths: Sequence[Path]) -> list[Path]:
     """Profile files for ``paths``: files as given; folders searched recursively for
     ``*.yaml``/``*.yml`` (sorted), skipping anything under a ``_``- or ``.``-prefixed name inside
-    the folder, which is where bases for ``extends`` live (``profiles/_bases/``).
+    the folder, which is where bases for ``extends`` live (``profiles/_bases/``). A broken
+    symlink is kept, so that checking it reports it instead of silently dropping a profile.
 
     Raises ``FileNotFoundError`` for a path that does not exist.
     """
@@ -87,7 +88,7 @@ def discover(paths: Sequence[Path]) -> list[Path]:
                 p
                 for p in path.rglob("*")
                 if p.suffix in PROFILE_SUFFIXES
-                and p.is_file()
+                and (p.is_file() or (p.is_symlink() and not p.exists()))
                 and not any(_is_hidden(part) for part in p.relative_to(path).parts)
             ]
             found.extend(sorted(inner))
@@ -163,7 +164,7 @@ def _check_one(
     except ProfileError as exc:
         line_file, line, col = exc.loc
         return [Issue(line_file, line, col, format_path(exc.json_path), exc.message, exc.hint)]
-    found = schema_findings(doc.data)
+    found = schema_findings(doc.data, doc.written)
     if found:
         return sorted((_issue(doc, f) for f in found), key=_order)
     profile = Profile.from_dict(doc.data)

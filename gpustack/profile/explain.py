@@ -15,6 +15,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from gpustack.profile.finding import Finding
+from gpustack.profile.loader import JsonPath
 from gpustack.profile.schema import validator
 
 _TYPE_NAMES = {
@@ -66,8 +67,8 @@ def _unknown_keys(
         yield Finding((*path, key), f"unknown key {key!r}", hint, at_key=True)
 
 
-def _explain(error: ValidationError) -> Iterator[Finding]:
-    path = tuple(error.absolute_path)
+def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterator[Finding]:
+    path: JsonPath = tuple(error.absolute_path)
     kind = error.validator
     schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
     value: Any = error.instance
@@ -86,9 +87,10 @@ def _explain(error: ValidationError) -> Iterator[Finding]:
         names = [spec] if isinstance(spec, str) else list(spec)
         expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
         hint = _example_hint(schema)
-        if "string" in names and isinstance(value, int | float) and not isinstance(value, bool):
-            hint = f'quote it: "{value}"'
-        yield Finding(path, f"expected {expected}, got {_show(value)}", hint)
+        text = written.get(path)  # as typed: YAML reads 1.30 as the number 1.3
+        if "string" in names and text is not None:  # a number, yes/no, a date...
+            hint = f'quote it: "{text}"'
+        yield Finding(path, f"expected {expected}, got {text or _show(value)}", hint)
     elif kind == "enum":
         options = ", ".join(str(v) for v in spec)
         yield Finding(path, f"{_show(value)} is not allowed", f"expected one of: {options}")
@@ -103,14 +105,20 @@ def _explain(error: ValidationError) -> Iterator[Finding]:
         # wrong, not that it is not a string.
         wrong_type = {e.relative_schema_path[0] for e in error.context if e.validator == "type"}
         fitting = [e for e in error.context if e.relative_schema_path[0] not in wrong_type]
-        yield from _explain(best_match(fitting or error.context))
+        yield from _explain(best_match(fitting or error.context), written)
     else:
         yield Finding(path, error.message, _example_hint(schema))
 
 
-def schema_findings(data: Mapping[str, Any]) -> list[Finding]:
-    """Every schema violation in ``data`` (empty when valid), in document order of paths."""
+def schema_findings(
+    data: Mapping[str, Any], written: Mapping[JsonPath, str] | None = None
+) -> list[Finding]:
+    """Every schema violation in ``data`` (empty when valid), in document order of paths.
+
+    ``written`` (see :class:`~gpustack.profile.loader.Document`) lets messages quote non-string
+    values as the file spells them.
+    """
     out: list[Finding] = []
     for error in validator().iter_errors(data):
-        out.extend(_explain(error))
+        out.extend(_explain(error, written or {}))
     return out

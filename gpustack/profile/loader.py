@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,14 @@ class Document:
     """A loaded (and possibly merged) profile: its data and the position of every path.
 
     ``where`` maps each path to ``(value position, key position)``; the root has no key, so its
-    key position is the start of the file.
+    key position is the start of the file. ``written`` keeps the source text of every scalar
+    YAML did not read as a string, so a message can quote ``1.30`` rather than the float ``1.3``.
     """
 
     data: dict[str, Any]
     where: dict[JsonPath, tuple[Loc, Loc]]
     file: str
+    written: dict[JsonPath, str] = field(default_factory=dict)
 
     def locate(self, path: JsonPath, *, key: bool = False) -> Loc:
         """Position of ``path``; a path absent from the file (a default) maps to its nearest
@@ -86,25 +88,39 @@ def _loc(file: str, node: Node) -> Loc:
     return (file, mark.line + 1, mark.column + 1)
 
 
-def _convert(
-    node: Node, file: str, path: JsonPath, where: dict[JsonPath, tuple[Loc, Loc]], key: Loc
-) -> Any:
-    where[path] = (_loc(file, node), key)
+@dataclass
+class _Positions:
+    """What :func:`_convert` records besides the data (see :class:`Document`)."""
+
+    where: dict[JsonPath, tuple[Loc, Loc]] = field(default_factory=dict)
+    written: dict[JsonPath, str] = field(default_factory=dict)
+
+
+def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
+    """A plain value with YAML's safe types; any other tag (``!!python/...``) is refused."""
+    construct = _SCALARS.yaml_constructors.get(node.tag)
+    if construct is None:
+        raise ProfileError(
+            _loc(file, node), path, f"unsupported YAML tag {node.tag}", "remove the tag"
+        )
+    return construct(_SCALARS, node)
+
+
+def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) -> Any:
+    seen.where[path] = (_loc(file, node), key)
     if isinstance(node, ScalarNode):
-        construct = _SCALARS.yaml_constructors.get(node.tag)
-        if construct is None:
-            raise ProfileError(
-                _loc(file, node), path, f"unsupported YAML tag {node.tag}", "remove the tag"
-            )
-        return construct(_SCALARS, node)
+        value = _scalar(node, file, path)
+        if value is not None and not isinstance(value, str):
+            seen.written[path] = node.value
+        return value
     if isinstance(node, SequenceNode):
         return [
-            _convert(item, file, (*path, i), where, _loc(file, item))
+            _convert(item, file, (*path, i), seen, _loc(file, item))
             for i, item in enumerate(node.value)
         ]
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
-        first: dict[Any, int] = {}
+        first: dict[str, int] = {}
         for key_node, value_node in node.value:
             key_loc = _loc(file, key_node)
             if key_node.tag == _MERGE_TAG:
@@ -116,17 +132,17 @@ def _convert(
                 )
             if not isinstance(key_node, ScalarNode):
                 raise ProfileError(key_loc, path, "mapping keys must be plain scalars")
-            name = _SCALARS.yaml_constructors[key_node.tag](_SCALARS, key_node)
-            if name in first:
+            name = _scalar(key_node, file, path)
+            child = name if isinstance(name, str) else str(name)
+            if child in first:  # `1:` and `"1":` are one key once keys are strings
                 raise ProfileError(
                     key_loc,
-                    (*path, str(name)),
-                    f"duplicate key {str(name)!r} (first defined on line {first[name]})",
+                    (*path, child),
+                    f"duplicate key {child!r} (first defined on line {first[child]})",
                     "remove one of the two entries",
                 )
-            first[name] = key_loc[1]
-            child = str(name) if not isinstance(name, str) else name
-            out[child] = _convert(value_node, file, (*path, child), where, key_loc)
+            first[child] = key_loc[1]
+            out[child] = _convert(value_node, file, (*path, child), seen, key_loc)
         return out
     raise ProfileError(_loc(file, node), path, "unsupported YAML node")  # pragma: no cover
 
@@ -137,6 +153,14 @@ def read_document(path: Path, display: str) -> Document:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileError((display, 1, 1), (), f"file is not UTF-8 ({exc.reason})") from None
+    except OSError as exc:
+        broken = path.is_symlink() and not path.exists()
+        raise ProfileError(
+            (display, 1, 1),
+            (),
+            f"cannot read the file: {exc.strerror or exc}",
+            "it is a broken symlink; fix or remove it" if broken else None,
+        ) from None
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
@@ -144,9 +168,11 @@ def read_document(path: Path, display: str) -> Document:
         loc = (display, mark.line + 1, mark.column + 1) if mark else (display, 1, 1)
         problem = " ".join(p for p in (exc.problem, exc.context) if p) or "syntax error"
         hint = None
-        if exc.context_mark is not None and exc.context_mark is not mark:
-            start = exc.context_mark
+        start = exc.context_mark
+        if start is not None and (start.line, start.column) != (loc[1] - 1, loc[2] - 1):
             hint = f"look at line {start.line + 1}, column {start.column + 1}"
+        if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+            problem, hint = "tab character in indentation", "indent with spaces; YAML forbids tabs"
         raise ProfileError(loc, (), f"invalid YAML: {problem}", hint) from None
     except yaml.YAMLError as exc:
         raise ProfileError((display, 1, 1), (), f"invalid YAML: {exc}") from None
@@ -164,9 +190,15 @@ def read_document(path: Path, display: str) -> Document:
         raise ProfileError(
             _loc(display, root), (), "a profile must be a YAML mapping", "start with `apiVersion:`"
         )
-    where: dict[JsonPath, tuple[Loc, Loc]] = {}
-    data = _convert(root, display, (), where, (display, 1, 1))
-    return Document(data=data, where=where, file=display)
+    seen = _Positions()
+    data = _convert(root, display, (), seen, (display, 1, 1))
+    return Document(data=data, where=seen.where, file=display, written=seen.written)
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    """The character at a 0-based YAML mark, or ``""`` past the end."""
+    lines = text.split("\n")
+    return lines[line][column : column + 1] if line < len(lines) else ""
 
 
 def _leaves(data: dict[str, Any], path: JsonPath) -> Iterator[JsonPath]:
@@ -194,16 +226,20 @@ def _merge_data(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def merge(base: Document, over: Document) -> Document:
     """``over`` on top of ``base``: data merged as documented above, positions kept per value."""
     replaced = set(_leaves(over.data, ()))
-    where = {
-        path: loc
-        for path, loc in base.where.items()
-        if not any(path[:end] in replaced for end in range(1, len(path) + 1))
-    }
+
+    def kept(path: JsonPath) -> bool:
+        return not any(path[:end] in replaced for end in range(1, len(path) + 1))
+
+    where = {path: loc for path, loc in base.where.items() if kept(path)}
     where.update(over.where)
     for path in replaced:  # `key: null` removes the key, and with it the null's position
         if _lookup(over.data, path) is None:
             where.pop(path, None)
-    return Document(data=_merge_data(base.data, over.data), where=where, file=over.file)
+    written = {path: text for path, text in base.written.items() if kept(path)}
+    written.update(over.written)
+    return Document(
+        data=_merge_data(base.data, over.data), where=where, file=over.file, written=written
+    )
 
 
 def _lookup(data: dict[str, Any], path: JsonPath) -> Any:
@@ -289,6 +325,7 @@ class ProfileLoader:
             data={k: v for k, v in doc.data.items() if k != "extends"},
             where={p: w for p, w in doc.where.items() if p[:1] != ("extends",)},
             file=doc.file,
+            written={p: t for p, t in doc.written.items() if p[:1] != ("extends",)},
         )
         return merge(base_doc, own)
 

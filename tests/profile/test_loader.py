@@ -67,11 +67,15 @@ def test_format_path(path: tuple[str | int, ...], text: str) -> None:
         ("a:\n  - b: 1\n    b: 2\n", (3, 5), "duplicate key 'b' (first defined on line 2)"),
         ("base: &b {x: 1}\nother:\n  <<: *b\n", (3, 3), "YAML merge keys (<<) are not supported"),
         ("a: !!python/object:os.system x\n", (1, 4), "unsupported YAML tag"),
+        ("a: 1\n!foo k: v\n", (2, 1), "unsupported YAML tag !foo"),
+        ("m:\n  1: a\n  '1': b\n", (3, 3), "duplicate key '1' (first defined on line 2)"),
         ("? [a, b]\n: c\n", (1, 3), "mapping keys must be plain scalars"),
         ("", (1, 1), "file is empty"),
         ("just a string\n", (1, 1), "a profile must be a YAML mapping"),
         ("a: 1\n---\nb: 2\n", (3, 1), "file holds more than one YAML document"),
         ("a: [1, 2\n", (2, 1), "invalid YAML"),
+        ("driver:\n\tversion: x\n", (2, 1), "invalid YAML: tab character in indentation"),
+        ("a:\n  b: 1\n\t  c: 2\n", (3, 1), "invalid YAML: tab character in indentation"),
     ],
 )
 def test_strict_yaml_errors(tmp_path: Path, text: str, loc: tuple[int, int], message: str) -> None:
@@ -81,11 +85,51 @@ def test_strict_yaml_errors(tmp_path: Path, text: str, loc: tuple[int, int], mes
     assert info.value.message.startswith(message)
 
 
+@pytest.mark.parametrize(
+    "text,hint",
+    [
+        ("a: [1, 2\n", "look at line 1, column 4"),  # where the unclosed list starts
+        ("a: @x\n", None),  # the error's own position: nothing more to look at
+        ("a:\n\tb: 1\n", "indent with spaces; YAML forbids tabs"),
+    ],
+)
+def test_yaml_error_hints(tmp_path: Path, text: str, hint: str | None) -> None:
+    with pytest.raises(ProfileError) as info:
+        read_document(write(tmp_path / "p.yaml", text), "p.yaml")
+    assert info.value.hint == hint
+
+
 def test_non_utf8_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_bytes(b"a: \xff\n")
     with pytest.raises(ProfileError, match="not UTF-8"):
         read_document(path, "p.yaml")
+
+
+def test_non_string_scalars_keep_their_text_through_merge(tmp_path: Path) -> None:
+    base = read_document(write(tmp_path / "b.yaml", "v: 1.30\nm: {a: yes, b: 0x1F}\n"), "b.yaml")
+    over = read_document(write(tmp_path / "o.yaml", "m: {a: 'on', c: 2.50}\n"), "o.yaml")
+    assert base.written == {("v",): "1.30", ("m", "a"): "yes", ("m", "b"): "0x1F"}
+    merged = merge(base, over)
+    assert merged.data["v"] == 1.3
+    assert merged.written == {("v",): "1.30", ("m", "b"): "0x1F", ("m", "c"): "2.50"}
+
+
+def test_broken_symlink_is_found_and_reported(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml", "a: 1\n")
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "moved-away.yaml")
+    assert [p.name for p in discover([tmp_path])] == ["a.yaml", "gone.yaml"]
+    with pytest.raises(ProfileError) as info:
+        read_document(tmp_path / "gone.yaml", "gone.yaml")
+    assert info.value.message == "cannot read the file: No such file or directory"
+    assert info.value.hint == "it is a broken symlink; fix or remove it"
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
+def test_unreadable_file_is_an_error() -> None:
+    # reading /proc/self/mem from offset 0 always fails (EIO), even for root, unlike chmod 000
+    with pytest.raises(ProfileError, match="^cannot read the file: Input/output error$"):
+        read_document(Path("/proc/self/mem"), "mem.yaml")
 
 
 def test_aliases_are_plain_values(tmp_path: Path) -> None:
