@@ -31,6 +31,7 @@ from gpustack.synth import fsswap
 from gpustack.synth.errors import SynthError
 from gpustack.synth.index import (
     INDEX_DIR,
+    PACKAGED_DEFAULT,
     IndexEntry,
     OwnershipIndex,
     index_path,
@@ -90,6 +91,14 @@ def _is_empty_dir(path: Path) -> bool:
     return all(p.name in _PLACEHOLDERS for p in path.iterdir())
 
 
+def shown(ref: str, out: Path) -> str:
+    """A profile reference as the user can find it: index references are relative to ``out``,
+    which means nothing on the command line, so show them relative to where ``out`` is."""
+    if ref == PACKAGED_DEFAULT:
+        return "the packaged default profile"
+    return os.path.normpath(os.path.join(out, ref))
+
+
 def make_plan(out: Path, clusters: Sequence[SourcedCluster], *, force: bool = False) -> Plan:
     """Decide what to write and remove; raises :class:`SynthError` for anything unsafe."""
     seen: dict[str, str] = {}
@@ -97,8 +106,8 @@ def make_plan(out: Path, clusters: Sequence[SourcedCluster], *, force: bool = Fa
         other = seen.get(c.output.name)
         if other is not None:
             raise SynthError(
-                f"profiles {other} and {c.profile} both define cluster {c.output.name!r} "
-                "(metadata.name); give each profile its own name"
+                f"profiles {shown(other, out)} and {shown(c.profile, out)} both define cluster "
+                f"{c.output.name!r} (metadata.name); give each profile its own name"
             )
         seen[c.output.name] = c.profile
 
@@ -139,9 +148,9 @@ def make_plan(out: Path, clusters: Sequence[SourcedCluster], *, force: bool = Fa
             and profile_exists(owner.profile, out)
         ):
             raise SynthError(
-                f"cluster {name!r} from {c.profile} is already synthesized from "
-                f"{owner.profile}, which this run does not include; rename one of them, or "
-                "synthesize both together"
+                f"cluster {name!r} from {shown(c.profile, out)} is already synthesized from "
+                f"{shown(owner.profile, out)}, which this run does not include; rename one of "
+                "them, or synthesize both together"
             )
 
     produced = {c.output.name for c in clusters}
@@ -254,10 +263,10 @@ def _stage(plan: Plan, c: ClusterOutput) -> Path:
     """Write ``c`` into a new hidden sibling of its folder; removes it again on failure."""
     target = plan.cluster_dir(c.name)
     staged = fsswap.sibling(target, "tmp")
-    staged.mkdir()
     current = target
     made = {staged}
     try:
+        staged.mkdir()
         for f in c.files:
             current = target / f.path
             path = staged / f.path
@@ -267,13 +276,20 @@ def _stage(plan: Plan, c: ClusterOutput) -> Path:
             with open(path, "wb") as fh:
                 fh.write(f.content)
     except OSError as exc:
-        fsswap.remove(staged)
+        _discard(staged)
         # Name the file the user knows, not the hidden staging copy.
         raise OSError(exc.errno, exc.strerror, str(current)) from exc
     except BaseException:
-        fsswap.remove(staged)
+        _discard(staged)
         raise
     return staged
+
+
+def _discard(staged: Path) -> None:
+    """Remove a staging folder if it was created (on a read-only disk even a missing one's
+    unlink fails, and that error would hide the real one)."""
+    if os.path.lexists(staged):
+        fsswap.remove(staged)
 
 
 def _stage_all(plan: Plan, outputs: Sequence[ClusterOutput]) -> dict[str, Path]:
@@ -296,11 +312,12 @@ def _stage_all(plan: Plan, outputs: Sequence[ClusterOutput]) -> dict[str, Path]:
     return staged
 
 
-def _remove_leftovers(clusters_root: Path) -> None:
-    """Delete staging folders an interrupted run left behind (hidden, named by us)."""
-    for p in clusters_root.iterdir():
-        if p.name.startswith(".") and any(m in p.name for m in _LEFTOVER_MARKERS):
-            fsswap.remove(p)
+def _remove_leftovers(*folders: Path) -> None:
+    """Delete staging folders and index copies an interrupted run left behind (hidden, ours)."""
+    for folder in folders:
+        for p in folder.iterdir():
+            if p.name.startswith(".") and any(m in p.name for m in _LEFTOVER_MARKERS):
+                fsswap.remove(p)
 
 
 def apply(plan: Plan) -> Summary:
@@ -337,7 +354,7 @@ def _apply_locked(plan: Plan) -> Summary:
 
     with _locked(out / INDEX_DIR):
         original_index = _read(index_path(out))
-        _remove_leftovers(clusters_root)
+        _remove_leftovers(clusters_root, out / INDEX_DIR)
         changed = [sc for sc in plan.write if _cluster_differences(plan, sc.output)]
         changed_names = {sc.output.name for sc in changed}
         unchanged = [sc.output.name for sc in plan.write if sc.output.name not in changed_names]

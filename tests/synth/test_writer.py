@@ -179,8 +179,11 @@ def test_unsafe_output_is_refused_even_with_force(
 
 
 def test_two_profiles_naming_one_cluster_is_an_error(workdir: Path) -> None:
-    with pytest.raises(SynthError, match="both define cluster 'a'"):
+    with pytest.raises(SynthError) as err:
         make_plan(workdir / "dist", [cluster("a"), cluster("a", "../profiles/b.yaml")])
+    assert str(err.value).startswith(
+        f"profiles {workdir}/profiles/a.yaml and {workdir}/profiles/b.yaml both define cluster 'a'"
+    )
     assert not (workdir / "dist").exists()
 
 
@@ -221,8 +224,13 @@ def test_a_cluster_claimed_by_another_existing_profile_is_an_error(workdir: Path
     out = workdir / "dist"
     write(out, cluster("a"))
     (workdir / "profiles" / "c.yaml").write_text("metadata: {name: a}\n")
-    with pytest.raises(SynthError, match="already synthesized from ../profiles/a.yaml"):
+    # Named as the user finds them, not relative to the output folder as the index keeps them.
+    with pytest.raises(SynthError) as err:
         make_plan(out, [cluster("a", "../profiles/c.yaml")])
+    assert str(err.value).startswith(
+        f"cluster 'a' from {workdir}/profiles/c.yaml is already synthesized from "
+        f"{workdir}/profiles/a.yaml, which"
+    )
     (workdir / "profiles" / "a.yaml").unlink()  # moved away: c may take the name over
     write(out, cluster("a", "../profiles/c.yaml", examples=False))
 
@@ -294,8 +302,32 @@ def test_leftovers_of_an_interrupted_run_are_cleaned(workdir: Path) -> None:
     (out / "clusters" / ".a.gpustack-tmp-deadbeef" / "driver").mkdir(parents=True)
     (out / "clusters" / ".a.gpustack-old-deadbeef").mkdir()
     (out / "clusters" / ".keep-me").mkdir()
+    (out / ".gpustack" / ".index.json.gpustack-tmp-deadbeef").write_text("{}\n")
     write(out, cluster("a", examples=False))
     assert hidden_entries(out) == [".keep-me"]
+    assert os.listdir(out / ".gpustack") == ["index.json"]
+
+
+def test_unwritable_clusters_folder_names_the_cluster_not_the_staging_copy(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    real_sibling = fsswap.sibling
+    blocker = out / "clusters" / "not-a-folder"
+
+    def blocked_sibling(path: Path, tag: str) -> Path:
+        # Creating the staging folder fails in the OS (a file where its parent should be).
+        return blocker / "staged" if tag == "tmp" else real_sibling(path, tag)
+
+    blocker.write_text("")
+    before = tree(workdir)
+    monkeypatch.setattr(fsswap, "sibling", blocked_sibling)
+    with pytest.raises(SynthError) as err:
+        apply(make_plan(out, [cluster("a", examples=False)]))
+    assert str(err.value).startswith(f"cannot write {out}/clusters/a: ")
+    assert "gpustack-tmp" not in str(err.value) and "staged" not in str(err.value)
+    assert tree(workdir) == before
 
 
 def test_a_concurrent_run_is_refused(workdir: Path) -> None:
