@@ -132,9 +132,10 @@ def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
                 click.echo(f"{d.kind}: {d.path}")
             if diffs:
                 raise click.ClickException(
-                    f"{out} is out of date ({len(diffs)} files); run `gpustack synth` to update it"
+                    f"{out} is out of date ({_count(len(diffs), 'file')}); "
+                    "run `gpustack synth` to update it"
                 )
-            click.echo(f"{out} is up to date ({len(plan.write)} clusters)")
+            click.echo(f"{out} is up to date ({_count(len(plan.write), 'cluster')})")
             return
         summary = apply(plan)
     except SynthError as exc:
@@ -145,3 +146,7 @@ def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
         click.echo(f"unchanged {plan.cluster_dir(name)}")
     for name in summary.removed:
         click.echo(f"removed {plan.cluster_dir(name)}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -208,6 +208,31 @@ def test_check_lists_each_stale_file_and_writes_nothing(profiles: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("keep", "stale", "up_to_date", "out_of_date"),
+    [
+        (1, 1, "1 cluster", "1 file"),
+        (2, 2, "2 clusters", "2 files"),
+    ],
+)
+def test_check_counts_read_as_english(
+    profiles: Path, keep: int, stale: int, up_to_date: str, out_of_date: str
+) -> None:
+    out = profiles.parent / "dist"
+    for extra in sorted(profiles.glob("*.yaml"))[keep:]:
+        extra.unlink()
+    assert synth(profiles, "--out", out).exit_code == 0
+    ok = synth(profiles, "--out", out, "--check")
+    assert ok.stdout == f"{out} is up to date ({up_to_date})\n"
+    for i in range(stale):
+        (out / "clusters" / "alpha" / f"stray-{i}.yaml").write_text("x: 1\n")
+    bad = synth(profiles, "--out", out, "--check")
+    assert bad.exit_code == 1
+    assert bad.stderr == (
+        f"Error: {out} is out of date ({out_of_date}); run `gpustack synth` to update it\n"
+    )
+
+
 def test_check_of_a_missing_output_reports_missing_files(profiles: Path) -> None:
     out = profiles.parent / "dist"
     result = synth(profiles, "--out", out, "--check")
