@@ -92,18 +92,32 @@ class Attrs:
         self.memorySizeMB = mb
 
 
+GIB = 1024**3
+A100_40GB = 40 * GIB
+A100_80GB = 80 * GIB
+#: nvmlDeviceGetMemoryInfo().total of an H100 80GB HBM3 (81559 MiB; not a whole number of GiB).
+H100_80GB = 81559 * 1024 * 1024
+
+
 @pytest.mark.parametrize(
-    ("attrs", "name"),
+    ("attrs", "total", "name"),
     [
-        (Attrs(1, 1, 9856), "1g.10gb"),
-        (Attrs(1, 1, 4864), "1g.5gb"),
-        (Attrs(3, 3, 40192), "3g.39gb"),
-        (Attrs(7, 7, 81152), "7g.79gb"),
-        (Attrs(2, 1, 19968), "1c.2g.20gb"),
+        # MIG devices get a little less than their share; NVIDIA's names round the share up.
+        (Attrs(1, 1, 4864), A100_40GB, "1g.5gb"),
+        (Attrs(2, 2, 9856), A100_40GB, "2g.10gb"),
+        (Attrs(3, 3, 19968), A100_40GB, "3g.20gb"),
+        (Attrs(7, 7, 40192), A100_40GB, "7g.40gb"),
+        (Attrs(1, 1, 9728), A100_80GB, "1g.10gb"),
+        (Attrs(3, 3, 40192), A100_80GB, "3g.40gb"),
+        (Attrs(7, 7, 81152), A100_80GB, "7g.80gb"),
+        (Attrs(1, 1, 9984), H100_80GB, "1g.10gb"),
+        (Attrs(1, 1, 19968), H100_80GB, "1g.20gb"),
+        (Attrs(3, 3, 40448), H100_80GB, "3g.40gb"),
+        (Attrs(2, 1, 19968), A100_80GB, "1c.2g.20gb"),
     ],
 )
-def test_mig_profile_names_from_nvml_attributes(attrs: Attrs, name: str) -> None:
-    assert mig_profile_name(attrs) == name
+def test_mig_profile_names_from_nvml_attributes(attrs: Attrs, total: int, name: str) -> None:
+    assert mig_profile_name(attrs, total) == name
 
 
 def test_numa_node_of_missing_device_is_none() -> None:

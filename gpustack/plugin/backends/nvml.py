@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import os
 import threading
 from pathlib import Path
@@ -84,10 +85,22 @@ def numa_node(bus_id: str) -> int | None:
     return node if node >= 0 else None
 
 
-def mig_profile_name(attrs: Any) -> str:
+def mig_memory_gb(mig_mib: int, gpu_total_bytes: int) -> int:
+    """The ``<mem>gb`` of a MIG profile name, computed the way NVIDIA names profiles.
+
+    A MIG device has a little less than its share of the GPU (3g.40gb on an A100 80GB has
+    39.25 GiB), so plain rounding gives names no user asks for (``3g.39gb``). NVIDIA rounds
+    the device's fraction of the GPU up to eighths and scales the GPU's size in whole GiB.
+    """
+    gib = 1024**3
+    fraction = math.ceil(mig_mib * 1024 * 1024 / gpu_total_bytes * 8) / 8
+    return round(fraction * ((gpu_total_bytes + gib - 1) // gib))
+
+
+def mig_profile_name(attrs: Any, gpu_total_bytes: int) -> str:
     """``<g>g.<mem>gb`` (``<c>c.`` prefix when compute slices differ) from MIG attributes."""
-    gib = int(attrs.memorySizeMB / 1024 + 0.5)
-    name = f"{attrs.gpuInstanceSliceCount}g.{gib}gb"
+    gb = mig_memory_gb(attrs.memorySizeMB, gpu_total_bytes)
+    name = f"{attrs.gpuInstanceSliceCount}g.{gb}gb"
     if attrs.computeInstanceSliceCount != attrs.gpuInstanceSliceCount:
         name = f"{attrs.computeInstanceSliceCount}c.{name}"
     return name
@@ -187,6 +200,7 @@ class NvmlBackend:
 
     def _migs(self, index: int, parent_uuid: str, minor: int, handle: Any) -> tuple[MigDevice, ...]:
         migs: list[MigDevice] = []
+        total = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
         for slot in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(handle)):
             try:
                 mig = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
@@ -197,7 +211,7 @@ class NvmlBackend:
             migs.append(
                 MigDevice(
                     uuid=_text(pynvml.nvmlDeviceGetUUID(mig)),
-                    profile=mig_profile_name(pynvml.nvmlDeviceGetAttributes(mig)),
+                    profile=mig_profile_name(pynvml.nvmlDeviceGetAttributes(mig), total),
                     parent_uuid=parent_uuid,
                     parent_index=index,
                     position=len(migs),
