@@ -23,7 +23,8 @@ def parse_driver(version: str) -> DriverVersion:
 class Architecture:
     """A GPU architecture and what it demands of the driver and its kernel modules.
 
-    ``min_driver`` is the GA driver of the first CUDA release that supports the architecture.
+    ``first_cuda`` is the first CUDA release that targets the architecture and ``min_driver``
+    the driver it needs (``None``: older than anything gpustack checks; Kepler to Pascal).
     ``open_modules`` says whether the open GPU kernel modules work (they need a GSP, Turing+);
     ``open_required`` whether the proprietary ones do not. ``max_cuda_major`` is the last CUDA
     major release that still targets the architecture (``None``: still supported).
@@ -31,7 +32,8 @@ class Architecture:
 
     name: str
     compute_capability: str
-    min_driver: str
+    first_cuda: str | None
+    min_driver: str | None
     open_modules: bool
     open_required: bool = False
     max_cuda_major: int | None = None
@@ -40,19 +42,18 @@ class Architecture:
 ARCHITECTURES: dict[str, Architecture] = {
     a.name: a
     for a in (
-        Architecture("kepler", "3.7", "450.80.02", open_modules=False, max_cuda_major=11),
-        Architecture("maxwell", "5.2", "450.80.02", open_modules=False, max_cuda_major=12),
-        Architecture("pascal", "6.0", "450.80.02", open_modules=False, max_cuda_major=12),
-        Architecture("volta", "7.0", "450.80.02", open_modules=False, max_cuda_major=12),
-        Architecture("turing", "7.5", "450.80.02", open_modules=True),
-        Architecture("ampere", "8.0", "450.80.02", open_modules=True),
-        Architecture("ada", "8.9", "520.61.05", open_modules=True),
-        Architecture("hopper", "9.0", "520.61.05", open_modules=True),
-        Architecture("blackwell", "10.0", "570.26", open_modules=True, open_required=True),
+        Architecture("kepler", "3.7", None, None, open_modules=False, max_cuda_major=11),
+        Architecture("maxwell", "5.2", None, None, open_modules=False, max_cuda_major=12),
+        Architecture("pascal", "6.0", None, None, open_modules=False, max_cuda_major=12),
+        Architecture("volta", "7.0", "9.0", "384.81", open_modules=False, max_cuda_major=12),
+        Architecture("turing", "7.5", "10.0", "410.48", open_modules=True),
+        # GA100 (A100, A30); the GA10x products (sm_86) override first_cuda and min_driver.
+        Architecture("ampere", "8.0", "11.0", "450.80.02", open_modules=True),
+        Architecture("ada", "8.9", "11.8", "520.61.05", open_modules=True),
+        Architecture("hopper", "9.0", "11.8", "520.61.05", open_modules=True),
+        Architecture("blackwell", "10.0", "12.8", "570.26", open_modules=True, open_required=True),
     )
 }
-# Kepler..Turing have older first-CUDA drivers, but gpustack only knows CUDA 11.0+, whose floor
-# (450.80.02) is therefore the lowest driver a profile can meaningfully name.
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ class Product:
 
     ``mig`` maps each GPU-instance profile (``1g.10gb``) to the slices it uses; empty means the
     product has no MIG. ``compute_slices``/``memory_slices`` are what one GPU offers.
-    ``min_driver`` and ``open_required`` override the architecture where a product is stricter.
+    ``first_cuda``, ``min_driver`` and ``open_required`` override the architecture where a
+    product is stricter.
     """
 
     name: str
@@ -81,6 +83,7 @@ class Product:
     min_driver: str | None = None
     open_required: bool = False
     compute_capability: str | None = None
+    first_cuda: str | None = None
 
     @property
     def mig_capable(self) -> bool:
@@ -113,9 +116,20 @@ PRODUCTS: dict[str, Product] = {
         Product("V100-PCIE-16GB", "volta", 16),
         Product("V100-SXM2-32GB", "volta", 32),
         Product("T4", "turing", 16, compute_capability="7.5"),
-        Product("A10", "ampere", 24, compute_capability="8.6"),
-        Product("A40", "ampere", 48, compute_capability="8.6"),
-        Product("RTX-A6000", "ampere", 48, compute_capability="8.6"),
+        Product(
+            "A10", "ampere", 24, compute_capability="8.6", first_cuda="11.1", min_driver="455.23"
+        ),
+        Product(
+            "A40", "ampere", 48, compute_capability="8.6", first_cuda="11.1", min_driver="455.23"
+        ),
+        Product(
+            "RTX-A6000",
+            "ampere",
+            48,
+            compute_capability="8.6",
+            first_cuda="11.1",
+            min_driver="455.23",
+        ),
         Product("A30", "ampere", 24, mig=_A30_MIG, compute_slices=4, memory_slices=4),
         Product("A100-PCIE-40GB", "ampere", 40, mig=_mig(5, 10, 10, 20, 20, 40)),
         Product("A100-SXM4-40GB", "ampere", 40, mig=_mig(5, 10, 10, 20, 20, 40)),

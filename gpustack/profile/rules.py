@@ -150,7 +150,7 @@ def driver_supports_gpu(p: Profile) -> Iterator[Finding]:
         what = f"{product.name}, which needs"
     else:
         what = f"{arch.name.capitalize()} GPUs, which need"
-    if parse_driver(p.driver.version) < parse_driver(minimum):
+    if minimum is not None and parse_driver(p.driver.version) < parse_driver(minimum):
         yield Finding(
             ("driver", "version"),
             f"driver {p.driver.version} is too old for {what} {minimum} or newer",
@@ -243,6 +243,34 @@ def workload_cuda_fits_gpu(p: Profile) -> Iterator[Finding]:
                 f"CUDA {cuda} no longer supports {arch.name.capitalize()} GPUs; CUDA "
                 f"{arch.max_cuda_major}.x is the last that does",
                 f"use an image built for CUDA {arch.max_cuda_major}.x",
+            )
+
+
+def _cuda_key(cuda: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in cuda.split("."))
+
+
+def workload_cuda_knows_gpu(p: Profile) -> Iterator[Finding]:
+    # A build for an older CUDA has no kernels for a newer architecture: PyTorch reports
+    # "no kernel image is available" (e.g. cu126 wheels on Blackwell, which needs cu128+).
+    arch = architecture_of(p)
+    if arch is None:
+        return
+    product = catalog.PRODUCTS.get(p.gpus.product or "")
+    first = (product.first_cuda if product else None) or arch.first_cuda
+    if first is None:
+        return
+    if product and product.first_cuda:
+        gpu = f"{product.name}, which needs"
+    else:
+        gpu = f"{arch.name.capitalize()} GPUs, which need"
+    for i, ex in enumerate(p.workloads.examples):
+        cuda = workload_cuda(ex)
+        if cuda is not None and _cuda_key(cuda) < _cuda_key(first):
+            yield Finding(
+                _example_path(i, "cudaVersion" if ex.cuda_version else "image"),
+                f"CUDA {cuda} cannot run on {gpu} CUDA {first} or newer",
+                f"use an image built for CUDA {first} or newer",
             )
 
 
@@ -494,6 +522,7 @@ RULES: tuple[Rule, ...] = (
     workload_names_unique,
     workload_cuda_fits_driver,
     workload_cuda_fits_gpu,
+    workload_cuda_knows_gpu,
     workload_resource_advertised,
 )
 

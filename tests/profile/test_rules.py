@@ -49,6 +49,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "workload_names_unique": ("duplicate-example-name", "$.workloads.examples[1].name"),
     "workload_cuda_fits_driver": ("driver-too-old-for-cuda", "$.workloads.examples[0].image"),
     "workload_cuda_fits_gpu": ("cuda13-on-volta", "$.workloads.examples[0].image"),
+    "workload_cuda_knows_gpu": ("cuda12-on-blackwell", "$.workloads.examples[0].image"),
     "workload_resource_advertised": (
         "workload-resource-not-advertised",
         "$.workloads.examples[0].resourceName",
