@@ -189,30 +189,47 @@ def _by_policy(
     size: int,
     policy: str,
 ) -> list[str]:
-    """Replicas and MIG devices: spread over physical GPUs (distributed) or fill one (packed)."""
+    """Replicas and MIG devices: spread (distributed) or fill (packed).
+
+    Load is counted per unit (a whole GPU or one MIG device: what a replica ID names) and per
+    physical GPU. ``distributed`` takes the least loaded unit, then the least loaded GPU, so
+    replicas of MIG devices land on distinct MIG devices and MIG devices spread over GPUs;
+    ties go to the unit least picked in this request. ``packed`` fills the most loaded GPU
+    first and, on it, the most loaded unit.
+    """
     order: dict[str, int] = {}
-    total: dict[str, int] = {}
+    gpu_of: dict[str, str] = {}
+    load: dict[str, int] = {}  # replicas in use or picked, per unit and per physical GPU
     for unit in resource.by_id.values():
-        order.setdefault(unit.gpu_uuid, len(order))
-        total[unit.gpu_uuid] = total.get(unit.gpu_uuid, 0) + 1
-    free: dict[str, int] = {}
+        order.setdefault(unit.uuid, len(order))
+        gpu_of[unit.uuid] = unit.gpu_uuid
+        for key in (unit.uuid, unit.gpu_uuid):
+            load[key] = load.get(key, 0) + 1
     for device_id in set(available):
-        gpu = resource.by_id[device_id].gpu_uuid
-        free[gpu] = free.get(gpu, 0) + 1
-    in_use = {gpu: total[gpu] - free.get(gpu, 0) for gpu in total}
-    picked = dict.fromkeys(total, 0)
-    for device_id in must:
-        picked[resource.by_id[device_id].gpu_uuid] += 1
+        unit = resource.by_id[device_id]
+        load[unit.uuid] -= 1
+        load[unit.gpu_uuid] -= 1
+    picked = dict.fromkeys(order, 0)
     candidates: dict[str, list[str]] = {}
     for device_id in rest:
-        candidates.setdefault(resource.by_id[device_id].gpu_uuid, []).append(device_id)
+        candidates.setdefault(resource.by_id[device_id].uuid, []).append(device_id)
     chosen = list(must)
+
+    def take(device_id: str) -> None:
+        unit = resource.by_id[device_id]
+        load[unit.uuid] += 1
+        load[unit.gpu_uuid] += 1
+        picked[unit.uuid] += 1
+
+    for device_id in must:
+        take(device_id)
     while len(chosen) < size:
-        groups = [g for g, ids in candidates.items() if ids]
+        units = [u for u, ids in candidates.items() if ids]
         if policy == "packed":
-            gpu = min(groups, key=lambda g: (-(in_use[g] + picked[g]), order[g]))
+            pick = min(units, key=lambda u: (-load[gpu_of[u]], -load[u], order[u]))
         else:
-            gpu = min(groups, key=lambda g: (in_use[g] + picked[g], picked[g], order[g]))
-        chosen.append(candidates[gpu].pop(0))
-        picked[gpu] += 1
+            pick = min(units, key=lambda u: (load[u], load[gpu_of[u]], picked[u], order[u]))
+        device_id = candidates[pick].pop(0)
+        chosen.append(device_id)
+        take(device_id)
     return chosen

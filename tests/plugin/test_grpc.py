@@ -528,6 +528,37 @@ def test_preferred_replicas_packed(kubelet: KubeletSimulator, start_plugin: Star
     assert [c.split("::")[0] for c in chosen] == [U[3]] * 3
 
 
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        # One replica of each MIG device before any second one, alternating GPUs.
+        ("distributed", [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]),
+        # Fill one MIG device, then the next one on the same GPU.
+        ("packed", [(0, 0), (0, 0), (0, 1), (0, 1), (0, 2)]),
+    ],
+)
+def test_preferred_mig_replicas_by_policy(
+    kubelet: KubeletSimulator,
+    start_plugin: StartPlugin,
+    policy: str,
+    expected: list[tuple[int, int]],
+) -> None:
+    config = sim_config(
+        flags={"migStrategy": "mixed", "plugin": {"sharedDevicesAllocationPolicy": policy}},
+        sharing={"timeSlicing": {"resources": [{"name": "nvidia.com/mig-1g.10gb", "replicas": 2}]}},
+    )
+    for gpu in config["gpustack"]["simulated"]["gpus"][:2]:
+        gpu["mig"] = {"enabled": True, "devices": {"1g.10gb": 3}}
+    config["gpustack"]["simulated"]["gpus"] = config["gpustack"]["simulated"]["gpus"][:2]
+    start_plugin(config)
+    mig = "nvidia.com/mig-1g.10gb"
+    kubelet.wait_for_registration(mig)
+    ids = [d.ID for d in kubelet.list_and_watch(mig)]
+    # IDs come GPU by GPU, MIG device by MIG device, replica by replica.
+    where = {i: (n // 6, n % 6 // 2) for n, i in enumerate(ids)}
+    assert [where[i] for i in kubelet.preferred(mig, ids, [], 5)] == expected
+
+
 def test_preferred_rejects_must_include_outside_available(
     kubelet: KubeletSimulator, start_plugin: StartPlugin
 ) -> None:
