@@ -27,9 +27,12 @@ _DP = "devicePlugin"
 _TS = (_DP, "sharing", "timeSlicing")
 
 
+#: NVIDIA's plugin and gpustack's cap the whole name (prefix included) at 63 characters.
+MAX_RESOURCE_NAME = 63
+
+
 def _well_formed(name: str) -> bool:
-    match = _RESOURCE_NAME.match(name)
-    return match is not None and len(match.group(1)) <= 63
+    return _RESOURCE_NAME.match(name) is not None and len(name) <= MAX_RESOURCE_NAME
 
 
 def _example_path(i: int, *rest: str) -> tuple[str | int, ...]:
@@ -370,8 +373,8 @@ def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
             yield Finding(
                 path,
                 f"{name!r} is not a valid resource name",
-                "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most 63 "
-                "characters after the slash, e.g. nvidia.com/gpu.shared",
+                "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most "
+                f"{MAX_RESOURCE_NAME} characters in all, e.g. nvidia.com/gpu.shared",
             )
 
 

@@ -513,9 +513,10 @@ def _time_slicing() -> Schema:
                         ),
                         "replicas": prop(
                             "Replicas",
-                            "How many pods may share one GPU (at least 2).",
+                            "How many pods may share one GPU (2 to 1024).",
                             "integer",
                             minimum=1,
+                            maximum=1024,
                             examples=[4],
                         ),
                         "rename": prop(
@@ -637,7 +638,7 @@ def _device_plugin() -> Schema:
                         "Ignored XIDs",
                         "XIDs that are application errors, not GPU faults (replaces the default).",
                         "array",
-                        items={"type": "integer", "minimum": 1},
+                        items={"type": "integer", "minimum": 1, "maximum": 65535},
                         uniqueItems=True,
                         default=list(model.DEFAULT_IGNORED_XIDS),
                     ),
