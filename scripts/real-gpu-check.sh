@@ -7,25 +7,42 @@
 # without an NVIDIA container runtime, NVIDIA_VISIBLE_DEVICES is mapped to CUDA_VISIBLE_DEVICES.
 # A small matmul on CUDA must match the CPU result. Exits non-zero on any failure.
 #
-# Environment: PYTHON (default .venv/bin/python; needs torch with CUDA), RESOURCE
-# (default nvidia.com/gpu), COUNT (devices to allocate, default 1), TIMEOUT (seconds, default 60).
+# Environment: PYTHON (default .venv/bin/python, or any python on PATH such as python3; it needs
+# gpustack installed with `pip install -e .` and torch with CUDA), PLUGIN (default: the
+# gpustack-device-plugin next to PYTHON, else `PYTHON -m gpustack.plugin.main`), RESOURCE
+# (default nvidia.com/gpu; for MIG devices also set MIG_STRATEGY, e.g. MIG_STRATEGY=mixed
+# RESOURCE=nvidia.com/mig-1g.10gb), COUNT (devices to allocate, default 1), TIMEOUT (seconds
+# to wait for the plugin, default 60), TORCH_TIMEOUT (seconds for the PyTorch step, default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-.venv/bin/python}
-PLUGIN=${PLUGIN:-$(dirname "$PYTHON")/gpustack-device-plugin}
 RESOURCE=${RESOURCE:-nvidia.com/gpu}
 COUNT=${COUNT:-1}
 TIMEOUT=${TIMEOUT:-60}
+TORCH_TIMEOUT=${TORCH_TIMEOUT:-300}
 
 fail() {
     echo "real-gpu-check: FAIL: $*" >&2
     exit 1
 }
 
-[[ -x $PYTHON ]] || fail "no Python at $PYTHON (set PYTHON)"
-[[ -x $PLUGIN ]] || fail "no gpustack-device-plugin at $PLUGIN (pip install -e . first)"
-"$PYTHON" -c 'import torch' 2>/dev/null || fail "PyTorch is not importable by $PYTHON"
+python_path=$(command -v "$PYTHON") || fail "no Python at $PYTHON (set PYTHON)"
+PYTHON=$python_path
+if [[ -n ${PLUGIN:-} ]]; then
+    [[ -x $PLUGIN ]] || fail "PLUGIN=$PLUGIN is not an executable"
+    plugin_cmd=("$PLUGIN")
+elif [[ -x $(dirname "$PYTHON")/gpustack-device-plugin ]]; then
+    plugin_cmd=("$(dirname "$PYTHON")/gpustack-device-plugin")
+else
+    plugin_cmd=("$PYTHON" -m gpustack.plugin.main)
+fi
+if ! err=$("$PYTHON" -c 'import grpc, pynvml, yaml, gpustack.plugin.main, gpustack.plugin.testkubelet' 2>&1); then
+    fail "$PYTHON cannot import the plugin (pip install -e . first): ${err##*$'\n'}"
+fi
+if ! err=$("$PYTHON" -c 'import torch' 2>&1); then
+    fail "PyTorch is not importable by $PYTHON: ${err##*$'\n'}"
+fi
 if command -v nvidia-smi >/dev/null 2>&1; then
     echo "== nvidia-smi -L"
     nvidia-smi -L
@@ -42,13 +59,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$PLUGIN" --backend nvml --socket-dir "$work/dp" 2>"$work/plugin.log" &
+"${plugin_cmd[@]}" --backend nvml --socket-dir "$work/dp" 2>"$work/plugin.log" &
 plugin_pid=$!
 
-if ! "$PYTHON" -m gpustack.plugin.testkubelet --socket-dir "$work/dp" --resource "$RESOURCE" \
-    --allocate "$COUNT" --timeout "$TIMEOUT" >"$work/result.json"; then
+"$PYTHON" -m gpustack.plugin.testkubelet --socket-dir "$work/dp" --resource "$RESOURCE" \
+    --allocate "$COUNT" --timeout "$TIMEOUT" >"$work/result.json" 2>"$work/kubelet.log" &
+kubelet_pid=$!
+# A plugin that exits (no driver, bad setting) fails the check at once, not after TIMEOUT.
+while kill -0 "$kubelet_pid" 2>/dev/null && kill -0 "$plugin_pid" 2>/dev/null; do
+    sleep 0.2
+done
+if ! kill -0 "$plugin_pid" 2>/dev/null; then
+    kill -TERM "$kubelet_pid" 2>/dev/null || true
+    wait "$kubelet_pid" 2>/dev/null || true
+    rc=0
+    wait "$plugin_pid" || rc=$?
+    plugin_pid=""
     echo "== plugin log" >&2
     cat "$work/plugin.log" >&2
+    fail "the plugin exited (status $rc) before the test kubelet was done"
+fi
+if ! wait "$kubelet_pid"; then
+    echo "== plugin log" >&2
+    cat "$work/plugin.log" >&2
+    cat "$work/kubelet.log" >&2
     fail "the plugin did not register, list or allocate $COUNT x $RESOURCE"
 fi
 
@@ -78,8 +112,8 @@ PY
 ) || fail "unexpected plugin output"
 
 echo "== running PyTorch with CUDA_VISIBLE_DEVICES=$visible (from NVIDIA_VISIBLE_DEVICES)"
-NVIDIA_VISIBLE_DEVICES=$visible CUDA_VISIBLE_DEVICES=$visible CUDA_DEVICE_ORDER=PCI_BUS_ID \
-    EXPECTED_COUNT=$COUNT "$PYTHON" - <<'PY' || fail "the allocated GPU is not usable from PyTorch"
+if ! NVIDIA_VISIBLE_DEVICES=$visible CUDA_VISIBLE_DEVICES=$visible CUDA_DEVICE_ORDER=PCI_BUS_ID \
+    EXPECTED_COUNT=$COUNT timeout "$TORCH_TIMEOUT" "$PYTHON" - <<'PY'
 import os
 import sys
 
@@ -96,8 +130,12 @@ for n in range(count):
     props = torch.cuda.get_device_properties(n)
     uuid = getattr(props, "uuid", None)
     print(f"cuda:{n} {props.name} {props.total_memory // 2**20} MiB uuid={uuid}")
-    if uuid is not None and wanted[n].startswith("GPU-") and f"GPU-{uuid}" != wanted[n]:
-        sys.exit(f"cuda:{n} is GPU-{uuid}, expected {wanted[n]}")
+    # Compare hex digits only: how torch formats a device UUID differs between versions.
+    def digits(text):
+        return "".join(c for c in str(text).lower() if c in "0123456789abcdef")
+
+    if uuid is not None and wanted[n].startswith("GPU-") and digits(uuid) != digits(wanted[n][4:]):
+        sys.exit(f"cuda:{n} has UUID {uuid}, expected {wanted[n]}")
 a = torch.randn(1024, 1024)
 b = torch.randn(1024, 1024)
 on_gpu = (a.cuda() @ b.cuda()).cpu()
@@ -105,6 +143,9 @@ if not torch.allclose(on_gpu, a @ b, rtol=1e-3, atol=1e-2):
     sys.exit("matmul on CUDA differs from the CPU result")
 print(f"matmul 1024x1024 on {torch.cuda.get_device_name(0)}: OK")
 PY
+then
+    fail "the allocated GPU is not usable from PyTorch (or it took over ${TORCH_TIMEOUT}s)"
+fi
 
 kill -TERM "$plugin_pid"
 wait "$plugin_pid" || fail "the plugin did not exit cleanly on SIGTERM"

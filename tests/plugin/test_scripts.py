@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from tests.tooling import require_tool
 
@@ -22,14 +26,29 @@ def test_real_gpu_check_is_shellcheck_clean() -> None:
     assert result.returncode == 0, result.stdout
 
 
-def test_real_gpu_check_fails_clearly_without_torch_or_plugin() -> None:
-    # With a Python that has no torch (or no plugin next to it) the script must refuse early.
+def _torch_importable(python: str) -> bool:
+    return subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("python", "message"),
+    [
+        ("no-such-python", "no Python at no-such-python (set PYTHON)"),
+        ("/bin/false", "/bin/false cannot import the plugin (pip install -e . first): "),
+        (sys.executable, f"PyTorch is not importable by {sys.executable}: ModuleNotFoundError"),
+    ],
+    ids=["no-python", "no-plugin", "no-torch"],
+)
+def test_real_gpu_check_refuses_early(python: str, message: str) -> None:
+    # PYTHON may be a command on PATH; the plugin and torch are checked before anything starts.
+    if python == sys.executable and _torch_importable(python):
+        pytest.skip("torch is installed here; the no-torch message cannot occur")
     result = subprocess.run(
         [str(SCRIPT)],
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "PYTHON": "/bin/false"},
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHON": python},
         timeout=60,
     )
     assert result.returncode == 1
-    assert result.stderr.startswith("real-gpu-check: FAIL: ")
+    assert result.stderr.startswith(f"real-gpu-check: FAIL: {message}"), result.stderr
