@@ -1,8 +1,11 @@
 """The profile JSON Schema, built in Python so enums and defaults come from one place.
 
 ``schemas/profile.schema.json`` is this module's output (``python -m gpustack.profile.schema``
-rewrites it; a test fails when the file is stale). Product and architecture enums come from
-:mod:`gpustack.profile.catalog`; defaults equal :mod:`gpustack.profile.model` (tested).
+rewrites it; a test fails when the file is stale), and so is ``profile-base.schema.json``: the
+same schema without required keys, for the modeline of ``extends`` bases, which are not whole
+profiles (a base without ``metadata`` would otherwise be marked wrong in every editor).
+Product and architecture enums come from :mod:`gpustack.profile.catalog`; defaults equal
+:mod:`gpustack.profile.model` (tested).
 The schema keeps to the subset every yaml-language-server understands: ``enum``, ``pattern``,
 ``additionalProperties``, ``$defs`` and one ``anyOf`` (a string-or-list field).
 """
@@ -20,8 +23,10 @@ from jsonschema import Draft202012Validator
 from gpustack.profile import catalog, model
 
 SCHEMA_ID = "https://gpustack.dev/schemas/profile.schema.json"
-#: Where the committed copy lives, relative to the repository root.
+BASE_SCHEMA_ID = "https://gpustack.dev/schemas/profile-base.schema.json"
+#: Where the committed copies live, relative to the repository root.
 SCHEMA_FILE = Path("schemas") / "profile.schema.json"
+BASE_SCHEMA_FILE = Path("schemas") / "profile-base.schema.json"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -806,6 +811,19 @@ def build_schema() -> Schema:
     }
 
 
+def build_base_schema() -> Schema:
+    """The schema for bases named by ``extends``: any part of a profile, nothing required."""
+    out = build_schema()
+    del out["required"]
+    out["$id"] = BASE_SCHEMA_ID
+    out["title"] = "gpustack profile base"
+    out["description"] = (
+        "Settings shared by profiles that `extends:` this file; any part of a profile, nothing "
+        "required. The merged profile is checked against profile.schema.json."
+    )
+    return out
+
+
 @cache
 def schema() -> Schema:
     """The schema, built once per process (treat as read-only)."""
@@ -818,20 +836,31 @@ def validator() -> Draft202012Validator:
     return Draft202012Validator(schema())
 
 
+def _text(data: Schema) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def render() -> str:
     """The schema file's exact text."""
-    return json.dumps(build_schema(), indent=2, ensure_ascii=False) + "\n"
+    return _text(build_schema())
+
+
+def render_base() -> str:
+    """The base schema file's exact text."""
+    return _text(build_base_schema())
 
 
 def main() -> None:
-    """Rewrite (or with ``--check``, verify) ``schemas/profile.schema.json``."""
-    text = render()
+    """Rewrite (or with ``--check``, verify) both files under ``schemas/``."""
+    files = {SCHEMA_FILE: render(), BASE_SCHEMA_FILE: render_base()}
     if "--check" in sys.argv[1:]:
-        if not SCHEMA_FILE.is_file() or SCHEMA_FILE.read_text(encoding="utf-8") != text:
-            sys.exit(f"{SCHEMA_FILE} is stale; run: python -m gpustack.profile.schema")
+        for path, text in files.items():
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                sys.exit(f"{path} is stale; run: python -m gpustack.profile.schema")
         return
-    SCHEMA_FILE.parent.mkdir(parents=True, exist_ok=True)
-    SCHEMA_FILE.write_text(text, encoding="utf-8")
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -13,10 +13,11 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from gpustack.profile import catalog, model
-from gpustack.profile.schema import SCHEMA_ID, render, validator
+from gpustack.profile.schema import BASE_SCHEMA_ID, SCHEMA_ID, render, render_base, validator
 
 REPO = Path(__file__).parents[2]
 SCHEMA_PATH = REPO / "schemas" / "profile.schema.json"
+BASE_SCHEMA_PATH = REPO / "schemas" / "profile-base.schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 SubSchema = tuple[str, Mapping[str, Any]]
@@ -54,6 +55,25 @@ def test_schema_file_is_generated_from_code() -> None:
         "run: .venv/bin/python -m gpustack.profile.schema"
     )
     assert validator().schema == SCHEMA
+    assert BASE_SCHEMA_PATH.read_text(encoding="utf-8") == render_base(), (
+        "run: .venv/bin/python -m gpustack.profile.schema"
+    )
+
+
+def test_base_schema_is_the_profile_schema_with_nothing_required() -> None:
+    base = json.loads(BASE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(base)
+    assert base["$id"] == BASE_SCHEMA_ID != SCHEMA_ID
+    assert "required" not in base
+    changed = {"$id", "title", "description", "required"}
+    assert {k: v for k, v in base.items() if k not in changed} == {
+        k: v for k, v in SCHEMA.items() if k not in changed
+    }
+    # what an editor checks a base against: a base without metadata is fine, a typo is not
+    fleet = {"driver": {"version": "580.105.08"}, "gpus": {"product": "L4"}}
+    assert list(Draft202012Validator(base).iter_errors(fleet)) == []
+    assert list(Draft202012Validator(SCHEMA).iter_errors(fleet)) != []
+    assert list(Draft202012Validator(base).iter_errors({"driver": {"verison": "1"}})) != []
 
 
 @pytest.mark.parametrize("where,prop", list(properties()), ids=lambda v: str(v)[:80])
