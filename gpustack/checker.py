@@ -7,6 +7,7 @@ Node, so validation stays fast enough for a pre-commit hook.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -102,12 +103,23 @@ def discover(paths: Sequence[Path]) -> list[Path]:
     return list(unique)
 
 
-def _issue(doc_or_file: Document | str, finding: Finding) -> Issue:
-    if isinstance(doc_or_file, Document):
-        file, line, col = doc_or_file.locate(finding.path, key=finding.at_key)
-    else:
-        file, line, col = doc_or_file, 1, 1
-    return Issue(file, line, col, format_path(finding.path), finding.message, finding.hint)
+#: An issue and, for a rule's finding located in a base, the profile it was found for.
+_Found = tuple[Issue, str | None]
+
+
+def _issue(doc: Document, finding: Finding, *, merged: bool = False) -> _Found:
+    """Locate a finding. ``merged``: it is about the profile as a whole (a rule), so when it
+    points into a shared base, remember the profile: others extending that base may be fine."""
+    file, line, col = doc.locate(finding.path, key=finding.at_key)
+    issue = Issue(file, line, col, format_path(finding.path), finding.message, finding.hint)
+    return issue, (doc.file if merged and file != doc.file else None)
+
+
+def _name_profiles(issue: Issue, profiles: list[str]) -> Issue:
+    if not profiles:
+        return issue
+    which = f"profile{'s' if len(profiles) > 1 else ''} {', '.join(profiles)}"
+    return dataclasses.replace(issue, message=f"{issue.message} [in {which}]")
 
 
 def _display(path: Path) -> str:
@@ -120,7 +132,13 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
     The profiles root that ``extends`` may not leave is :func:`profiles_root` of each path given.
     """
     loader = ProfileLoader()
-    issues: dict[Issue, None] = {}
+    issues: dict[Issue, list[str]] = {}  # each issue once, with the profiles it was found for
+
+    def add(found: _Found) -> None:
+        profiles = issues.setdefault(found[0], [])
+        if found[1] is not None and found[1] not in profiles:
+            profiles.append(found[1])
+
     loaded: list[LoadedProfile] = []
     documents: list[tuple[Path, Document, Profile]] = []
     failed = 0
@@ -136,20 +154,21 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
             found = _check_one(loader, file, root)
             if isinstance(found, list):
                 failed += 1
-                issues.update(dict.fromkeys(found))
+                for one in found:
+                    add(one)
             else:
                 doc, profile = found
                 documents.append((file, doc, profile))
     failed_files: set[Path] = set()
     for file, doc, finding in cross_profile_findings(documents):
-        issues.setdefault(_issue(doc, finding), None)
+        add(_issue(doc, finding, merged=True))
         failed_files.add(file)
     for file, _doc, profile in documents:
         if file not in failed_files:
             loaded.append(LoadedProfile(path=file, profile=profile))
     return CheckResult(
         profiles=tuple(loaded),
-        issues=tuple(issues),
+        issues=tuple(_name_profiles(issue, profiles) for issue, profiles in issues.items()),
         files_checked=checked,
         files_failed=failed + len(failed_files),
     )
@@ -157,22 +176,24 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
 
 def _check_one(
     loader: ProfileLoader, file: Path, root: Path
-) -> list[Issue] | tuple[Document, Profile]:
+) -> list[_Found] | tuple[Document, Profile]:
     display = _display(file)
     try:
         doc = loader.load(file, display, root)
     except ProfileError as exc:
         line_file, line, col = exc.loc
-        return [Issue(line_file, line, col, format_path(exc.json_path), exc.message, exc.hint)]
+        issue = Issue(line_file, line, col, format_path(exc.json_path), exc.message, exc.hint)
+        return [(issue, None)]
     found = schema_findings(doc.data, doc.written)
     if found:
         return sorted((_issue(doc, f) for f in found), key=_order)
     profile = Profile.from_dict(doc.data)
     found = rule_findings(profile)
     if found:
-        return sorted((_issue(doc, f) for f in found), key=_order)
+        return sorted((_issue(doc, f, merged=True) for f in found), key=_order)
     return doc, profile
 
 
-def _order(issue: Issue) -> tuple[str, int, int, str]:
+def _order(found: _Found) -> tuple[str, int, int, str]:
+    issue = found[0]
     return (issue.file, issue.line, issue.col, issue.json_path)

@@ -85,10 +85,11 @@ def test_hook_fails_when_a_base_breaks_untouched_overlays(repo: Path) -> None:
     (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="520.61.05"))
     proc = _run_hook(repo, ["profiles/_bases/fleet.yaml"])
     assert proc.returncode == 1
-    # the issue sits in the base (both overlays share it), so it is reported once
+    # the issue sits in the base (both overlays share it): reported once, naming both
     assert proc.stdout.splitlines() == [
         "profiles/_bases/fleet.yaml:5:7: $.workloads.examples[0].image: CUDA 12.4 needs driver "
-        "525.60.13 or newer, but driver.version is 520.61.05 (raise driver.version to at least "
+        "525.60.13 or newer, but driver.version is 520.61.05 [in profiles profiles/east.yaml, "
+        "profiles/west.yaml] (raise driver.version to at least "
         "525.60.13, ideally 550.54.14 for full CUDA 12.4 support, or use an image built for an "
         "older CUDA)",
         "1 error in 2 of 2 profiles",

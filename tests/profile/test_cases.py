@@ -103,3 +103,20 @@ def test_an_error_in_a_shared_base_is_reported_once(tmp_path: Path) -> None:
     assert len(result.issues) == 1
     assert result.issues[0].file.endswith("_bases/b.yaml")
     assert (result.files_checked, result.files_failed) == (2, 2)
+
+
+def test_a_rule_broken_only_with_a_base_names_the_profile(tmp_path: Path) -> None:
+    (tmp_path / "_bases").mkdir()
+    (tmp_path / "_bases" / "b.yaml").write_text(
+        "driver:\n  kernelModuleType: proprietary\n", encoding="utf-8"
+    )
+    for name, product in (("hopper", "H100-SXM5-80GB"), ("blackwell", "B200-SXM-180GB")):
+        (tmp_path / f"{name}.yaml").write_text(
+            "extends: _bases/b.yaml\napiVersion: gpustack.dev/v1alpha1\nkind: Profile\n"
+            f"metadata:\n  name: {name}\ngpus:\n  product: {product}\n",
+            encoding="utf-8",
+        )
+    result = check_paths([tmp_path])
+    assert [(Path(i.file).name, i.line) for i in result.issues] == [("b.yaml", 2)]
+    assert result.issues[0].message.endswith(f"[in profile {tmp_path / 'blackwell.yaml'}]")
+    assert [p.profile.name for p in result.profiles] == ["hopper"]
