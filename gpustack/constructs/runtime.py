@@ -48,12 +48,28 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
     return tuple(names)
 
 
+def cdi_names_only(device_list_strategy: tuple[str, ...]) -> bool:
+    """True when a plugin with these strategies hands containers CDI device names alone."""
+    return all(s.startswith("cdi-") for s in device_list_strategy)
+
+
+def cdi_only(profile: Profile) -> bool:
+    """True when gpustack's device plugin (enabled) gives every device as a CDI name.
+
+    Only then may the ``nvidia`` handler run in CDI mode: an ``NVIDIA_VISIBLE_DEVICES`` ID from
+    the envvar strategy has no device in the toolkit's management spec. With the plugin
+    disabled, the user's own plugin is unknown, so the answer is ``False``.
+    """
+    dp = profile.device_plugin
+    return dp.enabled and cdi_names_only(dp.device_list_strategy)
+
+
 def workload_runtime_class(profile: Profile, device_list_strategy: tuple[str, ...]) -> str | None:
     """RuntimeClass a GPU workload needs: none when every device reaches it through CDI.
 
     With envvar or volume-mounts strategies only the NVIDIA runtime turns the plugin's answer
     into devices; with CDI strategies (which need CDI on) containerd/CRI-O inject them directly.
     """
-    if all(s.startswith("cdi-") for s in device_list_strategy):
+    if cdi_names_only(device_list_strategy):
         return None
     return gpu_runtime_class(profile)

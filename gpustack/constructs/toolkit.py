@@ -21,6 +21,7 @@ from gpustack.constructs import kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import ContainerSettings, Placement
+from gpustack.constructs.runtime import cdi_only
 from gpustack.constructs.scripts import (
     DRIVER_ROOT_CTR_PATH,
     HOST_ROOT_CTR_PATH,
@@ -72,7 +73,14 @@ class ToolkitProps:
     - ``runtime_class``: name of the runtime handler to register. Default ``nvidia``.
     - ``set_as_default``: make the NVIDIA runtime the node default. Default ``False`` (pods opt in
       through the RuntimeClass or CDI; a default runtime exposes GPUs to pods that request none).
-    - ``cdi``: generate CDI specs and run the NVIDIA runtime in CDI mode. Default ``True``.
+    - ``cdi``: generate CDI specs (the management spec, whose only device is ``all``) and
+      enable CDI in the runtime. Default ``True``.
+    - ``cdi_mode``: run the ``nvidia`` handler in CDI mode, which turns every
+      ``NVIDIA_VISIBLE_DEVICES`` entry into a ``management.nvidia.com/gpu`` device. Only right
+      when the device plugin hands out CDI device names alone: that spec has no per-GPU devices,
+      so a pod given ``NVIDIA_VISIBLE_DEVICES=GPU-<uuid>`` (the ``envvar`` strategy) would fail to
+      start. Otherwise the installer's ``auto`` mode applies (per-GPU IDs work, and containers
+      that name only CDI devices still get CDI). Default ``False``.
     - ``install_dir``: host directory the toolkit installs into. Default ``/usr/local/nvidia``.
     - ``driver_root``: host path of the driver root. Default ``/run/nvidia/driver`` (driver
       container); ``/`` for a preinstalled driver.
@@ -89,6 +97,7 @@ class ToolkitProps:
     runtime_class: str = "nvidia"
     set_as_default: bool = False
     cdi: bool = True
+    cdi_mode: bool = False
     install_dir: str = "/usr/local/nvidia"
     driver_root: str = "/run/nvidia/driver"
     host_driver: bool = False
@@ -111,6 +120,7 @@ class ToolkitProps:
             runtime_class=t.runtime_class,
             set_as_default=t.set_as_default,
             cdi=t.cdi.enabled,
+            cdi_mode=t.cdi.enabled and cdi_only(profile),
             install_dir=t.install_dir,
             driver_root=profile.driver.root,
             host_driver=not profile.driver.enabled,
@@ -180,8 +190,9 @@ def toolkit_env(props: ToolkitProps) -> list[tuple[str, str]]:
         ("CDI_ENABLED", _bool(props.cdi)),
     ]
     if props.cdi:
+        if props.cdi_mode:
+            env.append(("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"))
         env += [
-            ("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"),
             ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", CDI_KIND),
             ("CDI_OUTPUT_DIR", CDI_ROOT),
         ]

@@ -158,9 +158,54 @@ def test_cdi_on(synth: Synth) -> None:
     ds = toolkit(synth)
     e = env(container(ds, CTR))
     assert e["CDI_ENABLED"] == "true"
-    assert e["NVIDIA_CONTAINER_RUNTIME_MODE"] == "cdi"
+    assert e["NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND"] == "management.nvidia.com/gpu"
     assert e["NVIDIA_RUNTIME_SET_AS_DEFAULT"] == "false"
     assert host_paths(ds)["cdi-root"] == "/var/run/cdi"
+
+
+# The toolkit's CDI spec is the management one: its only device is "all". In CDI mode the nvidia
+# handler looks up every NVIDIA_VISIBLE_DEVICES entry there, so a per-GPU ID from the envvar
+# strategy (management.nvidia.com/gpu=GPU-<uuid>) could never start. CDI mode only when the
+# plugin gives CDI names alone; else the installer's auto mode (legacy for IDs).
+CDI_MODE_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("envvar", {}, None),
+    ("volume-mounts", {"devicePlugin": {"deviceListStrategy": "volume-mounts"}}, None),
+    ("envvar-and-cdi", {"devicePlugin": {"deviceListStrategy": ["envvar", "cdi-cri"]}}, None),
+    ("cdi-cri", {"devicePlugin": {"deviceListStrategy": ["cdi-cri"]}}, "cdi"),
+    (
+        "nvidia-cdi-both",
+        {
+            "devicePlugin": {
+                "implementation": "nvidia",
+                "deviceListStrategy": ["cdi-annotations", "cdi-cri"],
+            }
+        },
+        "cdi",
+    ),
+    (
+        "own-plugin",
+        {"devicePlugin": {"enabled": False, "deviceListStrategy": ["cdi-cri"]}},
+        None,
+    ),
+    (
+        "cdi-off",
+        {
+            "devicePlugin": {"deviceListStrategy": ["cdi-cri"]},
+            "toolkit": {"cdi": {"enabled": False}},
+        },
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("sections", "mode"), [c[1:] for c in CDI_MODE_CASES], ids=[c[0] for c in CDI_MODE_CASES]
+)
+def test_cdi_mode_only_when_every_device_is_a_cdi_name(
+    synth: Synth, sections: dict[str, Any], mode: str | None
+) -> None:
+    e = env(container(toolkit(synth, **sections), CTR))
+    assert e.get("NVIDIA_CONTAINER_RUNTIME_MODE") == mode
 
 
 def test_cdi_off(synth: Synth) -> None:
