@@ -50,6 +50,9 @@ class Override:
     convert: Callable[[str], Any]
     help: str
     is_bool: bool = False
+    #: NVIDIA's other spellings of the flag and the variable, accepted alike.
+    flag_aliases: tuple[str, ...] = ()
+    env_aliases: tuple[str, ...] = ()
 
     @property
     def dest(self) -> str:
@@ -65,9 +68,9 @@ OVERRIDES: tuple[Override, ...] = (
     Override("--fail-on-init-error", "FAIL_ON_INIT_ERROR", ("flags", "failOnInitError"), _bool,
              "exit when NVML cannot start (default true)", is_bool=True),
     Override("--nvidia-driver-root", "NVIDIA_DRIVER_ROOT", ("flags", "nvidiaDriverRoot"), str,
-             "host driver root"),
+             "host driver root", flag_aliases=("--driver-root",)),
     Override("--nvidia-dev-root", "NVIDIA_DEV_ROOT", ("flags", "nvidiaDevRoot"), str,
-             "host prefix of /dev/nvidia* (default: driver root)"),
+             "host prefix of /dev/nvidia* (default: driver root)", flag_aliases=("--dev-root",)),
     Override("--pass-device-specs", "PASS_DEVICE_SPECS", ("flags", "plugin", "passDeviceSpecs"),
              _bool, "return /dev/nvidia* device specs", is_bool=True),
     Override("--device-list-strategy", "DEVICE_LIST_STRATEGY",
@@ -79,7 +82,8 @@ OVERRIDES: tuple[Override, ...] = (
              ("flags", "plugin", "cdiAnnotationPrefix"), str, "annotation prefix for CDI"),
     Override("--container-driver-root", "CONTAINER_DRIVER_ROOT",
              ("flags", "plugin", "containerDriverRoot"), str,
-             "driver root inside this container (default /driver-root)"),
+             "driver root inside this container (default /driver-root)",
+             flag_aliases=("--driver-root-ctr-path",), env_aliases=("DRIVER_ROOT_CTR_PATH",)),
     Override("--shared-devices-allocation-policy", "SHARED_DEVICES_ALLOCATION_POLICY",
              ("flags", "plugin", "sharedDevicesAllocationPolicy"), str, "distributed or packed"),
 )  # fmt: skip
@@ -102,12 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="kubelet registration socket [KUBELET_SOCKET] (<socket-dir>/kubelet.sock)",
     )
     for o in OVERRIDES:
+        flags = (o.flag, *o.flag_aliases)
+        envs = ", ".join((o.env, *o.env_aliases))
         if o.is_bool:
             parser.add_argument(
-                o.flag, nargs="?", const="true", metavar="BOOL", help=f"{o.help} [{o.env}]"
-            )
+                *flags, dest=o.dest, nargs="?", const="true", metavar="BOOL",
+                help=f"{o.help} [{envs}]",
+            )  # fmt: skip
         else:
-            parser.add_argument(o.flag, help=f"{o.help} [{o.env}]")
+            parser.add_argument(*flags, dest=o.dest, help=f"{o.help} [{envs}]")
     return parser
 
 
@@ -125,8 +132,9 @@ def collect_overrides(
     for o in OVERRIDES:
         raw = getattr(args, o.dest)
         source = o.flag
-        if raw is None and env.get(o.env, "") != "":
-            raw, source = env[o.env], o.env
+        for name in (o.env, *o.env_aliases):
+            if raw is None and env.get(name, "") != "":
+                raw, source = env[name], name
         if raw is None:
             continue
         try:

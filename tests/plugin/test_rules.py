@@ -11,6 +11,7 @@ from gpustack.plugin.backends.nvml import mig_profile_name, numa_node
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import DEFAULT_IGNORED_XIDS, HealthConfig, PluginConfig
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
+from gpustack.plugin.main import apply_overrides, build_parser, collect_overrides
 from gpustack.plugin.resources import (
     Resource,
     ResourceError,
@@ -250,3 +251,30 @@ def test_health_state_notifies_waiters_and_ignores_repeats() -> None:
     assert state.snapshot()[0] == generation + 1  # already unhealthy: no new list
     assert state.apply_xid(policy, res.units[1].uuid, 13) == []
     assert state.health(res.units[1].uuid) == "Healthy"
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "field", "value"),
+    [
+        (["--driver-root", "/run/nvidia/driver"], {}, "nvidia_driver_root", "/run/nvidia/driver"),
+        (["--dev-root", "/host"], {}, "nvidia_dev_root", "/host"),
+        (["--driver-root-ctr-path", "/host-driver"], {}, "container_driver_root", "/host-driver"),
+        ([], {"DRIVER_ROOT_CTR_PATH": "/host-driver"}, "container_driver_root", "/host-driver"),
+        # The gpustack name wins over NVIDIA's alias when both are set.
+        (
+            [],
+            {"CONTAINER_DRIVER_ROOT": "/a", "DRIVER_ROOT_CTR_PATH": "/b"},
+            "container_driver_root",
+            "/a",
+        ),
+    ],
+    ids=["driver-root", "dev-root", "driver-root-ctr-path", "env-alias", "env-precedence"],
+)
+def test_nvidia_flag_and_env_aliases(
+    argv: list[str], env: dict[str, str], field: str, value: str
+) -> None:
+    # The names NVIDIA's plugin and the GPU operator use must configure this plugin alike.
+    args = build_parser().parse_args(argv)
+    config = apply_overrides(PluginConfig(), collect_overrides(args, env))
+    flags = config.flags
+    assert getattr(flags.plugin if field == "container_driver_root" else flags, field) == value
