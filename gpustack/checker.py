@@ -122,7 +122,8 @@ def _name_profiles(issue: Issue, profiles: list[str]) -> Issue:
     return dataclasses.replace(issue, message=f"{issue.message} [in {which}]")
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
+    """A profile's path as every report shows it (relative ones normalised)."""
     return os.path.normpath(path) if not path.is_absolute() else str(path)
 
 
@@ -177,7 +178,7 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
 def _check_one(
     loader: ProfileLoader, file: Path, root: Path
 ) -> list[_Found] | tuple[Document, Profile]:
-    display = _display(file)
+    display = display_path(file)
     try:
         doc = loader.load(file, display, root)
     except ProfileError as exc:

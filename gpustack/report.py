@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import click
 
-from gpustack.checker import CheckResult, Issue
+from gpustack.checker import CheckResult, Issue, display_path
 
 FORMATS = ("text", "json", "github")
 
@@ -62,7 +62,9 @@ def render_json(result: CheckResult, *, color: bool = False) -> str:
         "filesChecked": result.files_checked,
         "filesFailed": result.files_failed,
         "issues": [_issue_json(i) for i in result.issues],
-        "profiles": [{"file": str(p.path), "name": p.profile.name} for p in result.profiles],
+        "profiles": [
+            {"file": display_path(p.path), "name": p.profile.name} for p in result.profiles
+        ],
         "summary": summary(result),
     }
     return json.dumps(doc, indent=2) + "\n"

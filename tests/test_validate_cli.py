@@ -102,6 +102,11 @@ def test_json_format(tree: Path) -> None:
         }
     ]
     assert [p["name"] for p in doc["profiles"]] == ["a", "b"]
+    # valid profiles are named the way issues name files, whatever the path looked like
+    code, out = run("--format", "json", "profiles/../profiles")
+    doc = json.loads(out)
+    assert [p["file"] for p in doc["profiles"]] == ["profiles/a.yaml", "profiles/b.yaml"]
+    assert doc["issues"][0]["file"] == "profiles/c.yaml"
 
 
 def test_github_format(tree: Path) -> None:
