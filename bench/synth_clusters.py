@@ -10,6 +10,7 @@ Usage: ``.venv/bin/python bench/synth_clusters.py [COUNT ...]`` (default: 1 100)
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -82,5 +83,18 @@ def main(counts: list[int]) -> None:
             shutil.rmtree(work)
 
 
+def parse_counts(argv: list[str]) -> list[int]:
+    parser = argparse.ArgumentParser(
+        description="Whole-process wall time of `gpustack synth` for COUNT clusters each."
+    )
+    parser.add_argument(
+        "counts", nargs="*", type=int, metavar="COUNT", help="cluster counts (default: 1 100)"
+    )
+    counts: list[int] = parser.parse_args(argv).counts or [1, 100]
+    if any(c < 1 for c in counts):
+        parser.error("each COUNT must be at least 1")
+    return counts
+
+
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1, 100])
+    main(parse_counts(sys.argv[1:]))
