@@ -30,7 +30,8 @@ class MigDevice:
     profile: str
     parent_uuid: str
     parent_index: int
-    #: Position among the parent's MIG devices; the ``index`` device ID is ``<parent>:<pos>``.
+    #: NVML's MIG device index on the parent (``nvmlDeviceGetMigDeviceHandleByIndex``), which
+    #: the container toolkit resolves ``<parent>:<index>`` with (deviceIDStrategy ``index``).
     position: int
     gpu_instance: int
     compute_instance: int

@@ -214,7 +214,7 @@ class NvmlBackend:
                     profile=mig_profile_name(pynvml.nvmlDeviceGetAttributes(mig), total),
                     parent_uuid=parent_uuid,
                     parent_index=index,
-                    position=len(migs),
+                    position=slot,
                     gpu_instance=gi,
                     compute_instance=ci,
                     device_paths=(f"/dev/nvidia{minor}", *mig_cap_paths(minor, gi, ci)),
