@@ -73,7 +73,15 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
     schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
     value: Any = error.instance
     spec: Any = error.validator_value
-    if kind == "additionalProperties" and isinstance(value, dict):
+    if "propertyNames" in error.relative_schema_path and isinstance(value, str):
+        # a key fails its pattern (a MIG profile name): point at that key, not its mapping
+        yield Finding(
+            (*path, value),
+            f"key {_show(value)} does not match {spec}",
+            _example_hint(schema),
+            at_key=True,
+        )
+    elif kind == "additionalProperties" and isinstance(value, dict):
         yield from _unknown_keys(path, schema, value)
     elif kind == "required":
         missing = str(spec)

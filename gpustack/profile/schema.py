@@ -694,7 +694,7 @@ def _gpus() -> Schema:
                 "MIG layout",
                 "MIG instances per GPU: profile name to count (needs a MIG-capable product).",
                 "object",
-                propertyNames={"pattern": r"^\d+g\.\d+gb$"},
+                propertyNames={"pattern": r"^\d+g\.\d+gb$", "examples": ["1g.10gb"]},
                 additionalProperties={"type": "integer", "minimum": 1, "maximum": 7},
                 default={},
                 examples=[{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}],
