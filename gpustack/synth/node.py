@@ -24,6 +24,10 @@ _ON_OFF_VARS = (
     "JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION",
 )
 
+#: The oldest Node the cdk8s and cdk8s-plus JavaScript packages declare support for
+#: (``engines.node: ">= 16.20.0"``); older ones fail inside jsii with a Python traceback.
+MIN_NODE = (16, 20, 0)
+
 INSTALL_HINT = (
     "install Node.js 20 or newer (e.g. `apt-get install nodejs`, or from https://nodejs.org), "
     "or point JSII_NODE at a node binary"
@@ -44,18 +48,26 @@ def find_node(env: MutableMapping[str, str]) -> str:
 
 
 def node_major(node: str) -> str:
-    """The major version of ``node`` (e.g. ``"20"``); :class:`SynthError` if it doesn't run."""
+    """The major version of ``node`` (e.g. ``"20"``); :class:`SynthError` if it doesn't run
+    or is older than :data:`MIN_NODE`."""
     try:
         done = subprocess.run(
             [node, "--version"], capture_output=True, text=True, timeout=30, check=True
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise SynthError(f"{node} --version failed ({exc}); {INSTALL_HINT}") from exc
-    version = done.stdout.strip().lstrip("v")
-    major = version.split(".", 1)[0]
-    if not major.isdigit():
-        raise SynthError(f"{node} --version printed {done.stdout.strip()!r}; {INSTALL_HINT}")
-    return major
+    printed = done.stdout.strip()
+    parts = printed.lstrip("v").split("-", 1)[0].split(".")
+    if not parts[0].isdigit():
+        raise SynthError(f"{node} --version printed {printed!r}; {INSTALL_HINT}")
+    version = tuple(int(p) if p.isdigit() else 0 for p in (parts + ["0", "0"])[:3])
+    if version < MIN_NODE:
+        minimum = ".".join(map(str, MIN_NODE))
+        raise SynthError(
+            f"{node} is Node.js {printed}, too old for cdk8s (needs {minimum} or newer); "
+            f"{INSTALL_HINT}"
+        )
+    return parts[0]
 
 
 def prepare_node(env: MutableMapping[str, str] | None = None) -> str:

@@ -37,6 +37,33 @@ def test_a_node_that_does_not_run_is_reported(tmp_path: Path) -> None:
         node_major(str(fake))
 
 
+def fake_node(folder: Path, version: str) -> str:
+    fake = folder / "node"
+    fake.write_text(f"#!/bin/sh\necho {version}\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+@pytest.mark.parametrize(
+    ("printed", "major"),
+    [("v16.20.0", "16"), ("v20.20.2", "20"), ("v24.1.0-nightly2025", "24"), ("v22", "22")],
+)
+def test_supported_node_versions(tmp_path: Path, printed: str, major: str) -> None:
+    assert node_major(fake_node(tmp_path, printed)) == major
+
+
+@pytest.mark.parametrize("printed", ["v12.22.9", "v14.21.3", "v16.19.1"])
+def test_node_older_than_cdk8s_supports_is_one_clear_line(tmp_path: Path, printed: str) -> None:
+    # Ubuntu 22.04's `apt-get install nodejs` gives v12; jsii would die with a traceback.
+    node = fake_node(tmp_path, printed)
+    with pytest.raises(SynthError) as err:
+        node_major(node)
+    assert str(err.value).startswith(
+        f"{node} is Node.js {printed}, too old for cdk8s (needs 16.20.0 or newer); install"
+    )
+    assert "\n" not in str(err.value)
+
+
 @needs_node
 def test_prepare_node_silences_the_running_major_and_keeps_user_values() -> None:
     env = {"PATH": os.environ["PATH"], EOL_VAR: "14"}
