@@ -196,8 +196,13 @@ class PluginManager:
         self._health_thread.start()
 
     def _serve(self) -> None:
+        announced = False
         while not self._stop and not self._reload:
             current = kubelet_id(self._rt.kubelet_socket)
+            # Silence here would hide a wrong --socket-dir (distributions differ, e.g. k0s).
+            if current is None and self._slots and not announced:
+                log.info("waiting for the kubelet to create %s", self._rt.kubelet_socket)
+            announced = current is None
             for slot in self._slots:
                 if not slot.server.socket_intact():
                     log.info("socket %s was removed; serving again", slot.server.socket_path)

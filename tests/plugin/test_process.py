@@ -160,6 +160,15 @@ def test_second_instance_on_same_socket_exits_1_and_leaves_first_alone(
     assert first.finish() == 0
 
 
+def test_says_it_waits_for_a_missing_kubelet(sockdir: Path, run_plugin: RunPlugin) -> None:
+    cfg = write(sockdir / "c.yaml", two_gpus(1))
+    proc = run_plugin("--config-file", str(cfg), "--socket-dir", str(sockdir / "dp"))
+    line = proc.wait_for_line("waiting for the kubelet")
+    assert line.endswith(f"waiting for the kubelet to create {sockdir / 'dp' / 'kubelet.sock'}")
+    assert proc.finish() == 0
+    assert proc.stderr.count("waiting for the kubelet") == 1
+
+
 def test_missing_config_file_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
     proc = run_plugin("--config-file", str(sockdir / "nope.yaml"), "--socket-dir", str(sockdir))
     assert proc.finish(sig=None) == 1
