@@ -83,14 +83,13 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
         )
     elif kind == "additionalProperties" and isinstance(value, dict):
         yield from _unknown_keys(path, schema, value)
-    elif kind == "required":
-        missing = str(spec)
+    elif kind == "required" and isinstance(value, dict):
+        # jsonschema reports each missing key as its own error; each names them all here, and
+        # schema_findings drops the repeats
         for name in spec:
-            if isinstance(value, dict) and name not in value:
-                missing = name
-                break
-        sub = schema.get("properties", {}).get(missing, {})
-        yield Finding(path, f"missing required key {missing!r}", _example_hint(sub))
+            if name not in value:
+                sub = schema.get("properties", {}).get(name, {})
+                yield Finding(path, f"missing required key {name!r}", _example_hint(sub))
     elif kind == "type":
         names = [spec] if isinstance(spec, str) else list(spec)
         expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
@@ -126,7 +125,7 @@ def schema_findings(
     ``written`` (see :class:`~gpustack.profile.loader.Document`) lets messages quote non-string
     values as the file spells them.
     """
-    out: list[Finding] = []
+    out: dict[Finding, None] = {}
     for error in validator().iter_errors(data):
-        out.extend(_explain(error, written or {}))
-    return out
+        out.update(dict.fromkeys(_explain(error, written or {})))
+    return list(out)

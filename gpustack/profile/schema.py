@@ -195,6 +195,7 @@ def _metadata() -> Schema:
             ),
         },
         required=["name"],
+        examples=[{"name": "lab-1gpu"}],
     )
 
 
