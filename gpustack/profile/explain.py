@@ -107,6 +107,12 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
             f"{_show(value)} does not match {spec}",
             _example_hint(schema),
         )
+    elif kind == "maxLength":
+        yield Finding(
+            path, f"{_show(value)} is longer than {spec} characters", _example_hint(schema)
+        )
+    elif kind == "uniqueItems":
+        yield Finding(path, f"{_show(value)} lists a value twice", "list each value once")
     elif kind == "anyOf" and error.context:
         # Prefer the branch whose type fits: a list of strategies should be told which item is
         # wrong, not that it is not a string.
