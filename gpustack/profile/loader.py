@@ -88,6 +88,11 @@ def _loc(file: str, node: Node) -> Loc:
     return (file, mark.line + 1, mark.column + 1)
 
 
+#: More values than any profile needs; aliases of aliases could otherwise expand a few lines
+#: into billions of values (a "billion laughs" file) and hang a CI job.
+MAX_VALUES = 100_000
+
+
 @dataclass
 class _Positions:
     """What :func:`_convert` records besides the data (see :class:`Document`)."""
@@ -108,6 +113,13 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
 
 def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) -> Any:
     seen.where[path] = (_loc(file, node), key)
+    if len(seen.where) > MAX_VALUES:
+        raise ProfileError(
+            _loc(file, node),
+            path,
+            f"the file expands to more than {MAX_VALUES} values",
+            "do not nest YAML aliases; share settings with `extends:`",
+        )
     if isinstance(node, ScalarNode):
         value = _scalar(node, file, path)
         if value is not None and not isinstance(value, str):

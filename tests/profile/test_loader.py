@@ -132,6 +132,15 @@ def test_unreadable_file_is_an_error() -> None:
         read_document(Path("/proc/self/mem"), "mem.yaml")
 
 
+def test_nested_aliases_cannot_expand_without_bound(tmp_path: Path) -> None:
+    # nine lines that would expand to 10**9 values ("billion laughs")
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    with pytest.raises(ProfileError) as info:
+        read_document(write(tmp_path / "p.yaml", "\n".join(lines) + "\n"), "p.yaml")
+    assert info.value.message == "the file expands to more than 100000 values"
+
+
 def test_aliases_are_plain_values(tmp_path: Path) -> None:
     doc = read_document(write(tmp_path / "p.yaml", "a: &x [1, 2]\nb: *x\n"), "p.yaml")
     assert doc.data == {"a": [1, 2], "b": [1, 2]}
