@@ -104,7 +104,7 @@ class PluginFlags:
     cdi_annotation_prefix: str = "cdi.k8s.io/"
     #: Where the host driver root is mounted inside the plugin container.
     container_driver_root: str = "/driver-root"
-    #: Spread replicas over physical GPUs (``distributed``) or fill one first (``packed``).
+    #: Spread replicas over devices, then GPUs (``distributed``), or fill one GPU (``packed``).
     shared_devices_allocation_policy: str = "distributed"
 
 
