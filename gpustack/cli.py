@@ -98,8 +98,9 @@ def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
 
     Every profile is validated first; if any has an issue, nothing is written. Each cluster
     folder is written aside and swapped in whole, so readers never see a half-written one, and
-    files of removed components disappear. Without profiles/ and PATH, the packaged default
-    profile is used.
+    files of removed components disappear. A cluster whose profile was deleted or renamed is
+    removed; clusters of existing profiles left out of PATHS are kept. Without profiles/ and
+    PATH, the packaged default profile is used.
     """
     import sys
 

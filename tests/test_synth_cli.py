@@ -233,6 +233,12 @@ def test_check_counts_read_as_english(
     )
 
 
+def test_help_says_which_clusters_are_removed_and_which_kept() -> None:
+    text = " ".join(CliRunner().invoke(main, ["synth", "--help"]).stdout.split())
+    assert "A cluster whose profile was deleted or renamed is removed" in text
+    assert "clusters of existing profiles left out of PATHS are kept" in text
+
+
 def test_check_of_a_missing_output_reports_missing_files(profiles: Path) -> None:
     out = profiles.parent / "dist"
     result = synth(profiles, "--out", out, "--check")
