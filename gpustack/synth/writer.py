@@ -255,8 +255,12 @@ def _write_index(out: Path, index: OwnershipIndex) -> None:
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        # Name the index, not the hidden copy it was written to.
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        if os.path.lexists(tmp):
+            tmp.unlink()
 
 
 def _stage(plan: Plan, c: ClusterOutput) -> Path:
@@ -336,7 +340,10 @@ def apply(plan: Plan) -> Summary:
 def _restore_index(out: Path, original: bytes | None) -> None:
     path = index_path(out)
     if original is None:
-        path.unlink(missing_ok=True)
+        # There was no index file: remove the one this run wrote, but never what stood in its
+        # way (a folder named index.json is the user's to sort out).
+        if path.is_symlink() or path.is_file():
+            path.unlink()
     elif _read(path) != original:
         tmp = fsswap.sibling(path, "tmp")
         tmp.write_bytes(original)

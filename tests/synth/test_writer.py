@@ -296,6 +296,21 @@ def test_failure_while_swapping_rolls_back(
     assert hidden_entries(out) == []
 
 
+def test_forced_run_over_an_index_that_is_a_folder_fails_cleanly(workdir: Path) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    index = out / ".gpustack" / "index.json"
+    index.unlink()
+    index.mkdir()  # something that is not a gpustack index stands where it goes
+    before = tree(workdir)
+    with pytest.raises(SynthError) as err:
+        apply(make_plan(out, [cluster("a", examples=False)], force=True))
+    assert str(err.value) == f"cannot replace {index}: Is a directory; {out} was left unchanged"
+    assert tree(workdir) == before
+    assert hidden_entries(out) == []
+    assert os.listdir(out / ".gpustack") == ["index.json"]
+
+
 def test_leftovers_of_an_interrupted_run_are_cleaned(workdir: Path) -> None:
     out = workdir / "dist"
     write(out, cluster("a"))
