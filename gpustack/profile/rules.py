@@ -16,7 +16,7 @@ from gpustack.profile import catalog
 from gpustack.profile.catalog import parse_driver
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import Document
-from gpustack.profile.model import SUPPORTED_KUBERNETES, Example, Profile
+from gpustack.profile.model import SUPPORTED_KUBERNETES, Example, Profile, TimeSlicingResource
 
 Rule = Callable[[Profile], Iterator[Finding]]
 
@@ -317,6 +317,54 @@ def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
             )
 
 
+def _time_sliced(p: Profile, wanted: str) -> TimeSlicingResource | None:
+    """The time-slicing entry whose shared resource is ``wanted``, if any."""
+    ts = p.device_plugin.time_slicing
+    for res in ts.resources if ts else ():
+        if _shared_name(p, res.name) == wanted:
+            return res
+    return None
+
+
+def workload_fits_sharing(p: Profile) -> Iterator[Finding]:
+    # The plugin fails Allocate for such a pod (UnexpectedAdmissionError): replicas of one GPU
+    # give no more GPU, and failRequestsGreaterThanOne says to refuse them.
+    ts = p.device_plugin.time_slicing
+    if not p.device_plugin.enabled or ts is None or not ts.fail_requests_greater_than_one:
+        return
+    for i, ex in enumerate(p.workloads.examples):
+        wanted = workload_resource(p, ex)
+        if ex.gpus > 1 and _time_sliced(p, wanted) is not None:
+            yield Finding(
+                _example_path(i, "gpus"),
+                f"time-slicing with failRequestsGreaterThanOne refuses pods that request more "
+                f"than one {wanted}",
+                "set gpus: 1, or failRequestsGreaterThanOne: false",
+            )
+
+
+def workload_fits_node(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if not dp.enabled or dp.mig_strategy != "none":
+        return  # another plugin, or MIG devices per GPU: capacity unknown here
+    for i, ex in enumerate(p.workloads.examples):
+        wanted = workload_resource(p, ex)
+        shared = _time_sliced(p, wanted)
+        if shared is not None:
+            capacity, what = p.gpus.per_node * shared.replicas, "time-sliced replicas"
+        elif wanted == dp.resource_name:
+            capacity, what = p.gpus.per_node, "GPUs"
+        else:
+            continue  # not advertised: workload_resource_advertised reports it
+        if ex.gpus > capacity:
+            yield Finding(
+                _example_path(i, "gpus"),
+                f"the job requests {ex.gpus} {wanted}, but a node offers {capacity} {what} "
+                f"(gpus.perNode: {p.gpus.per_node}), so it never schedules",
+                f"request at most {capacity}, or set gpus.perNode to what the nodes have",
+            )
+
+
 # --- device plugin ---------------------------------------------------------------------------
 
 
@@ -527,6 +575,8 @@ RULES: tuple[Rule, ...] = (
     workload_cuda_fits_gpu,
     workload_cuda_knows_gpu,
     workload_resource_advertised,
+    workload_fits_sharing,
+    workload_fits_node,
 )
 
 

@@ -50,6 +50,8 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "workload_cuda_fits_driver": ("driver-too-old-for-cuda", "$.workloads.examples[0].image"),
     "workload_cuda_fits_gpu": ("cuda13-on-volta", "$.workloads.examples[0].image"),
     "workload_cuda_knows_gpu": ("cuda12-on-blackwell", "$.workloads.examples[0].image"),
+    "workload_fits_sharing": ("shared-request-over-one", "$.workloads.examples[0].gpus"),
+    "workload_fits_node": ("job-larger-than-node", "$.workloads.examples[0].gpus"),
     "workload_resource_advertised": (
         "workload-resource-not-advertised",
         "$.workloads.examples[0].resourceName",
