@@ -6,6 +6,7 @@ with 10 replicas → 80 advertised devices) against the in-process test kubelet 
     allocate_p50_ms / allocate_p99_ms   sequential Allocate round trips over a unix socket
     allocate_concurrent_per_s           throughput with 16 concurrent callers
     reregister_ms_max                   kubelet restart → plugin registered again (worst of 5)
+    reregister_5_resources_ms_max       the same for a MIG mixed node with 5 resources (all five)
     plugin_rss_mib                      VmRSS of the plugin process after the run
 
 Usage: .venv/bin/python bench/plugin_allocate.py [--calls 2000]
@@ -37,6 +38,54 @@ CONFIG = {
         },
     },
 }
+
+
+#: 2 GPUs in MIG mixed mode plus 2 whole GPUs: nvidia.com/gpu and four mig-* resources.
+MIG_CONFIG = {
+    "flags": {"migStrategy": "mixed"},
+    "gpustack": {
+        "backend": "simulated",
+        "simulated": {
+            "gpus": [
+                {"index": 0, "mig": {"enabled": True, "devices": {"1g.10gb": 3, "2g.20gb": 2}}},
+                {"index": 1, "mig": {"enabled": True, "devices": {"3g.40gb": 1, "4g.40gb": 1}}},
+                {"index": 2},
+                {"index": 3},
+            ]
+        },
+    },
+}
+MIG_RESOURCES = [
+    GPU,
+    *(f"nvidia.com/mig-{p}" for p in ("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb")),
+]
+
+
+def reregister_all_ms(script: Path, tmp: Path, rounds: int = 5) -> float:
+    """Worst time from a kubelet restart until every resource of MIG_CONFIG registered again."""
+    config = tmp / "mig.yaml"
+    config.write_text(yaml.safe_dump(MIG_CONFIG))
+    socket_dir = tmp / "mig"
+    proc = subprocess.Popen(
+        [str(script), "--config-file", str(config), "--socket-dir", str(socket_dir)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with KubeletSimulator(str(socket_dir)) as kubelet:
+            for name in MIG_RESOURCES:
+                kubelet.wait_for_registration(name, timeout=20)
+            worst = 0.0
+            for _ in range(rounds):
+                restarted = kubelet.restart()
+                last = max(
+                    kubelet.wait_for_registration(name, timeout=10, after=restarted).at
+                    for name in MIG_RESOURCES
+                )
+                worst = max(worst, (last - restarted) * 1000)
+            return worst
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def rss_mib(pid: int) -> float:
@@ -95,6 +144,9 @@ def main() -> int:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+    try:
+        reregister_all = reregister_all_ms(script, tmp)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"devices_advertised        {len(ids)}")
     print(f"allocate_calls            {args.calls}")
@@ -103,6 +155,7 @@ def main() -> int:
     print(f"allocate_max_ms           {max(latencies):.3f}")
     print(f"allocate_concurrent_per_s {throughput:.0f}")
     print(f"reregister_ms_max         {max(reregister):.1f}")
+    print(f"reregister_5_resources_ms_max {reregister_all:.1f}")
     print(f"plugin_rss_mib_idle       {rss_idle:.1f}")
     print(f"plugin_rss_mib            {rss_after:.1f}")
     return 0
