@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,7 +13,12 @@ from typing import Any
 import grpc
 import pytest
 
+from gpustack.plugin.allocate import AllocateSettings
+from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
+from gpustack.plugin.health import HealthState
+from gpustack.plugin.resources import build_resources
+from gpustack.plugin.server import PluginServer
 from gpustack.plugin.testkubelet import KubeletSimulator
 from gpustack.plugin.v1beta1 import api_pb2
 
@@ -569,6 +575,22 @@ def test_preferred_rejects_must_include_outside_available(
 
 
 # --- kubelet restarts ------------------------------------------------------------------------
+
+
+def test_register_with_a_silent_kubelet_socket_is_a_timeout(sockdir: Path) -> None:
+    # Accepts connections but never speaks gRPC (a hung kubelet): the manager retries a
+    # TimeoutError on its next poll, so a DEADLINE_EXCEEDED must not leak out as an RpcError.
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sockdir / "kubelet.sock"))
+    listener.listen()
+    config = PluginConfig.from_dict(H100X8)
+    resource = build_resources(config, SimulatedBackend(config).discover())[0]
+    server = PluginServer(resource, HealthState(resource.units), AllocateSettings(), str(sockdir))
+    try:
+        with pytest.raises(TimeoutError, match="is not answering"):
+            server.register(str(sockdir / "kubelet.sock"))
+    finally:
+        listener.close()
 
 
 def test_kubelet_restart_re_registers_within_a_second(
