@@ -74,8 +74,8 @@ class DevicePluginProps:
     - ``pass_device_specs``, ``mig_strategy``, ``device_list_strategy``: the config values that
       decide privileges (see module doc) and mounts (CDI strategies need the CDI root). Defaults
       ``False``, ``none``, ``("envvar",)``.
-    - ``extra_env``: implementation-specific env (NVIDIA's health-check variables, CDI hook
-      path). Default none.
+    - ``extra_env``: implementation-specific env (NVIDIA's health-check variables, and the CDI
+      hook path when gpustack installs the toolkit). Default none.
     """
 
     container: ContainerSettings
@@ -110,7 +110,9 @@ class DevicePluginProps:
         extra: list[tuple[str, str]] = []
         if dp.implementation == "nvidia":
             extra += nvidia_health_env(profile)
-            if any(s.startswith("cdi-") for s in dp.device_list_strategy):
+            if toolkit.enabled and any(s.startswith("cdi-") for s in dp.device_list_strategy):
+                # The hook the plugin's CDI spec names runs on the host: where gpustack's toolkit
+                # put it. A toolkit installed from packages has it on PATH, the plugin's default.
                 extra.append(
                     ("NVIDIA_CDI_HOOK_PATH", f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook")
                 )

@@ -235,6 +235,14 @@ def test_cdi_strategies_mount_cdi_root(synth: Synth) -> None:
     assert "cdi-root" not in host_paths(plugin(synth))
 
 
+def test_cdi_hook_of_a_host_installed_toolkit_is_the_plugins_default(synth: Synth) -> None:
+    # Packages put nvidia-cdi-hook on the host's PATH, not under toolkit.installDir.
+    dp = {"implementation": "nvidia", "deviceListStrategy": ["cdi-cri"]}
+    ds = plugin(synth, devicePlugin=dp, toolkit={"enabled": False})
+    assert host_paths(ds)["cdi-root"] == "/var/run/cdi"
+    assert "NVIDIA_CDI_HOOK_PATH" not in env(container(ds, CTR))
+
+
 def test_config_checksum_rolls_pods_on_config_change(synth: Synth) -> None:
     def checksum(**sections: Any) -> str:
         value: str = plugin(synth, **sections)["spec"]["template"]["metadata"]["annotations"][
