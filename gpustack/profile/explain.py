@@ -97,6 +97,8 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
         text = written.get(path)  # as typed: YAML reads 1.30 as the number 1.3
         if "string" in names and text is not None:  # a number, yes/no, a date...
             hint = f'quote it: "{text}"'
+        elif value is None:  # `key:` with nothing after it (all of its lines commented out?)
+            hint = "remove the key to use its default" if "default" in schema else hint
         yield Finding(path, f"expected {expected}, got {text or _show(value)}", hint)
     elif kind == "enum":
         options = ", ".join(str(v) for v in spec)
