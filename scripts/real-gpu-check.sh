@@ -123,9 +123,11 @@ if not torch.cuda.is_available():
     sys.exit("torch.cuda.is_available() is False")
 count = torch.cuda.device_count()
 expected = int(os.environ["EXPECTED_COUNT"])
-if count != expected:
-    sys.exit(f"{count} CUDA devices visible, {expected} allocated")
 wanted = os.environ["CUDA_VISIBLE_DEVICES"].split(",")
+if all(w.startswith("MIG-") for w in wanted):
+    expected = 1  # a CUDA process enumerates at most one MIG device
+if count != expected:
+    sys.exit(f"{count} CUDA devices visible, {expected} expected")
 for n in range(count):
     props = torch.cuda.get_device_properties(n)
     uuid = getattr(props, "uuid", None)
