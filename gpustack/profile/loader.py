@@ -329,8 +329,10 @@ class ProfileLoader:
             raise ProfileError(
                 loc,
                 ("extends",),
-                f"base profile {target!r} not found",
-                "extends is relative to the profile's own folder",
+                f"base profile {target!r} is a folder"
+                if resolved.is_dir()
+                else f"base profile {target!r} not found",
+                "name a YAML file; extends is relative to the profile's own folder",
             )
         base_doc = self._load(base, shown, root, (*chain, resolved))
         own = Document(

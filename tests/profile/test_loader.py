@@ -214,7 +214,8 @@ def test_discover_skips_underscore_and_dot_folders(tmp_path: Path) -> None:
         ("5", "extends must be a path to a base profile"),
         ("''", "extends must be a path to a base profile"),
         ("/etc/hostname", "base profile '/etc/hostname' is outside the profiles root"),
-        ("_bases", "base profile '_bases' not found"),
+        ("_bases", "base profile '_bases' is a folder"),
+        ("_bases/none.yaml", "base profile '_bases/none.yaml' not found"),
         ("p.yaml", "extends cycle: p.yaml -> p.yaml"),
     ],
 )
