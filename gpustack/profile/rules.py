@@ -353,7 +353,7 @@ def workload_fits_node(p: Profile) -> Iterator[Finding]:
         if shared is not None:
             capacity, what = p.gpus.per_node * shared.replicas, "time-sliced replicas"
         elif wanted == dp.resource_name:
-            capacity, what = p.gpus.per_node, "GPUs"
+            capacity, what = p.gpus.per_node, "GPU" if p.gpus.per_node == 1 else "GPUs"
         else:
             continue  # not advertised: workload_resource_advertised reports it
         if ex.gpus > capacity:
