@@ -684,7 +684,8 @@ def _gpus() -> Schema:
             ),
             "perNode": prop(
                 "GPUs per node",
-                "How many GPUs each node has (the simulated backend advertises this many).",
+                "How many GPUs each node has: the simulated backend advertises this many, "
+                "and no example job may request more.",
                 "integer",
                 minimum=1,
                 maximum=16,
@@ -733,7 +734,13 @@ def _workloads() -> Schema:
                 pattern=CUDA_VERSION,
                 examples=["12.4", "13.0"],
             ),
-            "gpus": prop("GPUs", "GPUs the job requests.", "integer", minimum=1, default=1),
+            "gpus": prop(
+                "GPUs",
+                "How many of its resource the job requests; at most what one node offers.",
+                "integer",
+                minimum=1,
+                default=1,
+            ),
             "resourceName": prop(
                 "Resource name",
                 "Resource the job requests; unset: the plugin's resource.",
