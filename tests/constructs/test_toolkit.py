@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from gpustack.constructs.scripts import TOOLKIT_READY_PROBE, TOOLKIT_WAIT_FOR_DRIVER
+from gpustack.constructs.toolkit import ToolkitProps
+from gpustack.profile.model import Profile
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
 
@@ -101,9 +103,10 @@ RUNTIME_CASES: list[tuple[str, dict[str, Any], dict[str, str], dict[str, str]]] 
     ),
     (
         "crio",
-        {"name": "crio"},
+        {"name": "crio", "restartMode": "systemd"},
         {
             "RUNTIME": "crio",
+            "RUNTIME_RESTART_MODE": "systemd",
             "RUNTIME_CONFIG": "/runtime/config-dir/crio.conf",
             "CRIO_CONFIG": "/runtime/config-dir/crio.conf",
             "RUNTIME_DROP_IN_CONFIG": "/runtime/config-dir.d/99-nvidia.conf",
@@ -136,7 +139,8 @@ def test_runtime_env_and_parent_dir_mounts(
 
 
 def test_crio_has_no_socket_and_containerd_only_env(synth: Synth) -> None:
-    c = container(toolkit(synth, cluster={"runtime": {"name": "crio"}}), CTR)
+    crio = {"name": "crio", "restartMode": "systemd"}
+    c = container(toolkit(synth, cluster={"runtime": crio}), CTR)
     e = env(c)
     for name in (
         "RUNTIME_SOCKET",
@@ -215,6 +219,35 @@ def test_cdi_off(synth: Synth) -> None:
     assert "NVIDIA_CONTAINER_RUNTIME_MODE" not in e
     assert e["NVIDIA_RUNTIME_SET_AS_DEFAULT"] == "true"
     assert "cdi-root" not in host_paths(ds)
+
+
+# CRI-O in config mode (CDI on) must be restarted, and nvidia-ctk-installer can restart it only
+# through systemd; in hook mode (CDI off) it restarts nothing, so signal is harmless there.
+CRIO_RESTART_CASES: list[tuple[str, str, bool, bool]] = [
+    ("config-signal", "signal", True, False),
+    ("config-systemd", "systemd", True, True),
+    ("config-none", "none", True, True),
+    ("hook-signal", "signal", False, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "cdi", "accepted"),
+    [c[1:] for c in CRIO_RESTART_CASES],
+    ids=[c[0] for c in CRIO_RESTART_CASES],
+)
+def test_crio_restart_mode(mode: str, cdi: bool, accepted: bool) -> None:
+    p = Profile.from_dict(
+        profile(
+            cluster={"runtime": {"name": "crio", "restartMode": mode}},
+            toolkit={"cdi": {"enabled": cdi}},
+        )
+    )
+    if accepted:
+        assert ToolkitProps.from_profile(p).restart_mode == mode
+    else:
+        with pytest.raises(ValueError, match="set restartMode: systemd"):
+            ToolkitProps.from_profile(p)
 
 
 def test_crio_without_cdi_uses_hooks(synth: Synth) -> None:
