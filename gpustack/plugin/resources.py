@@ -122,11 +122,13 @@ def _check_single(gpus: Sequence[Gpu]) -> None:
             "migStrategy single needs MIG on all GPUs or on none; "
             "enable MIG everywhere or use migStrategy mixed"
         )
-    layouts = {tuple(sorted(m.profile for m in gpu.mig_devices)) for gpu in gpus if gpu.mig_enabled}
-    if len(layouts) > 1:
-        raise ResourceError(
-            "migStrategy single needs the same MIG layout on every GPU; "
-            "repartition the GPUs identically or use migStrategy mixed"
-        )
-    if layouts == {()}:
+    if any(gpu.mig_enabled and not gpu.mig_devices for gpu in gpus):
         raise ResourceError("MIG is enabled but no MIG devices exist; create MIG instances first")
+    # Every MIG device becomes the same resource, so they must all be the same size: a pod
+    # asking for one must not get a 1g slice on one node and a 3g slice on another.
+    profiles = sorted({m.profile for gpu in gpus for m in gpu.mig_devices})
+    if len(profiles) > 1:
+        raise ResourceError(
+            f"migStrategy single needs one MIG profile on every GPU, found {', '.join(profiles)}; "
+            "repartition the GPUs with one profile or use migStrategy mixed"
+        )

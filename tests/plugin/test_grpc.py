@@ -452,12 +452,20 @@ def test_mig_single_advertises_mig_devices_as_gpus(
     assert kubelet.resources() == [GPU]
 
 
+@pytest.mark.parametrize(
+    "layouts",
+    [
+        [{"2g.20gb": 3}, None],
+        # Same layout on every GPU, but two profiles would share one resource name.
+        [{"3g.40gb": 1, "2g.20gb": 2}, {"3g.40gb": 1, "2g.20gb": 2}],
+        [{"2g.20gb": 3}, {"1g.10gb": 7}],
+    ],
+    ids=["mig-and-whole", "two-profiles-per-gpu", "one-profile-per-gpu"],
+)
 def test_mig_single_rejects_mixed_layouts(
-    kubelet: KubeletSimulator, start_plugin: StartPlugin
+    kubelet: KubeletSimulator, start_plugin: StartPlugin, layouts: list[dict[str, int] | None]
 ) -> None:
-    plugin = start_plugin(
-        sim_config(flags={"migStrategy": "single"}, gpustack=mig_gpus([{"2g.20gb": 3}, None]))
-    )
+    plugin = start_plugin(sim_config(flags={"migStrategy": "single"}, gpustack=mig_gpus(layouts)))
     plugin.thread.join(timeout=10)
     assert plugin.exit_code == 1
     assert kubelet.registrations == []
