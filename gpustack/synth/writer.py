@@ -111,8 +111,10 @@ def make_plan(out: Path, clusters: Sequence[SourcedCluster], *, force: bool = Fa
             )
         seen[c.output.name] = c.profile
 
-    if out.exists() and not out.is_dir():
-        raise SynthError(f"output {out} is not a folder; choose another --out")
+    existing = next((p for p in (out, *out.parents) if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():
+        what = "" if existing == out else f" ({existing} is a file)"
+        raise SynthError(f"output {out} is not a folder{what}; choose another --out")
     clusters_root = out / CLUSTERS_DIR
     if clusters_root.is_symlink() or (clusters_root.exists() and not clusters_root.is_dir()):
         raise SynthError(f"{clusters_root} must be a plain folder, not a link or a file")

@@ -164,18 +164,31 @@ def test_forced_symlinked_cluster_is_replaced_but_its_target_is_kept(workdir: Pa
 
 
 UNSAFE_OUT = {
-    "output is a file": lambda out: out.write_text("x"),
-    "clusters is a symlink": lambda out: (out.mkdir(), (out / "clusters").symlink_to(out.parent)),
+    "output is a file": (
+        lambda out: (out.parent.mkdir(), out.write_text("x")),
+        "output {out} is not a folder;",
+    ),
+    "output is inside a file": (
+        lambda out: out.parent.write_text("x"),
+        "output {out} is not a folder ({out.parent} is a file);",
+    ),
+    "clusters is a symlink": (
+        lambda out: (out.mkdir(parents=True), (out / "clusters").symlink_to(out.parent)),
+        "{out}/clusters must be a plain folder",
+    ),
 }
 
 
-@pytest.mark.parametrize("prepare", UNSAFE_OUT.values(), ids=UNSAFE_OUT.keys())
+@pytest.mark.parametrize(("prepare", "says"), UNSAFE_OUT.values(), ids=UNSAFE_OUT.keys())
 def test_unsafe_output_is_refused_even_with_force(
-    workdir: Path, prepare: Callable[[Path], object]
+    workdir: Path, prepare: Callable[[Path], object], says: str
 ) -> None:
-    prepare(workdir / "dist")
-    with pytest.raises(SynthError):
-        make_plan(workdir / "dist", [cluster("a")], force=True)
+    out = workdir / "site" / "dist"
+    prepare(out)
+    for force in (False, True):
+        with pytest.raises(SynthError) as err:
+            make_plan(out, [cluster("a")], force=force)
+        assert str(err.value).startswith(says.format(out=out))
 
 
 def test_two_profiles_naming_one_cluster_is_an_error(workdir: Path) -> None:
