@@ -69,7 +69,8 @@ class ToolkitProps:
     - ``paths``: host paths of the runtime's config, drop-in and socket and the config source, as
       resolved by :func:`gpustack.profile.model.runtime_paths`. Default: generic containerd.
     - ``restart_mode``: how the installer makes the runtime reload (``signal`` needs hostPID
-      and works for containerd only; CRI-O needs ``systemd``). Default ``signal``.
+      and works for containerd only; CRI-O needs ``systemd``, which the profile resolves for
+      it). Default ``signal``.
     - ``runtime_class``: name of the runtime handler to register. Default ``nvidia``.
     - ``set_as_default``: make the NVIDIA runtime the node default. Default ``False`` (pods opt in
       through the RuntimeClass or CDI; a default runtime exposes GPUs to pods that request none).
@@ -105,15 +106,6 @@ class ToolkitProps:
     @classmethod
     def from_profile(cls, profile: Profile) -> ToolkitProps:
         t, runtime = profile.toolkit, profile.cluster.runtime
-        if runtime.name == "crio" and t.cdi.enabled and runtime.restart_mode == "signal":
-            # The installer edits CRI-O's config and must restart it, which it can only do
-            # through systemd ("supporting crio via signal is unsupported"): the toolkit pod
-            # would fail on every node.
-            raise ValueError(
-                "cluster.runtime.restartMode is signal, but the container toolkit cannot"
-                " restart CRI-O with a signal; set restartMode: systemd (or none to restart"
-                " CRI-O yourself)"
-            )
         return cls(
             container=ContainerSettings(
                 image=t.image_ref(),
@@ -125,7 +117,7 @@ class ToolkitProps:
             version=t.version,
             runtime=runtime.name,
             paths=runtime_paths(runtime),
-            restart_mode=runtime.restart_mode,
+            restart_mode=runtime.resolved_restart_mode(),
             runtime_class=t.runtime_class,
             set_as_default=t.set_as_default,
             cdi=t.cdi.enabled,

@@ -135,7 +135,7 @@ class Runtime:
     drop_in_config_path: str | None = None
     socket_path: str | None = None
     config_source: tuple[str, ...] | None = None
-    restart_mode: RestartMode = "signal"
+    restart_mode: RestartMode | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Runtime:
@@ -148,8 +148,18 @@ class Runtime:
             drop_in_config_path=_get(d, "dropInConfigPath", None),
             socket_path=_get(d, "socketPath", None),
             config_source=tuple(source) if source is not None else None,
-            restart_mode=_get(d, "restartMode", "signal"),
+            restart_mode=_get(d, "restartMode", None),
         )
+
+    def resolved_restart_mode(self) -> RestartMode:
+        """How the toolkit makes the runtime reload, when the profile does not say.
+
+        containerd reloads on a signal; CRI-O can only be restarted through systemd by the
+        toolkit's installer, so a signal default would fail every toolkit pod on CRI-O nodes.
+        """
+        if self.restart_mode is not None:
+            return self.restart_mode
+        return "systemd" if self.name == "crio" else "signal"
 
 
 @dataclass(frozen=True)
@@ -162,7 +172,11 @@ class RuntimePaths:
     config_source: tuple[str, ...]
 
 
-# (config, drop-in, socket) per runtime and distribution.
+# (config, drop-in, socket) per runtime and distribution. k3s and RKE2 regenerate config.toml
+# from their built-in template on every start (and add the nvidia runtimes they find under
+# /usr/local/nvidia/toolkit themselves), so the toolkit edits config.toml, never
+# config.toml.tmpl: a template written from scratch would drop k3s's own settings (registries,
+# CNI, sandbox image) and break the node on its next restart (NVIDIA gpu-operator#406, #623).
 _RUNTIME_PATHS: dict[tuple[str, str], tuple[str, str | None, str | None]] = {
     ("containerd", "generic"): (
         "/etc/containerd/config.toml",
@@ -170,12 +184,12 @@ _RUNTIME_PATHS: dict[tuple[str, str], tuple[str, str | None, str | None]] = {
         "/run/containerd/containerd.sock",
     ),
     ("containerd", "k3s"): (
-        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl",
+        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
         None,
         "/run/k3s/containerd/containerd.sock",
     ),
     ("containerd", "rke2"): (
-        "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl",
+        "/var/lib/rancher/rke2/agent/etc/containerd/config.toml",
         None,
         "/run/k3s/containerd/containerd.sock",
     ),

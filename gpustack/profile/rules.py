@@ -105,6 +105,24 @@ def runtime_matches_distribution(p: Profile) -> Iterator[Finding]:
         )
 
 
+def crio_restart_not_signal(p: Profile) -> Iterator[Finding]:
+    # With CDI the installer edits CRI-O's config and must restart CRI-O, which it can only do
+    # through systemd; in hook mode (CDI off) it restarts nothing, so a signal is harmless there.
+    runtime = p.cluster.runtime
+    if (
+        runtime.name == "crio"
+        and runtime.restart_mode == "signal"
+        and p.toolkit.enabled
+        and p.toolkit.cdi.enabled
+    ):
+        yield Finding(
+            ("cluster", "runtime", "restartMode"),
+            "the container toolkit cannot restart CRI-O with a signal; every toolkit pod"
+            " would fail",
+            "remove restartMode (CRI-O defaults to systemd), or set none to restart CRI-O yourself",
+        )
+
+
 # --- driver and GPUs -------------------------------------------------------------------------
 
 DRIVER_CONTAINER_ROOT = "/run/nvidia/driver"
@@ -554,6 +572,7 @@ def mig_strategy_matches_layout(p: Profile) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     kubernetes_version_supported,
     runtime_matches_distribution,
+    crio_restart_not_signal,
     precompiled_needs_kernel,
     driver_install_dir_fixed,
     product_matches_architecture,

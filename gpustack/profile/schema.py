@@ -213,7 +213,10 @@ def _runtime() -> Schema:
             ),
             "distribution": prop(
                 "Distribution",
-                "Kubernetes distribution; it decides where the runtime keeps config and socket.",
+                "Kubernetes distribution; it decides where the runtime keeps config and socket. "
+                "On k3s and RKE2 the toolkit edits the generated config.toml (never "
+                "config.toml.tmpl); they regenerate it on restart and keep the nvidia runtimes "
+                "they find, but not setAsDefault.",
                 "string",
                 enum=["generic", "k3s", "rke2", "microk8s", "k0s"],
                 default="generic",
@@ -258,10 +261,12 @@ def _runtime() -> Schema:
             ),
             "restartMode": prop(
                 "Restart mode",
-                "How the toolkit makes the runtime reload: a signal, systemd, or not at all.",
+                "How the toolkit makes the runtime reload: a signal, systemd, or not at all "
+                "(derived when unset: signal for containerd, systemd for CRI-O, which cannot be "
+                "restarted with a signal).",
                 "string",
                 enum=["signal", "systemd", "none"],
-                default="signal",
+                examples=["systemd"],
             ),
         },
         default={},

@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from gpustack.constructs.scripts import TOOLKIT_READY_PROBE, TOOLKIT_WAIT_FOR_DRIVER
-from gpustack.constructs.toolkit import ToolkitProps
-from gpustack.profile.model import Profile
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
 
@@ -65,7 +63,7 @@ RUNTIME_CASES: list[tuple[str, dict[str, Any], dict[str, str], dict[str, str]]] 
         "k3s",
         {"distribution": "k3s"},
         {
-            "CONTAINERD_CONFIG": "/runtime/config-dir/config.toml.tmpl",
+            "CONTAINERD_CONFIG": "/runtime/config-dir/config.toml",
             "RUNTIME_DROP_IN_CONFIG": "",
             "CONTAINERD_SOCKET": "/runtime/sock-dir/containerd.sock",
         },
@@ -77,7 +75,7 @@ RUNTIME_CASES: list[tuple[str, dict[str, Any], dict[str, str], dict[str, str]]] 
     (
         "rke2",
         {"distribution": "rke2"},
-        {"CONTAINERD_CONFIG": "/runtime/config-dir/config.toml.tmpl"},
+        {"CONTAINERD_CONFIG": "/runtime/config-dir/config.toml"},
         {
             "/runtime/config-dir/": "/var/lib/rancher/rke2/agent/etc/containerd",
             "/runtime/sock-dir/": "/run/k3s/containerd",
@@ -221,33 +219,24 @@ def test_cdi_off(synth: Synth) -> None:
     assert "cdi-root" not in host_paths(ds)
 
 
-# CRI-O in config mode (CDI on) must be restarted, and nvidia-ctk-installer can restart it only
-# through systemd; in hook mode (CDI off) it restarts nothing, so signal is harmless there.
-CRIO_RESTART_CASES: list[tuple[str, str, bool, bool]] = [
-    ("config-signal", "signal", True, False),
-    ("config-systemd", "systemd", True, True),
-    ("config-none", "none", True, True),
-    ("hook-signal", "signal", False, True),
+# restartMode left out resolves per runtime: containerd reloads on a signal, CRI-O only via
+# systemd (an explicit signal with CRI-O and CDI is a validation error, see the rule cases).
+RESTART_DEFAULT_CASES: list[tuple[str, dict[str, object], str]] = [
+    ("containerd-default", {}, "signal"),
+    ("crio-default", {"name": "crio"}, "systemd"),
+    ("crio-explicit-none", {"name": "crio", "restartMode": "none"}, "none"),
+    ("containerd-explicit-systemd", {"restartMode": "systemd"}, "systemd"),
 ]
 
 
 @pytest.mark.parametrize(
-    ("mode", "cdi", "accepted"),
-    [c[1:] for c in CRIO_RESTART_CASES],
-    ids=[c[0] for c in CRIO_RESTART_CASES],
+    ("runtime", "expected"),
+    [c[1:] for c in RESTART_DEFAULT_CASES],
+    ids=[c[0] for c in RESTART_DEFAULT_CASES],
 )
-def test_crio_restart_mode(mode: str, cdi: bool, accepted: bool) -> None:
-    p = Profile.from_dict(
-        profile(
-            cluster={"runtime": {"name": "crio", "restartMode": mode}},
-            toolkit={"cdi": {"enabled": cdi}},
-        )
-    )
-    if accepted:
-        assert ToolkitProps.from_profile(p).restart_mode == mode
-    else:
-        with pytest.raises(ValueError, match="set restartMode: systemd"):
-            ToolkitProps.from_profile(p)
+def test_restart_mode_resolved(synth: Synth, runtime: dict[str, object], expected: str) -> None:
+    ds = toolkit(synth, cluster={"runtime": runtime})
+    assert env(container(ds, CTR))["RUNTIME_RESTART_MODE"] == expected
 
 
 def test_crio_without_cdi_uses_hooks(synth: Synth) -> None:

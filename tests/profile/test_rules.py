@@ -18,6 +18,7 @@ REPO_PROFILES = Path(__file__).parents[2] / "profiles"
 TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes_version_supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
     "runtime_matches_distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
+    "crio_restart_not_signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver_install_dir_fixed": ("driver-install-dir", "$.driver.installDir"),
     "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
