@@ -635,7 +635,8 @@ def _device_plugin() -> Schema:
             ),
             "sharedDevicesAllocationPolicy": prop(
                 "Shared allocation policy",
-                "Spread replicas over GPUs (distributed) or fill one GPU first (packed).",
+                "For time-sliced replicas and MIG devices: spread over devices, then physical "
+                "GPUs (distributed), or fill one GPU first (packed).",
                 "string",
                 enum=["distributed", "packed"],
                 default="distributed",
