@@ -1,4 +1,4 @@
-"""Synthesis: one cdk8s App, one Chart per component, objects in a stable order.
+"""Synthesis: one cdk8s App, one Chart per component, objects in component order.
 
 Charts never render names with cdk8s' hash suffix (every object sets ``metadata.name``, and
 ``disable_resource_name_hashes`` is on as a safety net); each chart is rendered with
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final
+from typing import Any
 
 import cdk8s
 from constructs import Construct
@@ -20,52 +20,8 @@ from gpustack.constructs.common import Common, CommonProps
 from gpustack.constructs.device_plugin import DevicePlugin, DevicePluginProps
 from gpustack.constructs.driver import DriverProps, NvidiaDriver
 from gpustack.constructs.examples import Examples, ExamplesProps
-from gpustack.constructs.labels import COMPONENTS
 from gpustack.constructs.toolkit import ContainerToolkit, ToolkitProps
 from gpustack.profile.model import Profile
-
-#: Install order of kinds (Helm's, as used by Tanka, with the cluster-scoped PriorityClass and
-#: RuntimeClass right after Namespace, as in the synth layout); unlisted kinds sort after, by name.
-KIND_ORDER: Final = (
-    "Namespace",
-    "PriorityClass",
-    "RuntimeClass",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-)
-_KIND_RANK: Final = {kind: i for i, kind in enumerate(KIND_ORDER)}
 
 
 @dataclass(frozen=True)
@@ -88,21 +44,10 @@ class SynthObject:
         return str(self.manifest["metadata"]["name"])
 
 
-def sort_key(obj: SynthObject) -> tuple[int, int, str, str, str]:
-    """Component order, then kind install order, then kind, namespace and name."""
-    kind = obj.kind
-    return (
-        COMPONENTS.index(obj.component),
-        _KIND_RANK.get(kind, len(KIND_ORDER)),
-        kind,
-        obj.manifest["metadata"].get("namespace", ""),
-        obj.name,
-    )
-
-
 def _components(profile: Profile) -> list[tuple[str, Callable[[Construct], object]]]:
-    """The enabled components in :data:`COMPONENTS` order, each as a function that adds its
-    construct to a chart. All props are resolved here, so bad input fails before cdk8s runs."""
+    """The enabled components in ``COMPONENTS`` order (see :mod:`gpustack.constructs.labels`),
+    each as a function that adds its construct to a chart. All props are resolved here, so bad
+    input fails before cdk8s runs."""
     parts: list[tuple[str, Callable[[Construct], object]]] = [
         ("common", partial(Common, id="common", props=CommonProps.from_profile(profile)))
     ]
@@ -122,7 +67,10 @@ def _components(profile: Profile) -> list[tuple[str, Callable[[Construct], objec
 
 
 def synthesize(profile: Profile) -> list[SynthObject]:
-    """Every Kubernetes object of ``profile``'s GPU stack, in a stable order.
+    """Every Kubernetes object of ``profile``'s GPU stack: by component, in creation order.
+
+    File names and install order within a cluster folder are the synth layout's business
+    (:mod:`gpustack.synth.layout` sorts by component, kind, namespace and name).
 
     Props are resolved (and their errors raised) before any cdk8s object exists. Deterministic:
     the same profile gives equal output.
@@ -134,9 +82,8 @@ def synthesize(profile: Profile) -> list[SynthObject]:
         chart = cdk8s.Chart(app, component, disable_resource_name_hashes=True)
         build(chart)
         charts.append((component, chart))
-    objects = [
+    return [
         SynthObject(component, manifest)
         for component, chart in charts
         for manifest in chart.to_json()
     ]
-    return sorted(objects, key=sort_key)
