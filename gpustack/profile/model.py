@@ -15,7 +15,7 @@ schema can say "derived" instead of inventing a constant.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 API_VERSION = "gpustack.dev/v1alpha1"
@@ -429,6 +429,65 @@ class HealthChecks:
         )
 
 
+#: Node label whose value names a device plugin node config (as in NVIDIA's Helm chart).
+DEFAULT_NODE_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """A node config's ``sharing``: given at all, it replaces the top-level sharing (``{}``:
+    no time-slicing on those nodes)."""
+
+    time_slicing: TimeSlicing | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Sharing:
+        ts = _get(d, "timeSlicing", None)
+        return cls(time_slicing=TimeSlicing.from_dict(ts) if ts is not None else None)
+
+
+@dataclass(frozen=True)
+class NodeConfigGpus:
+    """A node config's GPU overrides; ``None`` inherits the top-level ``gpus`` value."""
+
+    mig: tuple[tuple[str, int], ...] | None = None
+    per_node: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> NodeConfigGpus:
+        mig = _get(d, "mig", None)
+        return cls(
+            mig=tuple(sorted((str(k), int(v)) for k, v in mig.items()))
+            if mig is not None
+            else None,
+            per_node=_get(d, "perNode", None),
+        )
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """A named device plugin config for the nodes labelled ``<nodeConfigLabel>=<name>``.
+
+    Every field but ``name`` overrides the top-level value it names; ``None`` inherits it.
+    :func:`node_config_profile` gives the profile those nodes see.
+    """
+
+    name: str
+    mig_strategy: MigStrategy | None = None
+    sharing: Sharing | None = None
+    gpus: NodeConfigGpus = field(default_factory=NodeConfigGpus)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> NodeConfig:
+        sharing = _get(d, "sharing", None)
+        return cls(
+            name=d["name"],
+            mig_strategy=_get(d, "migStrategy", None),
+            sharing=Sharing.from_dict(sharing) if sharing is not None else None,
+            gpus=NodeConfigGpus.from_dict(_get(d, "gpus", None)),
+        )
+
+
 #: Default images per plugin implementation (tag = version).
 PLUGIN_IMAGES: dict[str, tuple[str, str]] = {
     "gpustack": ("ghcr.io/gpustack-dev/gpustack-device-plugin", "0.1.0"),
@@ -461,6 +520,8 @@ class DevicePlugin:
     time_slicing: TimeSlicing | None = None
     env: tuple[EnvVar, ...] = ()
     resources: Resources = field(default_factory=Resources)
+    node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
+    node_configs: tuple[NodeConfig, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> DevicePlugin:
@@ -489,6 +550,8 @@ class DevicePlugin:
             time_slicing=TimeSlicing.from_dict(ts) if ts is not None else None,
             env=_env(d),
             resources=Resources.from_dict(_get(d, "resources", None)),
+            node_config_label=_get(d, "nodeConfigLabel", DEFAULT_NODE_CONFIG_LABEL),
+            node_configs=tuple(NodeConfig.from_dict(n) for n in _get(d, "nodeConfigs", [])),
         )
 
     def image_ref(self) -> str:
@@ -592,3 +655,23 @@ class Profile:
     @property
     def name(self) -> str:
         return self.metadata.name
+
+
+def node_config_profile(profile: Profile, config: NodeConfig) -> Profile:
+    """The profile as the nodes of one node config see it: its overrides replace the top-level
+    values, and the result has no node configs of its own."""
+    dp, gpus = profile.device_plugin, profile.gpus
+    return replace(
+        profile,
+        device_plugin=replace(
+            dp,
+            mig_strategy=config.mig_strategy or dp.mig_strategy,
+            time_slicing=dp.time_slicing if config.sharing is None else config.sharing.time_slicing,
+            node_configs=(),
+        ),
+        gpus=replace(
+            gpus,
+            mig=gpus.mig if config.gpus.mig is None else config.gpus.mig,
+            per_node=gpus.per_node if config.gpus.per_node is None else config.gpus.per_node,
+        ),
+    )

@@ -38,6 +38,13 @@ IMAGE_REF = (
     r"(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
 )
 ABS_PATH = r"^/"
+LABEL_KEY = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+#: Node config names become part of object names: nvidia-device-plugin-config-<name> <= 63.
+NODE_CONFIG_NAME_MAX = 35
+MAX_NODE_CONFIGS = 16
 QUANTITY = r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]i?|Ki|Mi|Gi|Ti|Pi|Ei)?$"
 
 Schema = dict[str, Any]
@@ -547,6 +554,61 @@ def _time_slicing() -> Schema:
     )
 
 
+def _without_default(sub: Schema) -> Schema:
+    """A copy of ``sub`` for an override: no default, since leaving it out inherits."""
+    return {k: v for k, v in sub.items() if k != "default"}
+
+
+def _node_config() -> Schema:
+    gpus = _gpus()["properties"]
+    return obj(
+        "Node config",
+        "A named device plugin config for the nodes whose node config label has this name; "
+        "each setting given replaces the top-level one there, the others are inherited. "
+        "gpustack synthesizes one plugin DaemonSet and ConfigMap per node config.",
+        {
+            "name": prop(
+                "Name",
+                "Value of the node config label that selects this config (DNS-1123 label); the "
+                "DaemonSet is nvidia-device-plugin-<name>, the ConfigMap "
+                "nvidia-device-plugin-config-<name>.",
+                "string",
+                pattern=DNS_LABEL,
+                maxLength=NODE_CONFIG_NAME_MAX,
+                examples=["whole-gpu", "dense-inference", "a100-mig"],
+            ),
+            "migStrategy": prop(
+                "MIG strategy",
+                "Replaces devicePlugin.migStrategy on these nodes (unset: inherited).",
+                "string",
+                enum=["none", "single", "mixed"],
+                examples=["mixed"],
+            ),
+            "sharing": obj(
+                "Sharing",
+                "Replaces devicePlugin.sharing on these nodes (unset: inherited; {}: no "
+                "time-slicing).",
+                {"timeSlicing": _time_slicing()},
+                examples=[
+                    {},
+                    {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 8}]}},
+                ],
+            ),
+            "gpus": obj(
+                "GPUs",
+                "Replaces gpus.mig and gpus.perNode on these nodes (unset: inherited).",
+                {
+                    "mig": _without_default(gpus["mig"]),
+                    "perNode": _without_default(gpus["perNode"]),
+                },
+                default={},
+                examples=[{"mig": {"1g.10gb": 7}}, {"perNode": 4}],
+            ),
+        },
+        required=["name"],
+    )
+
+
 def _device_plugin() -> Schema:
     strategies = ["envvar", "volume-mounts", "cdi-annotations", "cdi-cri"]
     return obj(
@@ -664,6 +726,27 @@ def _device_plugin() -> Schema:
             ),
             "env": env(),
             "resources": resources(),
+            "nodeConfigLabel": prop(
+                "Node config label",
+                "Node label whose value names the node config of a node; nodes without it, or "
+                "with a value no node config has, get the top-level config.",
+                "string",
+                pattern=LABEL_KEY,
+                maxLength=317,
+                default=model.DEFAULT_NODE_CONFIG_LABEL,
+                examples=[model.DEFAULT_NODE_CONFIG_LABEL],
+            ),
+            "nodeConfigs": prop(
+                "Node configs",
+                "Named plugin configs for node pools (e.g. denser time-slicing on inference "
+                "nodes, whole GPUs on training nodes), picked by the node config label; each "
+                "gets its own plugin DaemonSet, so no component needs API access.",
+                "array",
+                items=_node_config(),
+                maxItems=MAX_NODE_CONFIGS,
+                default=[],
+                examples=[[{"name": "whole-gpu", "sharing": {}}]],
+            ),
         },
         default={},
     )
