@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from gpustack.plugin.cdi import DEFAULT_CDI_ROOT, DEFAULT_HOOK_PATH
 from gpustack.plugin.config import ConfigError, PluginConfig, load_config
 from gpustack.plugin.health import EnvError, XidPolicy
 from gpustack.plugin.manager import PluginManager, Runtime
@@ -105,6 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubelet-socket",
         help="kubelet registration socket [KUBELET_SOCKET] (<socket-dir>/kubelet.sock)",
     )
+    parser.add_argument(
+        "--cdi-root",
+        help="folder for the CDI spec written with cdi-annotations or cdi-cri "
+        f"[CDI_ROOT] ({DEFAULT_CDI_ROOT})",
+    )
+    parser.add_argument(
+        "--nvidia-cdi-hook-path",
+        help="nvidia-cdi-hook on the host, run by the CDI spec's hooks "
+        f"[NVIDIA_CDI_HOOK_PATH] ({DEFAULT_HOOK_PATH})",
+    )
     for o in OVERRIDES:
         flags = (o.flag, *o.flag_aliases)
         envs = ", ".join((o.env, *o.env_aliases))
@@ -181,7 +192,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         base = load_config(config_file) if config_file else PluginConfig()
         return apply_overrides(base, overrides)
 
-    manager = PluginManager(Runtime(socket_dir, kubelet_socket, load, env))
+    cdi_root = args.cdi_root or env.get("CDI_ROOT") or DEFAULT_CDI_ROOT
+    hook_path = args.nvidia_cdi_hook_path or env.get("NVIDIA_CDI_HOOK_PATH") or DEFAULT_HOOK_PATH
+    if not os.path.isabs(hook_path):
+        parser.error(f"--nvidia-cdi-hook-path {hook_path!r} must be an absolute host path")
+    manager = PluginManager(
+        Runtime(socket_dir, kubelet_socket, load, env, cdi_root=cdi_root, cdi_hook_path=hook_path)
+    )
 
     def on_stop(signum: int, frame: FrameType | None) -> None:
         logging.getLogger("gpustack.plugin").info("received %s", signal.Signals(signum).name)

@@ -19,9 +19,20 @@ import grpc
 
 from gpustack.plugin.allocate import AllocateSettings
 from gpustack.plugin.backends import Backend, InitError, make_backend
+from gpustack.plugin.cdi import (
+    DEFAULT_CDI_ROOT,
+    DEFAULT_HOOK_PATH,
+    SPEC_NAME,
+    DriverFiles,
+    SpecSettings,
+    build_spec,
+    discover_driver_files,
+    uses_cdi,
+    write_spec,
+)
 from gpustack.plugin.config import ConfigError, PluginConfig
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
-from gpustack.plugin.resources import ResourceError, build_resources
+from gpustack.plugin.resources import Resource, ResourceError, build_resources
 from gpustack.plugin.server import PluginServer, SocketBusyError
 
 log = logging.getLogger("gpustack.plugin")
@@ -42,6 +53,10 @@ class Runtime:
     load_config: Callable[[], PluginConfig]
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     make_backend: Callable[[PluginConfig], Backend] = make_backend
+    #: Where the CDI spec goes when a CDI device list strategy is configured.
+    cdi_root: str = DEFAULT_CDI_ROOT
+    #: ``nvidia-cdi-hook`` as the host sees it (the spec's hooks run on the host).
+    cdi_hook_path: str = DEFAULT_HOOK_PATH
 
 
 def kubelet_id(path: str) -> KubeletId | None:
@@ -159,6 +174,9 @@ class PluginManager:
             control_paths=self._backend.control_paths(),
             allocation_policy=config.flags.plugin.shared_devices_allocation_policy,
         )
+        if uses_cdi(settings.strategies):
+            # Before serving: every name Allocate can return must already resolve.
+            self._write_cdi_spec(config, resources, settings.control_paths)
         if policy.active:
             self._start_health(self._backend, self._health, policy)
         else:
@@ -167,6 +185,47 @@ class PluginManager:
             server = PluginServer(resource, self._health, settings, self._rt.socket_dir)
             self._bind(server)
             self._slots.append(_Slot(server))
+
+    def _write_cdi_spec(
+        self, config: PluginConfig, resources: list[Resource], control_paths: tuple[str, ...]
+    ) -> None:
+        simulated = config.gpustack.backend == "simulated"
+        files = (
+            DriverFiles()
+            if simulated
+            else discover_driver_files(config.flags.plugin.container_driver_root)
+        )
+        spec = build_spec(
+            (u for r in resources for u in r.units),
+            SpecSettings(
+                simulated=simulated,
+                host_driver_root=config.flags.nvidia_driver_root,
+                dev_root=config.flags.dev_root,
+                hook_path=self._rt.cdi_hook_path,
+            ),
+            control_paths,
+            files,
+        )
+        path = os.path.join(self._rt.cdi_root, SPEC_NAME)
+        try:
+            changed = write_spec(self._rt.cdi_root, spec)
+        except OSError as exc:
+            raise InitError(
+                f"cannot write the CDI spec {path}: {exc}; check --cdi-root (the host's "
+                "/var/run/cdi, mounted writable) or drop the cdi-* device list strategies"
+            ) from None
+        log.info(
+            "CDI spec %s %s (%d devices)",
+            path,
+            "written" if changed else "unchanged",
+            len(spec["devices"]),
+        )
+        if not simulated and not files.libraries:
+            log.warning(
+                "no NVIDIA driver libraries under %s: the CDI spec mounts none; "
+                "check --container-driver-root",
+                config.flags.plugin.container_driver_root,
+            )
 
     def _bind(self, server: PluginServer) -> None:
         """Start ``server``; every failure is a one-line ``InitError``."""

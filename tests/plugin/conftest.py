@@ -65,13 +65,23 @@ def kubelet(sockdir: Path) -> Iterator[KubeletSimulator]:
 class InProcessPlugin:
     """The plugin's manager on a thread, stopped (and checked) at teardown."""
 
-    def __init__(self, socket_dir: str, config_file: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        socket_dir: str,
+        config_file: Path,
+        env: Mapping[str, str],
+        cdi_root: Path | None = None,
+    ) -> None:
+        # The CDI spec (with a CDI strategy) goes next to the socket folder, never the host's.
+        cdi_root = cdi_root or Path(socket_dir).parent / "cdi"
         runtime = Runtime(
             socket_dir=socket_dir,
             kubelet_socket=os.path.join(socket_dir, "kubelet.sock"),
             load_config=lambda: load_config(config_file),
             env=dict(env),
+            cdi_root=str(cdi_root),
         )
+        self.cdi_root = cdi_root
         self.config_file = config_file
         self.manager = PluginManager(runtime)
         self.exit_code: int | None = None

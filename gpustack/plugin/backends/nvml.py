@@ -106,9 +106,13 @@ def mig_profile_name(attrs: Any, gpu_total_bytes: int) -> str:
     return name
 
 
-def mig_cap_paths(minor: int, gi: int, ci: int) -> tuple[str, ...]:
-    """``/dev/nvidia-caps`` nodes granting access to one GPU/compute instance."""
-    base = Path(f"/proc/driver/nvidia/capabilities/gpu{minor}/mig/gi{gi}")
+def mig_cap_paths(minor: int, gi: int, ci: int, proc_root: str = "/") -> tuple[str, ...]:
+    """``/dev/nvidia-caps`` nodes granting access to one GPU/compute instance.
+
+    Read from ``/proc/driver/nvidia/capabilities`` (the kernel's, visible in any container;
+    ``proc_root`` exists for tests), where each ``access`` file says ``DeviceFileMinor: <N>``.
+    """
+    base = Path(proc_root) / f"proc/driver/nvidia/capabilities/gpu{minor}/mig/gi{gi}"
     paths = []
     for access in (base / "access", base / f"ci{ci}" / "access"):
         try:
