@@ -110,12 +110,12 @@ class DevicePluginProps:
         extra: list[tuple[str, str]] = []
         if dp.implementation == "nvidia":
             extra += nvidia_health_env(profile)
-            if toolkit.enabled and any(s.startswith("cdi-") for s in dp.device_list_strategy):
-                # The hook the plugin's CDI spec names runs on the host: where gpustack's toolkit
-                # put it. A toolkit installed from packages has it on PATH, the plugin's default.
-                extra.append(
-                    ("NVIDIA_CDI_HOOK_PATH", f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook")
-                )
+        cdi = any(s.startswith("cdi-") for s in dp.device_list_strategy)
+        if toolkit.enabled and cdi and not simulated:
+            # The hook the plugin's CDI spec names runs on the host: where gpustack's toolkit
+            # put it. A toolkit installed from packages has it on PATH, the plugins' default
+            # (/usr/bin/nvidia-cdi-hook). Both plugins read this variable.
+            extra.append(("NVIDIA_CDI_HOOK_PATH", f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook"))
         return cls(
             container=ContainerSettings(
                 image=dp.image_ref(),

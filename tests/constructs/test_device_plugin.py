@@ -226,8 +226,9 @@ def test_mig_monitoring_env(synth: Synth) -> None:
     assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(container(plugin(synth), CTR))
 
 
-def test_cdi_strategies_mount_cdi_root(synth: Synth) -> None:
-    dp = {"implementation": "nvidia", "deviceListStrategy": ["cdi-annotations", "cdi-cri"]}
+@pytest.mark.parametrize("implementation", ["nvidia", "gpustack"])
+def test_cdi_strategies_mount_cdi_root(synth: Synth, implementation: str) -> None:
+    dp = {"implementation": implementation, "deviceListStrategy": ["cdi-annotations", "cdi-cri"]}
     ds = plugin(synth, devicePlugin=dp)
     assert host_paths(ds)["cdi-root"] == "/var/run/cdi"
     e = env(container(ds, CTR))
@@ -281,3 +282,11 @@ def test_time_slicing_rename_is_refused_for_nvidia_plugin() -> None:
     p = Profile.from_dict(profile(devicePlugin=dp))
     with pytest.raises(ValueError, match=r"resources\[0\]\.rename: NVIDIA's device plugin"):
         build_config(p)
+
+
+def test_simulated_cdi_spec_needs_no_hook(synth: Synth) -> None:
+    # The simulated backend's CDI spec only sets env: no hook, so no hook path.
+    dp = {"backend": "simulated", "deviceListStrategy": ["cdi-cri"]}
+    ds = plugin(synth, devicePlugin=dp, driver={"enabled": False})
+    assert host_paths(ds)["cdi-root"] == "/var/run/cdi"
+    assert "NVIDIA_CDI_HOOK_PATH" not in env(container(ds, CTR))
