@@ -7,16 +7,25 @@ profiles that passed the schema. Every message says what is wrong and how to fix
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from gpustack.profile import catalog
 from gpustack.profile.catalog import parse_driver
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import Document
-from gpustack.profile.model import SUPPORTED_KUBERNETES, Example, Profile, TimeSlicingResource
+from gpustack.profile.loader import Document, JsonPath
+from gpustack.profile.model import (
+    SUPPORTED_KUBERNETES,
+    Example,
+    NodeConfig,
+    Profile,
+    TimeSlicingResource,
+    node_config_profile,
+)
 
 Rule = Callable[[Profile], Iterator[Finding]]
 
@@ -25,6 +34,7 @@ _RESOURCE_NAME = re.compile(
 )
 _DP = "devicePlugin"
 _TS = (_DP, "sharing", "timeSlicing")
+_NC = (_DP, "nodeConfigs")
 
 
 #: NVIDIA's plugin and gpustack's cap the whole name (prefix included) at 63 characters.
@@ -80,6 +90,59 @@ def workload_resource(profile: Profile, example: Example) -> str:
 def workload_cuda(example: Example) -> str | None:
     """CUDA release of an example: ``cudaVersion`` wins over what the image tag says."""
     return example.cuda_version or catalog.cuda_from_image(example.image)
+
+
+def plugin_configs(profile: Profile) -> list[tuple[str | None, Profile]]:
+    """The top-level plugin config (name ``None``) and each node config, as the profile its
+    nodes see (see :func:`gpustack.profile.model.node_config_profile`)."""
+    configs: list[tuple[str | None, Profile]] = [(None, profile)]
+    for nc in profile.device_plugin.node_configs:
+        configs.append((nc.name, node_config_profile(profile, nc)))
+    return configs
+
+
+def _node_config_path(nc: NodeConfig, i: int, path: JsonPath) -> JsonPath | None:
+    """Where a finding about a node config's view belongs: the node config's own value when it
+    overrides the one at ``path``, else ``None`` (the value is inherited from the top level)."""
+    at = (*_NC, i)
+    head, rest = tuple(path[:2]), tuple(path[2:])
+    if head == (_DP, "sharing") and nc.sharing is not None:
+        return (*at, "sharing", *rest)
+    if head == (_DP, "migStrategy") and nc.mig_strategy is not None:
+        return (*at, "migStrategy")
+    if head == ("gpus", "mig") and nc.gpus.mig is not None:
+        return (*at, "gpus", "mig", *rest)
+    if head == ("gpus", "perNode") and nc.gpus.per_node is not None:
+        return (*at, "gpus", "perNode")
+    return None
+
+
+def per_node_config(rule: Rule) -> Rule:
+    """Run a device plugin rule on the top level and on each node config's view of the profile.
+
+    A finding at a value the node config overrides is reported at that value
+    (``$.devicePlugin.nodeConfigs[0].sharing...``). One at an inherited value is reported only
+    if the top level does not already report it, at the node config's name, saying which.
+    """
+
+    @functools.wraps(rule)
+    def checked(p: Profile) -> Iterator[Finding]:
+        top = list(rule(p))
+        yield from top
+        reported = {(f.path, f.message) for f in top}
+        for i, nc in enumerate(p.device_plugin.node_configs):
+            for finding in rule(node_config_profile(p, nc)):
+                path = _node_config_path(nc, i, finding.path)
+                if path is not None:
+                    yield replace(finding, path=path)
+                elif (finding.path, finding.message) not in reported:
+                    yield Finding(
+                        (*_NC, i, "name"),
+                        f"on nodes of node config {nc.name}: {finding.message}",
+                        finding.hint,
+                    )
+
+    return checked
 
 
 # --- cluster ---------------------------------------------------------------------------------
@@ -307,24 +370,41 @@ def workload_names_unique(p: Profile) -> Iterator[Finding]:
         seen.add(ex.name)
 
 
+def _advertised_anywhere(p: Profile) -> list[str]:
+    """Resources advertised by the top-level config or any node config, in first-seen order."""
+    names: dict[str, None] = {}
+    for _, view in plugin_configs(p):
+        names.update(dict.fromkeys(advertised_resources(view)))
+    return list(names)
+
+
+def _mig_unknown(p: Profile) -> bool:
+    """Some config is mixed without a layout: its MIG resources are unknown, not wrong."""
+    return any(
+        v.device_plugin.mig_strategy == "mixed" and not v.gpus.mig for _, v in plugin_configs(p)
+    )
+
+
 def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
+    # With node configs, a resource advertised on any node pool is fine: the scheduler puts the
+    # job where it is offered.
     dp = p.device_plugin
     if not dp.enabled:
         return  # another plugin advertises resources gpustack does not know about
-    advertised = advertised_resources(p)
+    advertised = _advertised_anywhere(p)
     mixed_layout = dp.mig_strategy == "mixed" and bool(p.gpus.mig)
     for i, ex in enumerate(p.workloads.examples):
         if ex.resource_name is None and mixed_layout:
             yield Finding(
                 _example_path(i),
                 "with migStrategy mixed, an example must say which MIG resource it requests",
-                f"set resourceName to one of: {', '.join(advertised[1:])}",
+                f"set resourceName to one of: {', '.join(advertised_resources(p)[1:])}",
             )
             continue
         wanted = workload_resource(p, ex)
         if not _well_formed(wanted):
             continue  # resource_names_well_formed reports it
-        if dp.mig_strategy == "mixed" and not p.gpus.mig and wanted.startswith("nvidia.com/mig-"):
+        if _mig_unknown(p) and wanted.startswith("nvidia.com/mig-"):
             continue  # no layout given: MIG resources are unknown, not wrong
         if wanted not in advertised:
             at = _example_path(i, "resourceName") if ex.resource_name else _example_path(i)
@@ -344,41 +424,69 @@ def _time_sliced(p: Profile, wanted: str) -> TimeSlicingResource | None:
     return None
 
 
+def _on_nodes(name: str | None) -> str:
+    return "" if name is None else f" on nodes of node config {name}"
+
+
 def workload_fits_sharing(p: Profile) -> Iterator[Finding]:
     # The plugin fails Allocate for such a pod (UnexpectedAdmissionError): replicas of one GPU
-    # give no more GPU, and failRequestsGreaterThanOne says to refuse them.
-    ts = p.device_plugin.time_slicing
-    if not p.device_plugin.enabled or ts is None or not ts.fail_requests_greater_than_one:
+    # give no more GPU, and failRequestsGreaterThanOne says to refuse them. The scheduler does
+    # not know that, so one node config that refuses the job is enough to break it.
+    if not p.device_plugin.enabled:
         return
     for i, ex in enumerate(p.workloads.examples):
         wanted = workload_resource(p, ex)
-        if ex.gpus > 1 and _time_sliced(p, wanted) is not None:
-            yield Finding(
-                _example_path(i, "gpus"),
-                f"time-slicing with failRequestsGreaterThanOne refuses pods that request more "
-                f"than one {wanted}",
-                "set gpus: 1, or failRequestsGreaterThanOne: false",
-            )
+        if ex.gpus <= 1:
+            continue
+        for name, view in plugin_configs(p):
+            ts = view.device_plugin.time_slicing
+            if ts is None or not ts.fail_requests_greater_than_one:
+                continue
+            if _time_sliced(view, wanted) is not None:
+                yield Finding(
+                    _example_path(i, "gpus"),
+                    f"time-slicing with failRequestsGreaterThanOne{_on_nodes(name)} refuses pods"
+                    f" that request more than one {wanted}",
+                    "set gpus: 1, or failRequestsGreaterThanOne: false",
+                )
+                break
+
+
+def _node_capacity(p: Profile, wanted: str) -> tuple[int, str] | None:
+    """How many ``wanted`` one node of this config offers, and what they are; ``None`` when it
+    offers none."""
+    dp = p.device_plugin
+    shared = _time_sliced(p, wanted)
+    if shared is not None:
+        return p.gpus.per_node * shared.replicas, "time-sliced replicas"
+    if wanted == dp.resource_name and wanted in advertised_resources(p):
+        return p.gpus.per_node, "GPU" if p.gpus.per_node == 1 else "GPUs"
+    return None
 
 
 def workload_fits_node(p: Profile) -> Iterator[Finding]:
     dp = p.device_plugin
-    if not dp.enabled or dp.mig_strategy != "none":
-        return  # another plugin, or MIG devices per GPU: capacity unknown here
+    if not dp.enabled:
+        return  # another plugin: capacity unknown here
+    configs = plugin_configs(p)
+    whole = [(n, v) for n, v in configs if v.device_plugin.mig_strategy == "none"]
+    mig = [v for _, v in configs if v.device_plugin.mig_strategy != "none"]
     for i, ex in enumerate(p.workloads.examples):
         wanted = workload_resource(p, ex)
-        shared = _time_sliced(p, wanted)
-        if shared is not None:
-            capacity, what = p.gpus.per_node * shared.replicas, "time-sliced replicas"
-        elif wanted == dp.resource_name:
-            capacity, what = p.gpus.per_node, "GPU" if p.gpus.per_node == 1 else "GPUs"
-        else:
+        if any(
+            wanted in advertised_resources(v) or wanted.startswith("nvidia.com/mig-") for v in mig
+        ):
+            continue  # MIG devices per GPU: capacity unknown here
+        offers = [(c, n, v) for n, v in whole if (c := _node_capacity(v, wanted)) is not None]
+        if not offers:
             continue  # not advertised: workload_resource_advertised reports it
+        (capacity, what), name, view = max(offers, key=lambda o: o[0][0])
         if ex.gpus > capacity:
+            per_node = "gpus.perNode" if name is None else f"perNode of node config {name}"
             yield Finding(
                 _example_path(i, "gpus"),
                 f"the job requests {ex.gpus} {wanted}, but a node offers {capacity} {what} "
-                f"(gpus.perNode: {p.gpus.per_node}), so it never schedules",
+                f"({per_node}: {view.gpus.per_node}), so it never schedules",
                 f"request at most {capacity}, or set gpus.perNode to what the nodes have",
             )
 
@@ -498,6 +606,42 @@ def time_slicing_resources_exist(p: Profile) -> Iterator[Finding]:
         )
 
 
+# --- node configs ----------------------------------------------------------------------------
+
+#: Node config names whose DaemonSet would take the name of the default one.
+RESERVED_NODE_CONFIG_NAMES = ("daemonset",)
+
+
+def node_configs_need_plugin(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if not dp.enabled and dp.node_configs:
+        yield Finding(
+            (*_NC,),
+            "node configs configure gpustack's device plugin DaemonSets, but"
+            " devicePlugin.enabled is false, so none is deployed",
+            "remove nodeConfigs, or set devicePlugin.enabled: true",
+        )
+
+
+def node_config_names_unique(p: Profile) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for i, nc in enumerate(p.device_plugin.node_configs):
+        if nc.name in seen:
+            yield Finding(
+                (*_NC, i, "name"),
+                f"node config {nc.name} is defined twice; a node label selects only one",
+                "give each node config its own name",
+            )
+        elif nc.name in RESERVED_NODE_CONFIG_NAMES:
+            yield Finding(
+                (*_NC, i, "name"),
+                f"a node config named {nc.name} would get the default DaemonSet's name,"
+                f" nvidia-device-plugin-{nc.name}",
+                "choose another name",
+            )
+        seen.add(nc.name)
+
+
 # --- MIG -------------------------------------------------------------------------------------
 
 
@@ -581,14 +725,16 @@ RULES: tuple[Rule, ...] = (
     open_modules_need_r515,
     simulated_needs_gpustack,
     nvidia_plugin_resource_name,
-    nvidia_plugin_time_slicing_rename,
-    resource_names_well_formed,
-    time_slicing_replicas,
-    time_slicing_resources_unique,
-    time_slicing_resources_exist,
-    mig_needs_capable_gpu,
-    mig_layout_fits,
-    mig_strategy_matches_layout,
+    per_node_config(nvidia_plugin_time_slicing_rename),
+    per_node_config(resource_names_well_formed),
+    per_node_config(time_slicing_replicas),
+    per_node_config(time_slicing_resources_unique),
+    per_node_config(time_slicing_resources_exist),
+    per_node_config(mig_needs_capable_gpu),
+    per_node_config(mig_layout_fits),
+    per_node_config(mig_strategy_matches_layout),
+    node_configs_need_plugin,
+    node_config_names_unique,
     workload_names_unique,
     workload_cuda_fits_driver,
     workload_cuda_fits_gpu,

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpustack.checker import discover
 from gpustack.profile import catalog, rules
 from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
-from gpustack.profile.model import Profile
+from gpustack.profile.model import Profile, node_config_profile
 
 CASES = Path(__file__).parent / "cases"
 REPO_PROFILES = Path(__file__).parents[2] / "profiles"
@@ -57,6 +60,31 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "workload-resource-not-advertised",
         "$.workloads.examples[0].resourceName",
     ),
+    "node_configs_need_plugin": ("node-configs-plugin-disabled", "$.devicePlugin.nodeConfigs"),
+    "node_config_names_unique": (
+        "node-config-duplicate-name",
+        "$.devicePlugin.nodeConfigs[1].name",
+    ),
+}
+
+_NC0 = "$.devicePlugin.nodeConfigs[0]"
+#: rule -> (invalid case, JSON paths of its findings) for a rule broken only by a node config.
+NODE_CONFIG_TRIGGERS: dict[str, tuple[str, list[str]]] = {
+    "time_slicing_replicas": (
+        "node-config-replicas-one",
+        [f"{_NC0}.sharing.timeSlicing.resources[0].replicas"],
+    ),
+    "nvidia_plugin_time_slicing_rename": (
+        "node-config-nvidia-rename",
+        [f"{_NC0}.sharing.timeSlicing.resources[0].rename"],
+    ),
+    "mig_needs_capable_gpu": ("node-config-mig-on-t4", [f"{_NC0}.migStrategy"]),
+    # inherited values that break only with the node config's own: reported at its name
+    "time_slicing_resources_exist": ("node-config-inherits-mig-sharing", [f"{_NC0}.name"]),
+    "mig_strategy_matches_layout": ("node-config-inherits-mig-sharing", [f"{_NC0}.name"]),
+    "node_config_names_unique": ("node-config-reserved-name", [f"{_NC0}.name"]),
+    "workload_fits_node": ("node-config-job-too-big", ["$.workloads.examples[0].gpus"]),
+    "workload_fits_sharing": ("node-config-refuses-shared-job", ["$.workloads.examples[0].gpus"]),
 }
 
 
@@ -79,6 +107,87 @@ def test_rule_fires_on_its_case(rule: rules.Rule) -> None:
     findings = list(rule(load(CASES / "invalid" / f"{case}.yaml")))
     assert [format_path(f.path) for f in findings] == [path]
     assert findings[0].message and findings[0].hint
+
+
+@pytest.mark.parametrize("name", sorted(NODE_CONFIG_TRIGGERS))
+def test_rule_fires_on_a_node_config(name: str) -> None:
+    (rule,) = [r for r in rules.RULES if r.__name__ == name]
+    case, paths = NODE_CONFIG_TRIGGERS[name]
+    profile = load(CASES / "invalid" / f"{case}.yaml")
+    findings = list(rule(profile))
+    assert [format_path(f.path) for f in findings] == paths
+    assert all(f.message and f.hint for f in findings)
+    # what the rule says depends on the node configs (most say nothing without them)
+    plain = replace(profile, device_plugin=replace(profile.device_plugin, node_configs=()))
+    assert list(rule(plain)) != findings
+
+
+def _with_node_configs(data: Mapping[str, Any], *configs: Mapping[str, Any]) -> Profile:
+    dp = dict(data.get("devicePlugin", {}))
+    return Profile.from_dict(
+        {"metadata": {"name": "x"}, **data, "devicePlugin": {**dp, "nodeConfigs": list(configs)}}
+    )
+
+
+def test_an_inherited_problem_is_reported_once_at_the_top_level() -> None:
+    broken = {
+        "devicePlugin": {
+            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 1}]}}
+        }
+    }
+    profile = _with_node_configs(broken, {"name": "a", "gpus": {"perNode": 2}}, {"name": "b"})
+    assert [format_path(f.path) for f in rules.rule_findings(profile)] == [
+        "$.devicePlugin.sharing.timeSlicing.resources[0].replicas"
+    ]
+    # a node config that replaces the broken value is reported at its own value, and one that
+    # replaces it with a good value is not reported at all
+    fixed = {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}}
+    profile = _with_node_configs(
+        broken,
+        {"name": "a", "sharing": broken["devicePlugin"]["sharing"]},
+        {"name": "b", "sharing": fixed},
+    )
+    assert [format_path(f.path) for f in rules.rule_findings(profile)] == [
+        "$.devicePlugin.sharing.timeSlicing.resources[0].replicas",
+        "$.devicePlugin.nodeConfigs[0].sharing.timeSlicing.resources[0].replicas",
+    ]
+
+
+def test_a_resource_of_any_node_config_is_advertised() -> None:
+    job = {"workloads": {"examples": [{"name": "j", "resourceName": "nvidia.com/gpu.shared"}]}}
+    shared = {
+        "name": "shared",
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": 2}],
+            }
+        },
+    }
+    assert rules.rule_findings(_with_node_configs(job, shared)) == []
+    (finding,) = rules.rule_findings(_with_node_configs(job, {**shared, "sharing": {}}))
+    assert format_path(finding.path) == "$.workloads.examples[0].resourceName"
+
+
+def test_node_config_profile_overrides_only_what_it_names() -> None:
+    top = {
+        "devicePlugin": {
+            "migStrategy": "mixed",
+            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}},
+        },
+        "gpus": {"product": "A100-SXM4-80GB", "perNode": 8, "mig": {"1g.10gb": 7}},
+    }
+    profile = _with_node_configs(
+        top, {"name": "a"}, {"name": "b", "sharing": {}, "gpus": {"mig": {}}, "migStrategy": "none"}
+    )
+    same, other = (node_config_profile(profile, nc) for nc in profile.device_plugin.node_configs)
+    assert same == replace(profile, device_plugin=replace(profile.device_plugin, node_configs=()))
+    assert other.device_plugin.time_slicing is None
+    assert (other.device_plugin.mig_strategy, other.gpus.mig, other.gpus.per_node) == (
+        "none",
+        (),
+        8,
+    )
 
 
 @pytest.mark.parametrize("rule", rules.RULES, ids=lambda r: r.__name__)
