@@ -10,7 +10,7 @@ NVIDIA's Helm chart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from cdk8s_plus_33 import k8s
@@ -29,7 +29,14 @@ from gpustack.constructs.plugin_config import (
 )
 from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
-from gpustack.profile.model import PLUGIN_IMAGES, Implementation, MigStrategy, Profile
+from gpustack.profile.model import (
+    DEFAULT_NODE_CONFIG_LABEL,
+    PLUGIN_IMAGES,
+    Implementation,
+    MigStrategy,
+    Profile,
+    node_config_profile,
+)
 
 NAME: Final = "nvidia-device-plugin"
 DAEMONSET: Final = "nvidia-device-plugin-daemonset"
@@ -49,6 +56,29 @@ class WaitFor:
     file: str
     image: str
     image_pull_policy: str = "IfNotPresent"
+
+
+@dataclass(frozen=True)
+class NodeConfigProps:
+    """One node config: its own DaemonSet ``nvidia-device-plugin-<name>`` and ConfigMap
+    ``nvidia-device-plugin-config-<name>``, on the nodes whose node config label is ``name``.
+
+    - ``name``: the label value (DNS-1123 label). Required.
+    - ``config_yaml``: that config's plugin config file. Required.
+    - ``mig_strategy``: its MIG strategy (privileges and env follow it). Default ``none``.
+    """
+
+    name: str
+    config_yaml: str
+    mig_strategy: MigStrategy = "none"
+
+    @property
+    def daemonset(self) -> str:
+        return f"{NAME}-{self.name}"
+
+    @property
+    def config_map(self) -> str:
+        return f"{CONFIG_MAP}-{self.name}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +106,10 @@ class DevicePluginProps:
       ``False``, ``none``, ``("envvar",)``.
     - ``extra_env``: implementation-specific env (NVIDIA's health-check variables, and the CDI
       hook path when gpustack installs the toolkit). Default none.
+    - ``node_configs``: per-node-pool configs, each with its own DaemonSet and ConfigMap; with
+      any, the default DaemonSet stays off the nodes they select. Default none.
+    - ``node_config_label``: the node label whose value names a node config. Default
+      ``nvidia.com/device-plugin.config``.
     """
 
     container: ContainerSettings
@@ -91,6 +125,8 @@ class DevicePluginProps:
     mig_strategy: MigStrategy = "none"
     device_list_strategy: tuple[str, ...] = ("envvar",)
     extra_env: tuple[tuple[str, str], ...] = ()
+    node_configs: tuple[NodeConfigProps, ...] = ()
+    node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
@@ -135,6 +171,16 @@ class DevicePluginProps:
             mig_strategy=dp.mig_strategy,
             device_list_strategy=dp.device_list_strategy,
             extra_env=tuple(extra),
+            node_configs=tuple(
+                NodeConfigProps(
+                    name=nc.name,
+                    config_yaml=render_config(view),
+                    mig_strategy=view.device_plugin.mig_strategy,
+                )
+                for nc in dp.node_configs
+                for view in [node_config_profile(profile, nc)]
+            ),
+            node_config_label=dp.node_config_label,
         )
 
     @property
@@ -176,7 +222,9 @@ def plugin_env(props: DevicePluginProps) -> list[tuple[str, str]]:
 
 
 class DevicePlugin(Construct):
-    """ServiceAccount, config ConfigMap and the ``nvidia-device-plugin-daemonset``.
+    """ServiceAccount, config ConfigMap and the ``nvidia-device-plugin-daemonset``, plus a
+    ConfigMap and DaemonSet per node config (the GitOps form of NVIDIA's per-node configs: no
+    config-manager sidecar reading node labels from the API, a node affinity on the label).
 
     RBAC: none, and no API token: the plugin talks only to the kubelet over its unix socket
     (NVIDIA's ClusterRole exists for the per-node config label, which gpustack does not use).
@@ -186,101 +234,143 @@ class DevicePlugin(Construct):
         super().__init__(scope, id)
         self.props = props
         ident = Identity(NAME, "device-plugin", props.version, props.placement.labels)
-        ns = props.placement.namespace
-
-        def meta(name: str) -> k8s.ObjectMeta:
-            return kube.object_meta(
-                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
-            )
-
         k8s.KubeServiceAccount(
-            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
-        )
-        data = {CONFIG_KEY: props.config_yaml}
-        k8s.KubeConfigMap(self, "config", metadata=meta(CONFIG_MAP), data=data)
-
-        volumes = [
-            kube.host_path("device-plugin", DEVICE_PLUGIN_DIR, "Directory"),
-            kube.config_map_volume("config", CONFIG_MAP),
-        ]
-        mounts = [
-            kube.mount("device-plugin", DEVICE_PLUGIN_DIR),
-            kube.mount("config", CONFIG_DIR, read_only=True),
-        ]
-        if props.driver_root is not None:
-            volumes.append(kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"))
-            mounts.append(
-                kube.mount(
-                    "driver-root",
-                    DRIVER_ROOT_CTR_PATH,
-                    read_only=True,
-                    propagation="HostToContainer",
-                )
-            )
-        if props.uses_cdi:
-            volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
-            mounts.append(kube.mount("cdi-root", CDI_ROOT))
-
-        init_containers = None
-        if props.wait_for is not None:
-            wait = props.wait_for
-            volumes.append(
-                kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
-            )
-            script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
-            init_containers = [
-                k8s.Container(
-                    name=INIT_CONTAINER,
-                    image=wait.image,
-                    image_pull_policy=wait.image_pull_policy,
-                    command=["sh", "-c", script],
-                    security_context=k8s.SecurityContext(
-                        allow_privilege_escalation=False,
-                        capabilities=k8s.Capabilities(drop=["ALL"]),
-                    ),
-                    volume_mounts=[
-                        kube.mount(
-                            "run-nvidia-validations",
-                            VALIDATIONS_DIR,
-                            read_only=True,
-                            propagation="HostToContainer",
-                        )
-                    ],
-                )
-            ]
-
-        if props.implementation == "gpustack":
-            command = ["gpustack-device-plugin", "--config-file", CONFIG_PATH]
-        else:
-            command = ["nvidia-device-plugin"]
-        container = kube.main_container(
-            CONTAINER,
-            props.container,
-            command=command,
-            env=kube.env_list(plugin_env(props), props.container.env),
-            security_context=security_context(props),
-            volume_mounts=mounts,
-        )
-        k8s.KubeDaemonSet(
             self,
-            "daemonset",
-            metadata=meta(DAEMONSET),
-            spec=k8s.DaemonSetSpec(
-                selector=k8s.LabelSelector(match_labels=ident.selector()),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(
-                        labels=ident.labels(),
-                        annotations={CONFIG_CHECKSUM: kube.data_checksum(data)},
-                    ),
-                    spec=k8s.PodSpec(
-                        service_account_name=NAME,
-                        automount_service_account_token=False,
-                        runtime_class_name=props.runtime_class,
-                        init_containers=init_containers,
-                        containers=[container],
-                        volumes=volumes,
-                        **kube.pod_placement(props.placement),
-                    ),
+            "service-account",
+            metadata=_meta(ident, NAME, props),
+            automount_service_account_token=False,
+        )
+        label = props.node_config_label
+        names = [nc.name for nc in props.node_configs]
+        # NotIn also matches nodes without the label: every node no node config claims.
+        default_affinity = _node_affinity(label, "NotIn", names) if names else None
+        _plugin(self, "", ident, CONFIG_MAP, DAEMONSET, props, default_affinity)
+        for nc in props.node_configs:
+            # Its own app name keeps the selectors disjoint (the default DaemonSet's selector is
+            # immutable, and would otherwise match these pods too).
+            pool = Identity(nc.daemonset, "device-plugin", props.version, props.placement.labels)
+            own = replace(props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy)
+            affinity = _node_affinity(label, "In", [nc.name])
+            _plugin(self, f"{nc.name}-", pool, nc.config_map, nc.daemonset, own, affinity)
+
+
+def _meta(ident: Identity, name: str, props: DevicePluginProps) -> k8s.ObjectMeta:
+    return kube.object_meta(
+        name,
+        namespace=props.placement.namespace,
+        labels=ident.labels(),
+        annotations=ident.annotations(),
+    )
+
+
+def _node_affinity(label: str, operator: str, values: list[str]) -> k8s.Affinity:
+    """A required node affinity on the node config label."""
+    requirement = k8s.NodeSelectorRequirement(key=label, operator=operator, values=values)
+    return k8s.Affinity(
+        node_affinity=k8s.NodeAffinity(
+            required_during_scheduling_ignored_during_execution=k8s.NodeSelector(
+                node_selector_terms=[k8s.NodeSelectorTerm(match_expressions=[requirement])]
+            )
+        )
+    )
+
+
+def _plugin(
+    scope: Construct,
+    prefix: str,
+    ident: Identity,
+    config_map: str,
+    daemonset: str,
+    props: DevicePluginProps,
+    affinity: k8s.Affinity | None,
+) -> None:
+    """One config's ConfigMap and the plugin DaemonSet that reads it."""
+    data = {CONFIG_KEY: props.config_yaml}
+    k8s.KubeConfigMap(scope, f"{prefix}config", metadata=_meta(ident, config_map, props), data=data)
+
+    volumes = [
+        kube.host_path("device-plugin", DEVICE_PLUGIN_DIR, "Directory"),
+        kube.config_map_volume("config", config_map),
+    ]
+    mounts = [
+        kube.mount("device-plugin", DEVICE_PLUGIN_DIR),
+        kube.mount("config", CONFIG_DIR, read_only=True),
+    ]
+    if props.driver_root is not None:
+        volumes.append(kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"))
+        mounts.append(
+            kube.mount(
+                "driver-root",
+                DRIVER_ROOT_CTR_PATH,
+                read_only=True,
+                propagation="HostToContainer",
+            )
+        )
+    if props.uses_cdi:
+        volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
+        mounts.append(kube.mount("cdi-root", CDI_ROOT))
+
+    init_containers = None
+    if props.wait_for is not None:
+        wait = props.wait_for
+        volumes.append(
+            kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
+        )
+        script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
+        init_containers = [
+            k8s.Container(
+                name=INIT_CONTAINER,
+                image=wait.image,
+                image_pull_policy=wait.image_pull_policy,
+                command=["sh", "-c", script],
+                security_context=k8s.SecurityContext(
+                    allow_privilege_escalation=False,
+                    capabilities=k8s.Capabilities(drop=["ALL"]),
+                ),
+                volume_mounts=[
+                    kube.mount(
+                        "run-nvidia-validations",
+                        VALIDATIONS_DIR,
+                        read_only=True,
+                        propagation="HostToContainer",
+                    )
+                ],
+            )
+        ]
+
+    if props.implementation == "gpustack":
+        command = ["gpustack-device-plugin", "--config-file", CONFIG_PATH]
+    else:
+        command = ["nvidia-device-plugin"]
+    container = kube.main_container(
+        CONTAINER,
+        props.container,
+        command=command,
+        env=kube.env_list(plugin_env(props), props.container.env),
+        security_context=security_context(props),
+        volume_mounts=mounts,
+    )
+    k8s.KubeDaemonSet(
+        scope,
+        f"{prefix}daemonset",
+        metadata=_meta(ident, daemonset, props),
+        spec=k8s.DaemonSetSpec(
+            selector=k8s.LabelSelector(match_labels=ident.selector()),
+            template=k8s.PodTemplateSpec(
+                metadata=k8s.ObjectMeta(
+                    labels=ident.labels(),
+                    annotations={CONFIG_CHECKSUM: kube.data_checksum(data)},
+                ),
+                spec=k8s.PodSpec(
+                    service_account_name=NAME,
+                    automount_service_account_token=False,
+                    runtime_class_name=props.runtime_class,
+                    init_containers=init_containers,
+                    containers=[container],
+                    volumes=volumes,
+                    affinity=affinity,
+                    **kube.pod_placement(props.placement),
                 ),
             ),
-        )
+        ),
+    )
