@@ -11,7 +11,18 @@ from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import PluginConfig
 from gpustack.profile.model import Profile
 
-from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
+from .conftest import (
+    Synth,
+    container,
+    env,
+    find,
+    host_paths,
+    kinds,
+    mounts,
+    pod_spec,
+    profile,
+    volumes,
+)
 
 DS = "nvidia-device-plugin-daemonset"
 CTR = "nvidia-device-plugin"
@@ -290,3 +301,119 @@ def test_simulated_cdi_spec_needs_no_hook(synth: Synth) -> None:
     ds = plugin(synth, devicePlugin=dp, driver={"enabled": False})
     assert host_paths(ds)["cdi-root"] == "/var/run/cdi"
     assert "NVIDIA_CDI_HOOK_PATH" not in env(container(ds, CTR))
+
+
+# --- node configs ------------------------------------------------------------------------------
+
+LABEL = "nvidia.com/device-plugin.config"
+POOLS = {
+    "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}},
+    "nodeConfigs": [
+        {
+            "name": "dense",
+            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 8}]}},
+        },
+        {"name": "a100-mig", "migStrategy": "mixed", "gpus": {"mig": {"1g.10gb": 7}}},
+    ],
+}
+POOL_GPUS = {"product": "A100-SXM4-80GB", "perNode": 2}
+
+
+def _affinity(ds: dict[str, Any]) -> list[dict[str, Any]] | None:
+    affinity = pod_spec(ds).get("affinity")
+    if affinity is None:
+        return None
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    (term,) = terms["nodeSelectorTerms"]
+    found: list[dict[str, Any]] = term["matchExpressions"]
+    return found
+
+
+def test_without_node_configs_the_default_daemonset_has_no_affinity(synth: Synth) -> None:
+    assert _affinity(plugin(synth)) is None
+
+
+def test_a_daemonset_and_config_map_per_node_config(synth: Synth) -> None:
+    objects = synth(profile(devicePlugin=POOLS, gpus=POOL_GPUS))
+    assert sorted(kinds(objects, "device-plugin")) == [
+        ("ConfigMap", CM),
+        ("ConfigMap", f"{CM}-a100-mig"),
+        ("ConfigMap", f"{CM}-dense"),
+        ("DaemonSet", "nvidia-device-plugin-a100-mig"),
+        ("DaemonSet", DS),
+        ("DaemonSet", "nvidia-device-plugin-dense"),
+        ("ServiceAccount", "nvidia-device-plugin"),
+    ]
+    default = find(objects, "DaemonSet", DS)
+    assert _affinity(default) == [
+        {"key": LABEL, "operator": "NotIn", "values": ["dense", "a100-mig"]}
+    ]
+    for name in ("dense", "a100-mig"):
+        ds = find(objects, "DaemonSet", f"nvidia-device-plugin-{name}")
+        assert _affinity(ds) == [{"key": LABEL, "operator": "In", "values": [name]}]
+        assert volumes(ds)["config"]["configMap"]["name"] == f"{CM}-{name}"
+        assert pod_spec(ds)["serviceAccountName"] == "nvidia-device-plugin"
+        assert pod_spec(ds)["nodeSelector"] == pod_spec(default)["nodeSelector"]
+        assert ds["metadata"]["annotations"] == default["metadata"]["annotations"]
+
+
+def test_default_selector_is_unchanged_and_selectors_are_disjoint(synth: Synth) -> None:
+    objects = synth(profile(devicePlugin=POOLS, gpus=POOL_GPUS))
+    daemonsets = [
+        o.manifest for o in objects if o.kind == "DaemonSet" and o.component == "device-plugin"
+    ]
+    assert find(objects, "DaemonSet", DS)["spec"]["selector"] == plugin(synth)["spec"]["selector"]
+    for ds in daemonsets:
+        selector = ds["spec"]["selector"]["matchLabels"].items()
+        for other in daemonsets:
+            pod_labels = other["spec"]["template"]["metadata"]["labels"].items()
+            assert (selector <= pod_labels) == (other is ds), (
+                ds["metadata"]["name"],
+                other["metadata"]["name"],
+            )
+
+
+def test_each_node_config_gets_its_own_plugin_config(synth: Synth) -> None:
+    objects = synth(profile(devicePlugin=POOLS, gpus=POOL_GPUS))
+
+    def cfg(name: str) -> PluginConfig:
+        text = find(objects, "ConfigMap", name)["data"]["config.yaml"]
+        parsed = PluginConfig.from_dict(yaml.safe_load(text))
+        assert yaml.safe_load(text) == parsed.to_dict()  # what the plugin reads, unchanged
+        return parsed
+
+    def replicas(config: PluginConfig) -> list[int]:
+        return [r["replicas"] for r in config.to_dict()["sharing"]["timeSlicing"]["resources"]]
+
+    default, dense, mig = cfg(CM), cfg(f"{CM}-dense"), cfg(f"{CM}-a100-mig")
+    assert replicas(default) == [2] and replicas(dense) == [8] and replicas(mig) == [2]
+    assert [c.to_dict()["flags"]["migStrategy"] for c in (default, dense, mig)] == [
+        "none",
+        "none",
+        "mixed",
+    ]
+    # privileges and env follow each DaemonSet's own MIG strategy
+    mig_ds = find(objects, "DaemonSet", "nvidia-device-plugin-a100-mig")
+    dense_ds = find(objects, "DaemonSet", "nvidia-device-plugin-dense")
+    assert container(mig_ds, CTR)["securityContext"]["capabilities"]["add"] == ["SYS_ADMIN"]
+    assert "add" not in container(dense_ds, CTR)["securityContext"]["capabilities"]
+    assert "NVIDIA_MIG_MONITOR_DEVICES" in env(container(mig_ds, CTR))
+    assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(container(dense_ds, CTR))
+
+
+def test_simulated_node_config_follows_its_inventory(synth: Synth) -> None:
+    dp = {"backend": "simulated", "nodeConfigs": [{"name": "big", "gpus": {"perNode": 4}}]}
+    objects = synth(profile(devicePlugin=dp, driver={"enabled": False}))
+    text = find(objects, "ConfigMap", f"{CM}-big")["data"]["config.yaml"]
+    assert len(yaml.safe_load(text)["gpustack"]["simulated"]["gpus"]) == 4
+
+
+def test_node_config_label_is_configurable(synth: Synth) -> None:
+    dp = {"nodeConfigLabel": "example.com/pool", "nodeConfigs": [{"name": "a", "sharing": {}}]}
+    objects = synth(profile(devicePlugin=dp))
+    assert _affinity(find(objects, "DaemonSet", "nvidia-device-plugin-a")) == [
+        {"key": "example.com/pool", "operator": "In", "values": ["a"]}
+    ]
+    assert _affinity(find(objects, "DaemonSet", DS)) == [
+        {"key": "example.com/pool", "operator": "NotIn", "values": ["a"]}
+    ]

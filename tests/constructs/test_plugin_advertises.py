@@ -17,7 +17,7 @@ from gpustack.constructs.plugin_config import build_config, simulated_gpus
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.resources import build_resources
-from gpustack.profile.model import Profile
+from gpustack.profile.model import Profile, node_config_profile
 from gpustack.profile.rules import advertised_resources
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,3 +65,22 @@ def test_plugin_advertises_what_the_rules_expect(path: Path) -> None:
 def test_renamed_profile_is_covered() -> None:
     stems = {p.stem for p in gpustack_profiles()}
     assert {"time-slicing-rename", "a100-mig-mixed", "l4-inference-timeslicing"} <= stems
+
+
+def node_configs() -> list[tuple[Path, str]]:
+    return [(p, nc.name) for p in gpustack_profiles() for nc in load(p).device_plugin.node_configs]
+
+
+@pytest.mark.parametrize("path,name", node_configs(), ids=lambda v: getattr(v, "stem", v))
+def test_each_node_config_advertises_what_the_rules_expect(path: Path, name: str) -> None:
+    profile = load(path)
+    (nc,) = [nc for nc in profile.device_plugin.node_configs if nc.name == name]
+    view = node_config_profile(profile, nc)
+    assert plugin_names(view) == expected_names(view)
+
+
+def test_node_configs_are_covered() -> None:
+    assert {(p.stem, n) for p, n in node_configs()} >= {
+        ("node-configs", "whole-gpu"),
+        ("l4-inference-timeslicing", "whole-gpu"),
+    }

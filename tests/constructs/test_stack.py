@@ -50,6 +50,17 @@ CASES: dict[str, dict[str, Any]] = {
         gpus={"product": "A100-SXM4-40GB", "perNode": 4, "mig": {"1g.5gb": 7}},
         workloads={"examples": [{"name": "mig", "resourceName": "nvidia.com/mig-1g.5gb"}]},
     ),
+    "nvidia-plugin-node-configs": profile(
+        metadata={"labels": {"team": "ml-platform"}},
+        devicePlugin={
+            "implementation": "nvidia",
+            "nodeConfigs": [
+                {"name": "a-name-of-the-longest-length-35-chr", "migStrategy": "mixed"},
+                {"name": "whole", "gpus": {"perNode": 4}},
+            ],
+        },
+        gpus={"product": "A100-SXM4-80GB", "mig": {}},
+    ),
 }
 
 
