@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from gpustack.profile import catalog
 from gpustack.profile.catalog import parse_driver
@@ -224,17 +225,25 @@ def product_matches_architecture(p: Profile) -> Iterator[Finding]:
             )
 
 
-def driver_supports_gpu(p: Profile) -> Iterator[Finding]:
+def _gpu_minimum(p: Profile, attr: Literal["min_driver", "first_cuda"]) -> tuple[str, str] | None:
+    """A minimum (``min_driver`` or ``first_cuda``) of the profile's GPUs, with how to name who
+    needs it: the product where it overrides its architecture, else the architecture."""
     arch = architecture_of(p)
     if arch is None:
-        return
+        return None
     product = catalog.PRODUCTS.get(p.gpus.product or "")
-    minimum = (product.min_driver if product else None) or arch.min_driver
-    if product and product.min_driver:
-        what = f"{product.name}, which needs"
-    else:
-        what = f"{arch.name.capitalize()} GPUs, which need"
-    if minimum is not None and parse_driver(p.driver.version) < parse_driver(minimum):
+    if product is not None and getattr(product, attr) is not None:
+        return getattr(product, attr), f"{product.name}, which needs"
+    minimum = getattr(arch, attr)
+    return (minimum, f"{arch.name.capitalize()} GPUs, which need") if minimum else None
+
+
+def driver_supports_gpu(p: Profile) -> Iterator[Finding]:
+    found = _gpu_minimum(p, "min_driver")
+    if found is None:
+        return
+    minimum, what = found
+    if parse_driver(p.driver.version) < parse_driver(minimum):
         yield Finding(
             ("driver", "version"),
             f"driver {p.driver.version} is too old for {what} {minimum} or newer",
@@ -337,17 +346,10 @@ def _cuda_key(cuda: str) -> tuple[int, ...]:
 def workload_cuda_knows_gpu(p: Profile) -> Iterator[Finding]:
     # A build for an older CUDA has no kernels for a newer architecture: PyTorch reports
     # "no kernel image is available" (e.g. cu126 wheels on Blackwell, which needs cu128+).
-    arch = architecture_of(p)
-    if arch is None:
+    found = _gpu_minimum(p, "first_cuda")
+    if found is None:
         return
-    product = catalog.PRODUCTS.get(p.gpus.product or "")
-    first = (product.first_cuda if product else None) or arch.first_cuda
-    if first is None:
-        return
-    if product and product.first_cuda:
-        gpu = f"{product.name}, which needs"
-    else:
-        gpu = f"{arch.name.capitalize()} GPUs, which need"
+    first, gpu = found
     for i, ex in enumerate(p.workloads.examples):
         cuda = workload_cuda(ex)
         if cuda is not None and _cuda_key(cuda) < _cuda_key(first):
