@@ -44,7 +44,8 @@ CONTAINER: Final = "nvidia-device-plugin"
 INIT_CONTAINER: Final = "toolkit-validation"
 CONFIG_MAP: Final = "nvidia-device-plugin-config"
 CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
-#: The kubelet's device plugin directory (its registration socket and ours live here).
+#: The kubelet's device plugin directory as the plugin container sees it (its registration
+#: socket and ours live here); the host folder is ``<kubelet root>/device-plugins``.
 DEVICE_PLUGIN_DIR: Final = "/var/lib/kubelet/device-plugins"
 CDI_ROOT: Final = "/var/run/cdi"
 
@@ -110,6 +111,9 @@ class DevicePluginProps:
       any, the default DaemonSet stays off the nodes they select. Default none.
     - ``node_config_label``: the node label whose value names a node config. Default
       ``nvidia.com/device-plugin.config``.
+    - ``device_plugin_host_dir``: the kubelet's device plugin folder on the host, mounted at
+      ``/var/lib/kubelet/device-plugins`` (the plugins' default). Default
+      ``/var/lib/kubelet/device-plugins``; k0s and MicroK8s keep it elsewhere.
     """
 
     container: ContainerSettings
@@ -127,6 +131,7 @@ class DevicePluginProps:
     extra_env: tuple[tuple[str, str], ...] = ()
     node_configs: tuple[NodeConfigProps, ...] = ()
     node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
+    device_plugin_host_dir: str = DEVICE_PLUGIN_DIR
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
@@ -171,6 +176,9 @@ class DevicePluginProps:
             mig_strategy=dp.mig_strategy,
             device_list_strategy=dp.device_list_strategy,
             extra_env=tuple(extra),
+            device_plugin_host_dir=(
+                f"{profile.cluster.resolved_kubelet_root_dir().rstrip('/')}/device-plugins"
+            ),
             node_configs=tuple(
                 NodeConfigProps(
                     name=nc.name,
@@ -289,7 +297,7 @@ def _plugin(
     k8s.KubeConfigMap(scope, f"{prefix}config", metadata=_meta(ident, config_map, props), data=data)
 
     volumes = [
-        kube.host_path("device-plugin", DEVICE_PLUGIN_DIR, "Directory"),
+        kube.host_path("device-plugin", props.device_plugin_host_dir, "Directory"),
         kube.config_map_volume("config", config_map),
     ]
     mounts = [

@@ -235,6 +235,17 @@ def runtime_paths(runtime: Runtime) -> RuntimePaths:
     )
 
 
+#: The kubelet's root directory per distribution (k0s and MicroK8s move it; a kubelet started
+#: with another ``--root-dir`` needs ``cluster.kubeletRootDir``).
+KUBELET_ROOT_DIRS: dict[str, str] = {
+    "generic": "/var/lib/kubelet",
+    "k3s": "/var/lib/kubelet",
+    "rke2": "/var/lib/kubelet",
+    "microk8s": "/var/snap/microk8s/common/var/lib/kubelet",
+    "k0s": "/var/lib/k0s/kubelet",
+}
+
+
 @dataclass(frozen=True)
 class Cluster:
     """Where the stack runs: Kubernetes version, namespace and which nodes get GPU components."""
@@ -246,6 +257,7 @@ class Cluster:
     priority_class_name: str = "system-node-critical"
     image_pull_secrets: tuple[str, ...] = ()
     runtime: Runtime = field(default_factory=Runtime)
+    kubelet_root_dir: str | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Cluster:
@@ -262,7 +274,13 @@ class Cluster:
             priority_class_name=_get(d, "priorityClassName", "system-node-critical"),
             image_pull_secrets=tuple(_get(d, "imagePullSecrets", [])),
             runtime=Runtime.from_dict(_get(d, "runtime", None)),
+            kubelet_root_dir=_get(d, "kubeletRootDir", None),
         )
+
+    def resolved_kubelet_root_dir(self) -> str:
+        """The kubelet's root directory on the nodes (its device plugin sockets live in
+        ``<root>/device-plugins``): the profile's value, else the distribution's."""
+        return self.kubelet_root_dir or KUBELET_ROOT_DIRS[self.runtime.distribution]
 
 
 @dataclass(frozen=True)

@@ -331,6 +331,16 @@ def _cluster() -> Schema:
                 examples=[["ngc-registry"]],
             ),
             "runtime": _runtime(),
+            "kubeletRootDir": prop(
+                "Kubelet root directory",
+                "The kubelet's --root-dir on the GPU nodes; the device plugin registers in "
+                "its device-plugins folder (derived from runtime.distribution when unset: "
+                "/var/lib/kubelet, /var/lib/k0s/kubelet on k0s, "
+                "/var/snap/microk8s/common/var/lib/kubelet on MicroK8s).",
+                "string",
+                pattern=ABS_PATH,
+                examples=["/var/lib/kubelet", "/var/lib/k0s/kubelet"],
+            ),
         },
         default={},
     )

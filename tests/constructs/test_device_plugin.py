@@ -417,3 +417,36 @@ def test_node_config_label_is_configurable(synth: Synth) -> None:
     assert _affinity(find(objects, "DaemonSet", DS)) == [
         {"key": "example.com/pool", "operator": "NotIn", "values": ["a"]}
     ]
+
+
+# The kubelet's device plugin folder on the host, per distribution and as set in the profile;
+# the plugin always sees it at /var/lib/kubelet/device-plugins (its default --socket-dir).
+KUBELET_DIR_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("generic", {}, "/var/lib/kubelet/device-plugins"),
+    ("k3s", {"runtime": {"distribution": "k3s"}}, "/var/lib/kubelet/device-plugins"),
+    ("k0s", {"runtime": {"distribution": "k0s"}}, "/var/lib/k0s/kubelet/device-plugins"),
+    (
+        "microk8s",
+        {"runtime": {"distribution": "microk8s"}},
+        "/var/snap/microk8s/common/var/lib/kubelet/device-plugins",
+    ),
+    (
+        "explicit",
+        {"runtime": {"distribution": "k0s"}, "kubeletRootDir": "/data/kubelet"},
+        "/data/kubelet/device-plugins",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "host_dir"),
+    [c[1:] for c in KUBELET_DIR_CASES],
+    ids=[c[0] for c in KUBELET_DIR_CASES],
+)
+@pytest.mark.parametrize("implementation", ["gpustack", "nvidia"])
+def test_kubelet_device_plugin_dir(
+    synth: Synth, cluster: dict[str, Any], host_dir: str, implementation: str
+) -> None:
+    ds = plugin(synth, cluster=cluster, devicePlugin={"implementation": implementation})
+    assert host_paths(ds)["device-plugin"] == host_dir
+    assert "/var/lib/kubelet/device-plugins" in mounts(container(ds, CTR))
