@@ -152,10 +152,15 @@ available = torch.cuda.is_available()
 print("torch", torch.__version__, "cuda", torch.version.cuda, "available", available)
 if not available:
     if os.environ.get("GPUSTACK_SIMULATED") == "true":
-        # Simulated GPUs cannot run CUDA; proving the plugin allocated devices is the check.
-        allocated = os.environ.get("NVIDIA_VISIBLE_DEVICES", "")
-        print("simulated backend, allocated:", allocated)
-        sys.exit(0 if allocated not in ("", "all", "void", "none") else 1)
+        # Simulated GPUs cannot run CUDA; proving the plugin allocated devices is the check:
+        # NVIDIA_VISIBLE_DEVICES (envvar strategy) or the simulated CDI devices' variables.
+        allocated = [os.environ.get("NVIDIA_VISIBLE_DEVICES", "")]
+        allocated = [v for v in allocated if v not in ("", "all", "void", "none")]
+        allocated += [
+            v for k, v in sorted(os.environ.items()) if k.startswith("GPUSTACK_SIMULATED_DEVICE_")
+        ]
+        print("simulated backend, allocated:", ",".join(allocated))
+        sys.exit(0 if allocated else 1)
     sys.exit("CUDA is not available: check the runtime class and the device plugin")
 torch.manual_seed(0)
 a = torch.randn(256, 256)

@@ -200,24 +200,78 @@ class cuda:
 """
 
 
-@pytest.mark.parametrize(
-    ("environ", "code"),
-    [
-        ({"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "GPU-1234"}, 0),
-        ({"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "all"}, 1),
-        ({"GPUSTACK_SIMULATED": "true"}, 1),
-        ({"NVIDIA_VISIBLE_DEVICES": "GPU-1234"}, 1),
-    ],
-)
-def test_check_without_cuda(tmp_path: Path, environ: dict[str, str], code: int) -> None:
-    """A torch without CUDA: only a simulated stack with allocated devices passes."""
-    (tmp_path / "torch.py").write_text(FAKE_TORCH)
-    base = {k: v for k, v in os.environ.items() if k not in ("NVIDIA_VISIBLE_DEVICES",)}
-    result = subprocess.run(
+#: (environment of the check, exit code): only a simulated stack with allocated devices passes,
+#: whether the plugin handed them out as NVIDIA_VISIBLE_DEVICES or as simulated CDI devices.
+NO_CUDA_CASES: list[tuple[str, dict[str, str], int]] = [
+    ("simulated-envvar", {"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "GPU-1234"}, 0),
+    (
+        "simulated-cdi",
+        {
+            "GPUSTACK_SIMULATED": "true",
+            "NVIDIA_VISIBLE_DEVICES": "void",
+            "GPUSTACK_SIMULATED_DEVICE_0": "GPU-1234",
+        },
+        0,
+    ),
+    ("simulated-all", {"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "all"}, 1),
+    ("simulated-void", {"GPUSTACK_SIMULATED": "true", "NVIDIA_VISIBLE_DEVICES": "void"}, 1),
+    ("simulated-nothing", {"GPUSTACK_SIMULATED": "true"}, 1),
+    ("real-backend", {"NVIDIA_VISIBLE_DEVICES": "GPU-1234"}, 1),
+]
+
+
+def _run_check(
+    environ: dict[str, str], pythonpath: Path | None
+) -> subprocess.CompletedProcess[str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NVIDIA_VISIBLE_DEVICES", "PYTHONPATH")
+        and not k.startswith("GPUSTACK_SIMULATED")
+    }
+    if pythonpath is not None:
+        base["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run(
         [sys.executable, "-c", EXAMPLE_CHECK],
-        env={**base, "PYTHONPATH": str(tmp_path), **environ},
+        env={**base, **environ},
         capture_output=True,
         text=True,
+        timeout=120,
     )
+
+
+@pytest.mark.parametrize(
+    ("environ", "code"), [c[1:] for c in NO_CUDA_CASES], ids=[c[0] for c in NO_CUDA_CASES]
+)
+def test_check_without_cuda(tmp_path: Path, environ: dict[str, str], code: int) -> None:
+    """A stand-in torch without CUDA, so the decision logic runs everywhere."""
+    (tmp_path / "torch.py").write_text(FAKE_TORCH)
+    result = _run_check(environ, tmp_path)
     assert result.returncode == code, result.stdout + result.stderr
     assert "available False" in result.stdout
+
+
+@pytest.fixture(scope="module")
+def real_torch() -> None:
+    """PyTorch (a CPU build) in the test interpreter; CI installs it (.ci/run)."""
+    found = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
+    if found.returncode != 0:
+        message = "torch is not installed (CI installs torch==2.13.0, a CPU build, in .ci/run)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+
+
+@pytest.mark.parametrize(
+    ("environ", "code"), [c[1:] for c in NO_CUDA_CASES], ids=[c[0] for c in NO_CUDA_CASES]
+)
+def test_check_with_real_torch_on_cpu(real_torch: None, environ: dict[str, str], code: int) -> None:
+    """The example check against real PyTorch on a machine without CUDA: the APIs it calls
+    exist, it reports what it found, and it decides as with the stand-in."""
+    result = _run_check(environ, None)
+    assert result.returncode == code, result.stdout + result.stderr
+    first = result.stdout.splitlines()[0].split()
+    assert first[0] == "torch" and first[1][0].isdigit(), result.stdout
+    assert first[-2:] == ["available", "False"], result.stdout
+    if code == 1 and "GPUSTACK_SIMULATED" not in environ:
+        assert "CUDA is not available" in result.stderr
