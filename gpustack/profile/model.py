@@ -303,6 +303,25 @@ class StartupProbe:
 
 
 @dataclass(frozen=True)
+class Rdma:
+    """GPUDirect RDMA: the driver pod loads ``nvidia-peermem`` so NICs read and write GPU memory.
+
+    ``use_host_mofed``: the Mellanox OFED driver is installed on the host, not by a driver
+    container (the NVIDIA network operator's) that publishes it under ``/run/mellanox/drivers``.
+    """
+
+    enabled: bool = False
+    use_host_mofed: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Rdma:
+        return cls(
+            enabled=_get(d, "enabled", False),
+            use_host_mofed=_get(d, "useHostMofed", False),
+        )
+
+
+@dataclass(frozen=True)
 class Driver:
     """The NVIDIA driver: installed by gpustack's DaemonSet (``enabled``) or already on the host.
 
@@ -324,6 +343,7 @@ class Driver:
     env: tuple[EnvVar, ...] = ()
     resources: Resources = field(default_factory=Resources)
     kernel_module_config_map: str | None = None
+    rdma: Rdma = field(default_factory=Rdma)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Driver:
@@ -342,6 +362,7 @@ class Driver:
             env=_env(d),
             resources=Resources.from_dict(_get(d, "resources", None)),
             kernel_module_config_map=_get(d, "kernelModuleConfigMap", None),
+            rdma=Rdma.from_dict(_get(d, "rdma", None)),
         )
 
     @property

@@ -213,6 +213,30 @@ def driver_install_dir_fixed(p: Profile) -> Iterator[Finding]:
         )
 
 
+def rdma_needs_driver_container(p: Profile) -> Iterator[Finding]:
+    # nvidia-peermem is loaded by a sidecar of gpustack's driver pod; with a host-installed
+    # driver there is no driver pod, so the setting would silently do nothing.
+    if p.driver.rdma.enabled and not p.driver.enabled:
+        yield Finding(
+            ("driver", "rdma", "enabled"),
+            "GPUDirect RDMA is enabled, but the driver is installed on the host"
+            " (driver.enabled: false), so gpustack cannot load nvidia-peermem",
+            "load nvidia-peermem on the host and remove driver.rdma, or let gpustack install"
+            " the driver: driver.enabled: true",
+        )
+
+
+def host_mofed_needs_rdma(p: Profile) -> Iterator[Finding]:
+    rdma = p.driver.rdma
+    if rdma.use_host_mofed and not rdma.enabled:
+        yield Finding(
+            ("driver", "rdma", "useHostMofed"),
+            "driver.rdma.useHostMofed is set, but GPUDirect RDMA is not enabled, so it has"
+            " no effect",
+            "set driver.rdma.enabled: true, or remove useHostMofed",
+        )
+
+
 def product_matches_architecture(p: Profile) -> Iterator[Finding]:
     gpus = p.gpus
     if gpus.product and gpus.architecture:
@@ -721,6 +745,8 @@ RULES: tuple[Rule, ...] = (
     crio_restart_not_signal,
     precompiled_needs_kernel,
     driver_install_dir_fixed,
+    rdma_needs_driver_container,
+    host_mofed_needs_rdma,
     product_matches_architecture,
     driver_supports_gpu,
     kernel_modules_fit_gpu,

@@ -447,6 +447,27 @@ def _driver() -> Schema:
                 "string",
                 pattern=DNS_SUBDOMAIN,
             ),
+            "rdma": obj(
+                "GPUDirect RDMA",
+                "Load nvidia-peermem in the driver pod so RDMA NICs (InfiniBand, RoCE) read and"
+                " write GPU memory directly; needs the Mellanox OFED driver on the nodes.",
+                {
+                    "enabled": enabled(
+                        "Run the nvidia-peermem sidecar in the driver pod (needs enabled driver).",
+                        default=False,
+                    ),
+                    "useHostMofed": prop(
+                        "Host MOFED",
+                        "The Mellanox OFED driver is installed on the host, not by a driver"
+                        " container that publishes it under /run/mellanox/drivers.",
+                        "boolean",
+                        default=False,
+                        examples=[True],
+                    ),
+                },
+                default={},
+                examples=[{"enabled": True}, {"enabled": True, "useHostMofed": True}],
+            ),
         },
         default={},
     )

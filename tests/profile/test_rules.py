@@ -24,6 +24,8 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "crio_restart_not_signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver_install_dir_fixed": ("driver-install-dir", "$.driver.installDir"),
+    "rdma_needs_driver_container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
+    "host_mofed_needs_rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver_supports_gpu": ("b200-driver-too-old", "$.driver.version"),
     "kernel_modules_fit_gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),

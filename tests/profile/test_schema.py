@@ -148,6 +148,7 @@ SECTIONS: list[tuple[tuple[str, ...], Any, dict[str, Any]]] = [
     (("cluster", "runtime"), model.Runtime, {}),
     (("driver",), model.Driver, {}),
     (("driver", "startupProbe"), model.StartupProbe, {}),
+    (("driver", "rdma"), model.Rdma, {}),
     (("driver", "resources"), model.Resources, {}),
     (("toolkit",), model.Toolkit, {}),
     (("toolkit", "cdi"), model.Cdi, {}),
