@@ -3,7 +3,8 @@
 Shape follows the GPU operator's ``nvidia-driver-daemonset``: privileged, ``hostPID``, one pod per
 node, ``OnDelete`` updates (replacing a loaded driver under running GPU jobs is never automatic),
 and a startupProbe with a long budget because the first start compiles the module. Omitted when
-the driver is preinstalled on the host (``driver.enabled: false``).
+the driver is preinstalled on the host (``driver.enabled: false``). With GPUDirect RDMA
+(``driver.rdma.enabled``) a ``nvidia-peermem-ctr`` sidecar loads ``nvidia-peermem``.
 """
 
 from __future__ import annotations
@@ -24,16 +25,27 @@ from gpustack.constructs.scripts import (
     HOST_ROOT_CTR_PATH,
     SCRIPTS_DIR,
 )
-from gpustack.profile.model import KernelModuleType, Profile, StartupProbe
+from gpustack.profile.model import KernelModuleType, Profile, Rdma, StartupProbe
 
 NAME: Final = "nvidia-driver"
 DAEMONSET: Final = "nvidia-driver-daemonset"
 CONTAINER: Final = "nvidia-driver-ctr"
+#: Sidecar that loads nvidia-peermem (GPUDirect RDMA) once the driver is up.
+PEERMEM_CONTAINER: Final = "nvidia-peermem-ctr"
 SCRIPTS_CONFIG_MAP: Final = "nvidia-driver-scripts"
 #: The driver container always publishes its root filesystem here (inside and on the host).
 DRIVER_INSTALL_DIR: Final = "/run/nvidia/driver"
 #: Pod-template annotation whose change shows that the scripts changed (OnDelete: no auto roll).
 SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
+
+
+@dataclass(frozen=True)
+class LivenessProbe:
+    """Period, timeout and failure threshold of a livenessProbe (seconds, count)."""
+
+    period_seconds: int = 30
+    timeout_seconds: int = 10
+    failure_threshold: int = 3
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,19 @@ class DriverProps:
     - ``termination_grace_period_seconds``: time to stop GPU daemons and unload the modules on
       delete. Default 300 (unloading waits for the GPU to go idle; the API default 30 s kills the
       container mid-unload).
+    - ``rdma``: GPUDirect RDMA. Default off. When ``rdma.enabled``, the driver container gets
+      ``GPU_DIRECT_RDMA_ENABLED=true`` and ``USE_HOST_MOFED`` and mounts the Mellanox OFED paths
+      ``/run/mellanox/drivers`` and ``/run/mellanox/drivers/usr/src`` (hostPath
+      ``DirectoryOrCreate``, ``HostToContainer``: a MOFED driver container publishes there);
+      a privileged ``nvidia-peermem-ctr`` sidecar (the driver image) runs
+      ``nvidia-driver reload_nvidia_peermem`` with ``/run/nvidia`` and ``/run/mellanox/drivers``
+      mounted and the same two variables; the startupProbe records
+      ``GPU_DIRECT_RDMA_ENABLED=true`` in ``.driver-ctr-ready``.
+    - ``peermem_liveness``: the sidecar's livenessProbe (``nvidia-driver probe_nvidia_peermem``).
+      Default every 30 s, 10 s timeout, restart after 3 failures (about 90 s without the module;
+      the restarted sidecar loads it again). Its startupProbe runs the same command with the
+      ``startup_probe`` budget, because nvidia-peermem can load only after the driver has been
+      compiled and loaded.
     """
 
     container: ContainerSettings
@@ -62,6 +87,8 @@ class DriverProps:
     startup_probe: StartupProbe = field(default_factory=StartupProbe)
     kernel_module_config_map: str | None = None
     termination_grace_period_seconds: int = 300
+    rdma: Rdma = field(default_factory=Rdma)
+    peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DriverProps:
@@ -83,10 +110,11 @@ class DriverProps:
             kernel_module_type=d.kernel_module_type,
             startup_probe=d.startup_probe,
             kernel_module_config_map=d.kernel_module_config_map,
+            rdma=d.rdma,
         )
 
 
-def render_scripts() -> dict[str, str]:
+def render_scripts(*, rdma: bool = False) -> dict[str, str]:
     """The driver's scripts ConfigMap data."""
     probe = DRIVER_STARTUP_PROBE.render(
         validations=VALIDATIONS_DIR,
@@ -94,6 +122,7 @@ def render_scripts() -> dict[str, str]:
         driver_root=DRIVER_INSTALL_DIR,
         driver_root_ctr=DRIVER_ROOT_CTR_PATH,
         host_root_ctr=HOST_ROOT_CTR_PATH,
+        rdma=rdma,
     )
     return {"startup-probe.sh": probe}
 
@@ -116,6 +145,15 @@ _HOST_MOUNTS: Final = (
      "/sys/module/firmware_class/parameters/path", None, None),
     ("nv-firmware", f"{DRIVER_INSTALL_DIR}/lib/firmware", "DirectoryOrCreate", "/lib/firmware",
      None, None),
+)  # fmt: skip
+
+#: Mellanox OFED paths for GPUDirect RDMA, mounted only when it is enabled (same tuple shape).
+#: Volume names follow the operator's (run-mellanox-drivers, mlnx-ofed-usr-src).
+_MELLANOX_MOUNTS: Final = (
+    ("run-mellanox-drivers", "/run/mellanox/drivers", "DirectoryOrCreate",
+     "/run/mellanox/drivers", None, "HostToContainer"),
+    ("mlnx-ofed-usr-src", "/run/mellanox/drivers/usr/src", "DirectoryOrCreate",
+     "/run/mellanox/drivers/usr/src", None, "HostToContainer"),
 )  # fmt: skip
 
 
@@ -143,14 +181,17 @@ class NvidiaDriver(Construct):
         k8s.KubeServiceAccount(
             self, "service-account", metadata=meta(NAME), automount_service_account_token=False
         )
-        scripts = render_scripts()
+        rdma = props.rdma.enabled
+        scripts = render_scripts(rdma=rdma)
         k8s.KubeConfigMap(self, "scripts", metadata=meta(SCRIPTS_CONFIG_MAP), data=scripts)
 
-        volumes = [kube.host_path(v, host, kind) for v, host, kind, *_ in _HOST_MOUNTS]
+        host_mounts = _HOST_MOUNTS + (_MELLANOX_MOUNTS if rdma else ())
+        volumes = [kube.host_path(v, host, kind) for v, host, kind, *_ in host_mounts]
         mounts = [
             kube.mount(v, path, read_only=ro, propagation=prop)
-            for v, _, _, path, ro, prop in _HOST_MOUNTS
+            for v, _, _, path, ro, prop in host_mounts
         ]
+        by_volume = {m.name: m for m in mounts}
         volumes.append(kube.config_map_volume("scripts", SCRIPTS_CONFIG_MAP, 0o555))
         mounts.append(kube.mount("scripts", SCRIPTS_DIR, read_only=True))
         if props.kernel_module_config_map:
@@ -165,13 +206,21 @@ class NvidiaDriver(Construct):
             f"rm -f {VALIDATIONS_DIR}/.driver-ctr-ready {readiness}"
             f" {VALIDATIONS_DIR}/.driver-daemons-status"
         )
+        rdma_env = (
+            [
+                ("GPU_DIRECT_RDMA_ENABLED", "true"),
+                ("USE_HOST_MOFED", "true" if props.rdma.use_host_mofed else "false"),
+            ]
+            if rdma
+            else []
+        )
         container = kube.main_container(
             CONTAINER,
             props.container,
             command=["nvidia-driver"],
             args=["init"],
             env=kube.env_list(
-                [("KERNEL_MODULE_TYPE", props.kernel_module_type)],
+                [("KERNEL_MODULE_TYPE", props.kernel_module_type), *rdma_env],
                 props.container.env,
                 field_refs={"NODE_NAME": "spec.nodeName", "NODE_IP": "status.hostIP"},
             ),
@@ -191,6 +240,9 @@ class NvidiaDriver(Construct):
             ),
             volume_mounts=mounts,
         )
+        containers = [container]
+        if rdma:
+            containers.append(self._peermem_container(props, rdma_env, by_volume))
         one_per_node = k8s.PodAntiAffinity(
             required_during_scheduling_ignored_during_execution=[
                 k8s.PodAffinityTerm(
@@ -220,10 +272,43 @@ class NvidiaDriver(Construct):
                         host_pid=True,
                         termination_grace_period_seconds=props.termination_grace_period_seconds,
                         affinity=k8s.Affinity(pod_anti_affinity=one_per_node),
-                        containers=[container],
+                        containers=containers,
                         volumes=volumes,
                         **kube.pod_placement(props.placement),
                     ),
                 ),
             ),
+        )
+
+    @staticmethod
+    def _peermem_container(
+        props: DriverProps, rdma_env: list[tuple[str, str]], mounts: dict[str, k8s.VolumeMount]
+    ) -> k8s.Container:
+        """``nvidia-peermem-ctr``: loads nvidia-peermem and keeps checking that it is loaded."""
+        sp, lp = props.startup_probe, props.peermem_liveness
+        probe = kube.exec_action("nvidia-driver", "probe_nvidia_peermem")
+        return k8s.Container(
+            name=PEERMEM_CONTAINER,
+            image=props.container.image,
+            image_pull_policy=props.container.image_pull_policy,
+            command=["nvidia-driver"],
+            args=["reload_nvidia_peermem"],
+            env=kube.env_list(rdma_env),
+            security_context=k8s.SecurityContext(privileged=True),
+            startup_probe=k8s.Probe(
+                exec=probe,
+                initial_delay_seconds=sp.initial_delay_seconds,
+                period_seconds=sp.period_seconds,
+                timeout_seconds=sp.timeout_seconds,
+                failure_threshold=sp.failure_threshold,
+                success_threshold=1,
+            ),
+            liveness_probe=k8s.Probe(
+                exec=probe,
+                period_seconds=lp.period_seconds,
+                timeout_seconds=lp.timeout_seconds,
+                failure_threshold=lp.failure_threshold,
+                success_threshold=1,
+            ),
+            volume_mounts=[mounts["run-nvidia"], mounts["run-mellanox-drivers"]],
         )

@@ -6,6 +6,8 @@ readiness files that order the stack on each node:
 - ``driver-ready`` (written by the driver's startupProbe, or by the toolkit's init container when
   the driver is preinstalled) holds ``KEY=value`` lines the toolkit sources: IS_HOST_DRIVER,
   NVIDIA_DRIVER_ROOT, DRIVER_ROOT_CTR_PATH, NVIDIA_DEV_ROOT, DEV_ROOT_CTR_PATH.
+- ``.driver-ctr-ready`` (written by the driver's startupProbe) says the driver container is up;
+  with GPUDirect RDMA it holds ``GPU_DIRECT_RDMA_ENABLED=true``, as the operator's does.
 - ``toolkit-ready`` (written by the toolkit's startupProbe) tells the device plugin the runtime
   is configured.
 
@@ -64,7 +66,12 @@ mkdir -p "{{ validations }}"
     + _WRITE_DRIVER_READY
     + """\
 tmp="{{ validations }}/.driver-ctr-ready.tmp"
+{% if rdma %}
+# The optional driver features this pod enables, listed as the operator lists them.
+printf '%s\n' "GPU_DIRECT_RDMA_ENABLED=true" > "$tmp"
+{% else %}
 : > "$tmp"
+{% endif %}
 mv -f "$tmp" "{{ validations }}/.driver-ctr-ready"
 # Device nodes live in the driver container's /dev when it created them, else on the host.
 if [ -e "{{ driver_root }}/dev/nvidiactl" ]; then

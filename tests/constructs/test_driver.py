@@ -14,10 +14,23 @@ from gpustack.constructs.driver import DriverProps
 from gpustack.constructs.scripts import DRIVER_STARTUP_PROBE
 from gpustack.profile.model import Profile
 
-from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
+from .conftest import (
+    Synth,
+    container,
+    env,
+    find,
+    host_paths,
+    kinds,
+    mounts,
+    pod_spec,
+    profile,
+    volumes,
+)
 
 DS = "nvidia-driver-daemonset"
 CTR = "nvidia-driver-ctr"
+PEERMEM = "nvidia-peermem-ctr"
+MELLANOX = ("/run/mellanox/drivers", "/run/mellanox/drivers/usr/src")
 
 
 def driver_ds(synth: Synth, **sections: Any) -> dict[str, Any]:
@@ -158,6 +171,122 @@ def test_other_install_dir_is_refused() -> None:
         DriverProps.from_profile(p)
 
 
+# --- GPUDirect RDMA: env, Mellanox mounts and the nvidia-peermem sidecar ------------------------
+
+#: (driver.rdma, driver env it adds, sidecar expected)
+RDMA_CASES: list[tuple[str, dict[str, Any], dict[str, str], bool]] = [
+    ("default", {}, {}, False),
+    ("disabled", {"enabled": False}, {}, False),
+    (
+        "enabled",
+        {"enabled": True},
+        {"GPU_DIRECT_RDMA_ENABLED": "true", "USE_HOST_MOFED": "false"},
+        True,
+    ),
+    (
+        "host-mofed",
+        {"enabled": True, "useHostMofed": True},
+        {"GPU_DIRECT_RDMA_ENABLED": "true", "USE_HOST_MOFED": "true"},
+        True,
+    ),
+]
+RDMA_ENV = {"GPU_DIRECT_RDMA_ENABLED", "USE_HOST_MOFED"}
+
+
+@pytest.mark.parametrize(
+    ("rdma", "added", "sidecar"), [c[1:] for c in RDMA_CASES], ids=[c[0] for c in RDMA_CASES]
+)
+def test_rdma_env_mounts_and_sidecar(
+    synth: Synth, rdma: dict[str, Any], added: dict[str, str], sidecar: bool
+) -> None:
+    ds = driver_ds(synth, driver={"rdma": rdma})
+    c = container(ds, CTR)
+    assert {k: v for k, v in env(c).items() if k in RDMA_ENV} == added
+    names = [x["name"] for x in pod_spec(ds)["containers"]]
+    assert names == ([CTR, PEERMEM] if sidecar else [CTR])
+    m = mounts(c)
+    paths = host_paths(ds)
+    for path in MELLANOX:
+        assert (path in m) == sidecar
+        assert (path in paths.values()) == sidecar
+        if sidecar:
+            assert m[path]["mountPropagation"] == "HostToContainer"
+            assert paths[m[path]["name"]] == path
+            assert volumes(ds)[m[path]["name"]]["hostPath"]["type"] == "DirectoryOrCreate"
+
+
+def test_rdma_off_is_todays_pod(synth: Synth) -> None:
+    """Leaving rdma out or disabling it changes nothing in the synthesized objects."""
+    plain = [o.manifest for o in synth(profile())]
+    assert [o.manifest for o in synth(profile(driver={"rdma": {"enabled": False}}))] == plain
+    assert [o.manifest for o in synth(profile(driver={"rdma": {}}))] == plain
+
+
+def test_peermem_sidecar_shape(synth: Synth) -> None:
+    ds = driver_ds(
+        synth, driver={"rdma": {"enabled": True}, "resources": {"limits": {"memory": "4Gi"}}}
+    )
+    driver, peermem = container(ds, CTR), container(ds, PEERMEM)
+    assert peermem["image"] == driver["image"]
+    assert peermem["imagePullPolicy"] == driver["imagePullPolicy"]
+    assert peermem["command"] + peermem["args"] == ["nvidia-driver", "reload_nvidia_peermem"]
+    assert peermem["securityContext"] == {"privileged": True}
+    assert "resources" not in peermem  # the driver's compile budget is not the sidecar's
+    assert env(peermem) == {
+        "GPU_DIRECT_RDMA_ENABLED": "true",
+        "USE_HOST_MOFED": "false",
+    }
+    m = mounts(peermem)
+    assert sorted(m) == ["/run/mellanox/drivers", "/run/nvidia"]
+    assert m["/run/nvidia"] == mounts(driver)["/run/nvidia"]
+    assert m["/run/mellanox/drivers"] == mounts(driver)["/run/mellanox/drivers"]
+
+
+@pytest.mark.parametrize(
+    ("probe", "startup"),
+    [
+        ({}, (60, 10, 60, 120)),
+        (
+            {"initialDelaySeconds": 5, "periodSeconds": 20, "timeoutSeconds": 30,
+             "failureThreshold": 9},
+            (5, 20, 30, 9),
+        ),
+    ],
+)  # fmt: skip
+def test_peermem_probes(
+    synth: Synth, probe: dict[str, int], startup: tuple[int, int, int, int]
+) -> None:
+    """Startup: the driver's budget (peermem loads only after the driver); liveness: fixed."""
+    ds = driver_ds(synth, driver={"rdma": {"enabled": True}, "startupProbe": probe})
+    c = container(ds, PEERMEM)
+    command = ["nvidia-driver", "probe_nvidia_peermem"]
+    sp, lp = c["startupProbe"], c["livenessProbe"]
+    assert sp["exec"]["command"] == lp["exec"]["command"] == command
+    got = (
+        sp["initialDelaySeconds"],
+        sp["periodSeconds"],
+        sp["timeoutSeconds"],
+        sp["failureThreshold"],
+    )
+    assert got == startup
+    assert (lp["periodSeconds"], lp["timeoutSeconds"], lp["failureThreshold"]) == (30, 10, 3)
+
+
+def test_rdma_readiness_recorded_by_the_probe_script(synth: Synth) -> None:
+    def script(rdma: dict[str, Any]) -> str:
+        cm = find(synth(profile(driver={"rdma": rdma})), "ConfigMap", "nvidia-driver-scripts")
+        text: str = cm["data"]["startup-probe.sh"]
+        return text
+
+    assert "GPU_DIRECT_RDMA_ENABLED=true" in script({"enabled": True})
+    assert "GPU_DIRECT_RDMA_ENABLED" not in script({})
+    ds = driver_ds(synth, driver={"rdma": {"enabled": True}})
+    plain = driver_ds(synth)
+    key = "gpustack.dev/scripts-checksum"
+    annotations = ds["spec"]["template"]["metadata"]["annotations"]
+    assert annotations[key] != plain["spec"]["template"]["metadata"]["annotations"][key]
+
+
 # --- the startup probe script itself, run with sh against a fake node -------------------------
 
 
@@ -177,7 +306,9 @@ def _node(tmp_path: Path, *, module: bool, smi_ok: bool, ctr_dev: bool) -> dict[
     return paths
 
 
-def _run_probe(tmp_path: Path, paths: dict[str, Path]) -> subprocess.CompletedProcess[str]:
+def _run_probe(
+    tmp_path: Path, paths: dict[str, Path], *, rdma: bool = False
+) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "probe.sh"
     script.write_text(
         DRIVER_STARTUP_PROBE.render(
@@ -186,6 +317,7 @@ def _run_probe(tmp_path: Path, paths: dict[str, Path]) -> subprocess.CompletedPr
             driver_root=paths["driver"],
             driver_root_ctr="/driver-root",
             host_root_ctr="/host",
+            rdma=rdma,
         )
     )
     path = f"{paths['bin']}:{os.environ['PATH']}"
@@ -233,3 +365,15 @@ def test_probe_waits_for_driver_daemons(tmp_path: Path) -> None:
     (paths["validations"] / ".driver-daemons-status").write_text("Starting")
     assert _run_probe(tmp_path, paths).returncode != 0
     assert not (paths["validations"] / "driver-ready").exists()
+
+
+@pytest.mark.parametrize(
+    ("rdma", "content"), [(False, ""), (True, "GPU_DIRECT_RDMA_ENABLED=true\n")]
+)
+def test_probe_lists_rdma_in_driver_ctr_ready(tmp_path: Path, rdma: bool, content: str) -> None:
+    paths = _node(tmp_path, module=True, smi_ok=True, ctr_dev=True)
+    result = _run_probe(tmp_path, paths, rdma=rdma)
+    assert result.returncode == 0, result.stderr
+    assert (paths["validations"] / ".driver-ctr-ready").read_text() == content
+    # the toolkit sources driver-ready: RDMA is not its business
+    assert "RDMA" not in (paths["validations"] / "driver-ready").read_text()
