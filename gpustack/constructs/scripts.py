@@ -68,7 +68,7 @@ mkdir -p "{{ validations }}"
 tmp="{{ validations }}/.driver-ctr-ready.tmp"
 {% if rdma %}
 # The optional driver features this pod enables, listed as the operator lists them.
-printf '%s\n' "GPU_DIRECT_RDMA_ENABLED=true" > "$tmp"
+printf '%s\\n' "GPU_DIRECT_RDMA_ENABLED=true" > "$tmp"
 {% else %}
 : > "$tmp"
 {% endif %}
