@@ -1,4 +1,5 @@
-"""Objects every other component depends on: the Namespace and the RuntimeClasses.
+"""Objects every other component depends on: the Namespace, the RuntimeClasses and a
+NetworkPolicy that lets no connection into the stack's pods.
 
 The Namespace is labelled for the ``privileged`` Pod Security level: the driver and toolkit pods
 are privileged host daemons, and the ``baseline``/``restricted`` levels would reject them.
@@ -13,13 +14,17 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs.kube import object_meta
-from gpustack.constructs.labels import Identity
+from gpustack.constructs.labels import PART_OF, Identity
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
 
 #: Namespaces Kubernetes owns: gpustack deploys into them but never declares (and so never prunes)
 #: them.
 SYSTEM_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+#: Denies all ingress to the stack's pods (see :class:`Common`).
+NETWORK_POLICY: Final = "gpustack-deny-ingress"
+PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
 
 _POD_SECURITY: Final = {
     f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
@@ -56,7 +61,8 @@ class CommonProps:
 
 
 class Common(Construct):
-    """The Namespace (privileged Pod Security) and the GPU RuntimeClasses.
+    """The Namespace (privileged Pod Security), the GPU RuntimeClasses and the NetworkPolicy
+    ``gpustack-deny-ingress`` (no ingress to any pod labelled ``part-of: gpustack``).
 
     No RBAC: nothing here runs.
     """
@@ -77,6 +83,23 @@ class Common(Construct):
                     annotations=ident.annotations(),
                 ),
             )
+        # No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),
+        # so none accepts connections. Only gpustack's pods are selected: the namespace may be
+        # shared. Egress stays open: the driver container may fetch kernel headers.
+        k8s.KubeNetworkPolicy(
+            self,
+            "network-policy",
+            metadata=object_meta(
+                NETWORK_POLICY,
+                namespace=props.namespace,
+                labels=ident.labels(),
+                annotations=ident.annotations(),
+            ),
+            spec=k8s.NetworkPolicySpec(
+                pod_selector=k8s.LabelSelector(match_labels={PART_OF_LABEL: PART_OF}),
+                policy_types=["Ingress"],
+            ),
+        )
         for name in props.runtime_classes:
             k8s.KubeRuntimeClass(
                 self,

@@ -272,6 +272,7 @@ class NvidiaDriver(Construct):
                         host_pid=True,
                         termination_grace_period_seconds=props.termination_grace_period_seconds,
                         affinity=k8s.Affinity(pod_anti_affinity=one_per_node),
+                        security_context=kube.pod_security_context(),
                         containers=containers,
                         volumes=volumes,
                         **kube.pod_placement(props.placement),

@@ -147,9 +147,8 @@ class Examples(Construct):
             resources=k8s.ResourceRequirements(
                 limits={job.resource: k8s.Quantity.from_number(job.gpus)}
             ),
-            security_context=k8s.SecurityContext(
-                allow_privilege_escalation=False, capabilities=k8s.Capabilities(drop=["ALL"])
-            ),
+            # PyTorch images write caches (kernels, compiled graphs) under the root filesystem.
+            security_context=kube.unprivileged(read_only_root=False),
         )
         k8s.KubeJob(
             self,
@@ -169,6 +168,7 @@ class Examples(Construct):
                         service_account_name=SERVICE_ACCOUNT,
                         automount_service_account_token=False,
                         runtime_class_name=props.runtime_class,
+                        security_context=kube.pod_security_context(),
                         containers=[container],
                         **kube.pod_placement(props.placement, priority=False),
                     ),

@@ -114,6 +114,22 @@ def main_container(
     )
 
 
+def pod_security_context() -> k8s.PodSecurityContext:
+    """Every gpustack pod: the runtime's default seccomp profile. Privileged containers (driver,
+    toolkit) run unconfined whatever the pod says; the rest get the syscall filter for free."""
+    return k8s.PodSecurityContext(seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault"))
+
+
+def unprivileged(*, read_only_root: bool = True) -> k8s.SecurityContext:
+    """A container that needs no privileges: no capabilities, no escalation and, unless it
+    writes to its own filesystem, a read-only root."""
+    return k8s.SecurityContext(
+        allow_privilege_escalation=False,
+        capabilities=k8s.Capabilities(drop=["ALL"]),
+        read_only_root_filesystem=True if read_only_root else None,
+    )
+
+
 def pod_placement(placement: Placement, *, priority: bool = True) -> dict[str, Any]:
     """PodSpec keyword arguments for node selection, tolerations, priority and pull secrets."""
     return {

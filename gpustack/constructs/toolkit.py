@@ -347,6 +347,7 @@ class ContainerToolkit(Construct):
                         service_account_name=NAME,
                         automount_service_account_token=False,
                         host_pid=True,
+                        security_context=kube.pod_security_context(),
                         init_containers=[init],
                         containers=[container],
                         volumes=volumes,

@@ -209,10 +209,12 @@ def test_without_toolkit_waits_for_driver_with_driver_image(synth: Synth) -> Non
     assert "initContainers" not in pod_spec(neither)
 
 
-RESTRICTED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+UNPRIVILEGED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+RESTRICTED = {**UNPRIVILEGED, "readOnlyRootFilesystem": True}
 SYS_ADMIN = {
     "allowPrivilegeEscalation": False,
     "capabilities": {"add": ["SYS_ADMIN"], "drop": ["ALL"]},
+    "readOnlyRootFilesystem": True,
 }
 
 
@@ -225,10 +227,15 @@ SYS_ADMIN = {
         ({"migStrategy": "single"}, SYS_ADMIN),
         ({"deviceListStrategy": ["envvar", "volume-mounts"]}, SYS_ADMIN),
         ({"backend": "simulated"}, RESTRICTED),
+        # NVIDIA's image is not tested here with a read-only root, so it keeps a writable one.
+        ({"implementation": "nvidia"}, UNPRIVILEGED),
     ],
 )
 def test_security_context(synth: Synth, dp: dict[str, Any], expected: dict[str, Any]) -> None:
-    assert container(plugin(synth, devicePlugin=dp), CTR)["securityContext"] == expected
+    ds = plugin(synth, devicePlugin=dp)
+    assert container(ds, CTR)["securityContext"] == expected
+    # the pod filters syscalls with the runtime's default profile (privileged ones run unconfined)
+    assert pod_spec(ds)["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def test_mig_monitoring_env(synth: Synth) -> None:

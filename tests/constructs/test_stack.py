@@ -265,7 +265,25 @@ def test_runtime_classes(sections: dict[str, Any], expected: list[str]) -> None:
 def test_privileged_namespace(stacks: dict[str, list[SynthObject]]) -> None:
     ns = find(stacks["defaults"], "Namespace", "gpustack-system")
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-    assert kinds(stacks["crio-hooks"], "common") == []  # kube-system is not ours to declare
+    # kube-system is not ours to declare; only the stack's own NetworkPolicy goes there
+    assert kinds(stacks["crio-hooks"], "common") == [("NetworkPolicy", "gpustack-deny-ingress")]
+
+
+def test_no_ingress_to_any_pod(stacks: dict[str, list[SynthObject]]) -> None:
+    """One NetworkPolicy per stack denies all ingress, and it selects every pod gpustack runs
+    (and, since the namespace may be shared, nothing else)."""
+    for objects in stacks.values():
+        policies = [o.manifest for o in objects if o.kind == "NetworkPolicy"]
+        assert len(policies) == 1
+        spec = policies[0]["spec"]
+        assert spec["policyTypes"] == ["Ingress"] and "ingress" not in spec
+        selector = spec["podSelector"]["matchLabels"]
+        assert selector == {"app.kubernetes.io/part-of": "gpustack"}
+        pods = [t for o in objects for t in _pod_templates(o.manifest)]
+        assert pods
+        for t in pods:
+            assert selector.items() <= t["metadata"]["labels"].items()
+            assert t["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def test_common_placement_on_every_daemonset(stacks: dict[str, list[SynthObject]]) -> None:
