@@ -232,9 +232,18 @@ class RegisterCase:
     id: str
     gpus: int
     allocate: int
+    #: deviceListStrategy; with cdi-cri the plugin also writes its CDI spec, through a mounted
+    #: /var/run/cdi, while its root filesystem stays read-only.
+    strategy: str = "envvar"
 
 
-REGISTER_CASES = (RegisterCase("one-of-one", 1, 1), RegisterCase("two-of-four", 4, 2))
+REGISTER_CASES = (
+    RegisterCase("one-of-one", 1, 1),
+    RegisterCase("two-of-four", 4, 2),
+    RegisterCase("cdi-two-of-three", 3, 2, strategy="cdi-cri"),
+)
+CDI_DIR = "/var/run/cdi"
+CDI_SPEC = "k8s.device-plugin.nvidia.com-gpu.json"
 
 
 def _visible_devices(container_response: Mapping[str, Any]) -> list[str]:
@@ -250,6 +259,8 @@ def test_container_registers_and_allocates(
     config = _simulated_config(case.gpus)
     sockets = short_dir / "dp"
     sockets.mkdir()
+    cdi = short_dir / "cdi"
+    cdi.mkdir()
     (short_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict()), encoding="utf-8")
     name = f"gpustack-dp-test-{uuid.uuid4().hex[:12]}"
     resource = config.gpustack.resource_name
@@ -264,7 +275,9 @@ def test_container_registers_and_allocates(
             tools.podman, *PODMAN_RUN, "--detach", "--name", name,
             "--volume", f"{sockets}:{KUBELET_DIR}",
             "--volume", f"{short_dir / 'config.yaml'}:/etc/gpustack/config.yaml:ro",
+            "--volume", f"{cdi}:{CDI_DIR}",
             plugin_image, "--backend", "simulated", "--config-file", "/etc/gpustack/config.yaml",
+            "--device-list-strategy", case.strategy,
         ])  # fmt: skip
         assert started.returncode == 0, started.stderr
         out, err = kubelet.communicate(timeout=90)
@@ -278,8 +291,18 @@ def test_container_registers_and_allocates(
         advertised = sorted(device["id"] for device in result["devices"])
         assert advertised == sorted(gpu.uuid for gpu in config.gpustack.simulated.gpus)
         assert {device["health"] for device in result["devices"]} == {"Healthy"}
-        visible = _visible_devices(result["allocate_response"])
-        assert len(visible) == case.allocate and set(visible) <= set(advertised), result
+        if case.strategy == "cdi-cri":
+            # every CDI device Allocate names is defined in the spec the container wrote
+            names = [d["name"] for d in result["allocate_response"]["cdi_devices"]]
+            spec = json.loads((cdi / CDI_SPEC).read_text(encoding="utf-8"))
+            ids = [n.partition("=")[2] for n in names]
+            assert len(names) == case.allocate, result
+            assert {n.partition("=")[0] for n in names} == {spec["kind"]}
+            assert set(ids) <= {d["name"] for d in spec["devices"]} and set(ids) <= set(advertised)
+        else:
+            visible = _visible_devices(result["allocate_response"])
+            assert len(visible) == case.allocate and set(visible) <= set(advertised), result
+            assert not any(cdi.iterdir()), "no CDI spec without a CDI strategy"
 
         # Kubernetes stops a pod with SIGTERM: the plugin (PID 1 here) must exit cleanly on it
         # rather than sit out the grace period and be killed (exit 137).
