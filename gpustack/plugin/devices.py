@@ -38,6 +38,12 @@ class MigDevice:
     #: Parent ``/dev/nvidia<minor>`` plus the MIG capability nodes.
     device_paths: tuple[str, ...]
 
+    @property
+    def whole_instance(self) -> bool:
+        """Its compute instance spans its whole GPU instance (``1g.10gb``, not ``1c.2g.20gb``).
+        Only such devices are advertised, as NVIDIA's plugin does."""
+        return not self.profile.split(".", 1)[0].endswith("c")
+
 
 @dataclass(frozen=True)
 class Gpu:

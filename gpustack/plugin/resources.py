@@ -7,11 +7,14 @@ plugin endpoint per resource name.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpustack.plugin.config import PluginConfig
-from gpustack.plugin.devices import Gpu, Unit
+from gpustack.plugin.devices import Gpu, MigDevice, Unit
+
+log = logging.getLogger("gpustack.plugin")
 
 REPLICA_SEPARATOR = "::"
 
@@ -60,6 +63,24 @@ def mig_resource_name(profile: str) -> str:
     return "nvidia.com/mig-" + profile.replace("+", ".")
 
 
+def _advertised_migs(gpu: Gpu) -> list[MigDevice]:
+    """The MIG devices of ``gpu`` that can be advertised: a compute instance smaller than its
+    GPU instance (``1c.2g.20gb``) is not a schedulable unit of its own, so it is skipped."""
+    migs = []
+    for mig in gpu.mig_devices:
+        if mig.whole_instance:
+            migs.append(mig)
+        else:
+            log.warning(
+                "GPU %d: MIG device %s (%s) is not advertised: its compute instance does not"
+                " span its GPU instance",
+                gpu.index,
+                mig.uuid,
+                mig.profile,
+            )
+    return migs
+
+
 def build_resources(config: PluginConfig, gpus: Sequence[Gpu]) -> list[Resource]:
     """Advertised resources for ``gpus``; raises ``ResourceError`` for impossible layouts."""
     strategy = config.flags.mig_strategy
@@ -76,14 +97,14 @@ def build_resources(config: PluginConfig, gpus: Sequence[Gpu]) -> list[Resource]
         _check_single(gpus)
         for gpu in gpus:
             if gpu.mig_enabled:
-                for mig in gpu.mig_devices:
+                for mig in _advertised_migs(gpu):
                     add(base, Unit.of_mig(gpu, mig))
             else:
                 add(base, Unit.of_gpu(gpu))
     else:  # mixed
         for gpu in gpus:
             if gpu.mig_enabled:
-                for mig in gpu.mig_devices:
+                for mig in _advertised_migs(gpu):
                     add(mig_resource_name(mig.profile), Unit.of_mig(gpu, mig))
             else:
                 add(base, Unit.of_gpu(gpu))
@@ -126,7 +147,7 @@ def _check_single(gpus: Sequence[Gpu]) -> None:
         raise ResourceError("MIG is enabled but no MIG devices exist; create MIG instances first")
     # Every MIG device becomes the same resource, so they must all be the same size: a pod
     # asking for one must not get a 1g slice on one node and a 3g slice on another.
-    profiles = sorted({m.profile for gpu in gpus for m in gpu.mig_devices})
+    profiles = sorted({m.profile for gpu in gpus for m in gpu.mig_devices if m.whole_instance})
     if len(profiles) > 1:
         raise ResourceError(
             f"migStrategy single needs one MIG profile on every GPU, found {', '.join(profiles)}; "

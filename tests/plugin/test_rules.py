@@ -10,6 +10,7 @@ from gpustack.plugin.allocate import AllocationError, preferred_allocation
 from gpustack.plugin.backends.nvml import mig_profile_name, numa_node
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import DEFAULT_IGNORED_XIDS, HealthConfig, PluginConfig
+from gpustack.plugin.devices import Gpu, MigDevice
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
 from gpustack.plugin.main import apply_overrides, build_parser, collect_overrides
 from gpustack.plugin.resources import (
@@ -278,3 +279,46 @@ def test_nvidia_flag_and_env_aliases(
     config = apply_overrides(PluginConfig(), collect_overrides(args, env))
     flags = config.flags
     assert getattr(flags.plugin if field == "container_driver_root" else flags, field) == value
+
+
+def _mig(profile: str, position: int) -> MigDevice:
+    return MigDevice(
+        uuid=f"MIG-{position:08d}-0000-0000-0000-000000000000",
+        profile=profile,
+        parent_uuid="GPU-00000000-0000-0000-0000-000000000000",
+        parent_index=0,
+        position=position,
+        gpu_instance=position,
+        compute_instance=0,
+        device_paths=("/dev/nvidia0",),
+    )
+
+
+def _a100_with(*migs: MigDevice) -> Gpu:
+    return Gpu(
+        index=0,
+        uuid="GPU-00000000-0000-0000-0000-000000000000",
+        minor=0,
+        product="NVIDIA A100-SXM4-80GB",
+        memory_mib=81920,
+        compute_capability="8.0",
+        numa_node=0,
+        nvlink_peers=frozenset(),
+        mig_enabled=True,
+        mig_devices=migs,
+    )
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_partial_compute_instances_are_not_advertised(
+    strategy: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A compute instance smaller than its GPU instance (``1c.2g.20gb``) is no schedulable
+    unit: like NVIDIA's plugin, advertise only MIG devices whose CI spans the GI."""
+    gpu = _a100_with(_mig("2g.20gb", 0), _mig("1c.2g.20gb", 1), _mig("2g.20gb", 2))
+    config = PluginConfig.from_dict({"flags": {"migStrategy": strategy}})
+    (res,) = build_resources(config, [gpu])
+    expected = "nvidia.com/gpu" if strategy == "single" else "nvidia.com/mig-2g.20gb"
+    assert res.name == expected
+    assert [u.uuid for u in res.units] == [gpu.mig_devices[0].uuid, gpu.mig_devices[2].uuid]
+    assert "1c.2g.20gb" in caplog.text and "not advertised" in caplog.text
