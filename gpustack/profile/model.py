@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 API_VERSION = "gpustack.dev/v1alpha1"
 KIND = "Profile"
@@ -445,12 +445,25 @@ class TimeSlicing:
     resources: tuple[TimeSlicingResource, ...] = ()
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> TimeSlicing:
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Self:
+        default = cls()  # a subclass's own defaults (Mps refuses requests > 1 by default)
         return cls(
-            rename_by_default=_get(d, "renameByDefault", False),
-            fail_requests_greater_than_one=_get(d, "failRequestsGreaterThanOne", False),
+            rename_by_default=_get(d, "renameByDefault", default.rename_by_default),
+            fail_requests_greater_than_one=_get(
+                d, "failRequestsGreaterThanOne", default.fail_requests_greater_than_one
+            ),
             resources=tuple(TimeSlicingResource.from_dict(r) for r in _get(d, "resources", [])),
         )
+
+
+@dataclass(frozen=True)
+class Mps(TimeSlicing):
+    """CUDA MPS sharing, NVIDIA's ``sharing.mps``: the shape of :class:`TimeSlicing`, but each
+    replica is an MPS client limited to ``1/replicas`` of the GPU's memory and compute, and
+    requests for more than one replica are refused by default (as in NVIDIA's plugin).
+    NVIDIA's device plugin only; it needs the MPS control daemon gpustack deploys next to it."""
+
+    fail_requests_greater_than_one: bool = True
 
 
 @dataclass(frozen=True)
@@ -475,14 +488,19 @@ DEFAULT_NODE_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 @dataclass(frozen=True)
 class Sharing:
     """A node config's ``sharing``: given at all, it replaces the top-level sharing (``{}``:
-    no time-slicing on those nodes)."""
+    no time-slicing and no MPS on those nodes)."""
 
     time_slicing: TimeSlicing | None = None
+    mps: Mps | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Sharing:
         ts = _get(d, "timeSlicing", None)
-        return cls(time_slicing=TimeSlicing.from_dict(ts) if ts is not None else None)
+        mps = _get(d, "mps", None)
+        return cls(
+            time_slicing=TimeSlicing.from_dict(ts) if ts is not None else None,
+            mps=Mps.from_dict(mps) if mps is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -540,6 +558,8 @@ class DevicePlugin:
 
     ``image`` and ``version`` default per ``implementation`` (see :data:`PLUGIN_IMAGES`).
     ``backend`` is gpustack-only: ``simulated`` advertises the GPUs of ``gpus`` without hardware.
+    ``time_slicing`` and ``mps`` are ``sharing.timeSlicing`` and ``sharing.mps`` (MPS: NVIDIA's
+    plugin only).
     """
 
     enabled: bool = True
@@ -557,6 +577,7 @@ class DevicePlugin:
     shared_devices_allocation_policy: AllocationPolicy = "distributed"
     health_checks: HealthChecks = field(default_factory=HealthChecks)
     time_slicing: TimeSlicing | None = None
+    mps: Mps | None = None
     env: tuple[EnvVar, ...] = ()
     resources: Resources = field(default_factory=Resources)
     node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
@@ -569,6 +590,7 @@ class DevicePlugin:
             strategy = [strategy]
         sharing = _get(d, "sharing", None)
         ts = _get(sharing, "timeSlicing", None)
+        mps = _get(sharing, "mps", None)
         return cls(
             enabled=_get(d, "enabled", True),
             implementation=_get(d, "implementation", "gpustack"),
@@ -587,6 +609,7 @@ class DevicePlugin:
             ),
             health_checks=HealthChecks.from_dict(_get(d, "healthChecks", None)),
             time_slicing=TimeSlicing.from_dict(ts) if ts is not None else None,
+            mps=Mps.from_dict(mps) if mps is not None else None,
             env=_env(d),
             resources=Resources.from_dict(_get(d, "resources", None)),
             node_config_label=_get(d, "nodeConfigLabel", DEFAULT_NODE_CONFIG_LABEL),
@@ -706,6 +729,7 @@ def node_config_profile(profile: Profile, config: NodeConfig) -> Profile:
             dp,
             mig_strategy=config.mig_strategy or dp.mig_strategy,
             time_slicing=dp.time_slicing if config.sharing is None else config.sharing.time_slicing,
+            mps=dp.mps if config.sharing is None else config.sharing.mps,
             node_configs=(),
         ),
         gpus=replace(

@@ -22,8 +22,10 @@ from gpustack.profile.loader import Document, JsonPath
 from gpustack.profile.model import (
     SUPPORTED_KUBERNETES,
     Example,
+    Mps,
     NodeConfig,
     Profile,
+    TimeSlicing,
     TimeSlicingResource,
     node_config_profile,
 )
@@ -35,6 +37,7 @@ _RESOURCE_NAME = re.compile(
 )
 _DP = "devicePlugin"
 _TS = (_DP, "sharing", "timeSlicing")
+_MPS = (_DP, "sharing", "mps")
 _NC = (_DP, "nodeConfigs")
 
 
@@ -57,8 +60,28 @@ def architecture_of(profile: Profile) -> catalog.Architecture | None:
     return catalog.ARCHITECTURES.get(name) if name else None
 
 
+def _sharing(profile: Profile) -> TimeSlicing | None:
+    """The sharing the plugin applies: MPS, else time-slicing (NVIDIA's plugin picks MPS when
+    both are given; ``mps_excludes_time_slicing`` reports that)."""
+    dp = profile.device_plugin
+    return dp.mps if dp.mps is not None else dp.time_slicing
+
+
+def _sharing_kind(sharing: TimeSlicing) -> str:
+    return "MPS" if isinstance(sharing, Mps) else "time-slicing"
+
+
+def _sharing_sections(profile: Profile) -> Iterator[tuple[JsonPath, TimeSlicing]]:
+    """Each sharing section the profile gives, with its path: timeSlicing, then mps."""
+    dp = profile.device_plugin
+    if dp.time_slicing is not None:
+        yield _TS, dp.time_slicing
+    if dp.mps is not None:
+        yield _MPS, dp.mps
+
+
 def _shared_name(profile: Profile, name: str) -> str:
-    ts = profile.device_plugin.time_slicing
+    ts = _sharing(profile)
     if ts is None:
         return name
     for res in ts.resources:
@@ -78,13 +101,14 @@ def _unshared_resources(profile: Profile) -> list[str]:
 
 
 def advertised_resources(profile: Profile) -> tuple[str, ...]:
-    """Resource names the device plugin advertises, after MIG and time-slicing renames."""
+    """Resource names the device plugin advertises, after MIG and sharing (time-slicing or MPS)
+    renames."""
     return tuple(_shared_name(profile, name) for name in _unshared_resources(profile))
 
 
 def workload_resource(profile: Profile, example: Example) -> str:
     """The resource an example job requests: its own ``resourceName``, else the plugin's
-    (time-slicing rename applied)."""
+    (time-slicing or MPS rename applied)."""
     return example.resource_name or _shared_name(profile, profile.device_plugin.resource_name)
 
 
@@ -441,9 +465,9 @@ def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
             )
 
 
-def _time_sliced(p: Profile, wanted: str) -> TimeSlicingResource | None:
-    """The time-slicing entry whose shared resource is ``wanted``, if any."""
-    ts = p.device_plugin.time_slicing
+def _shared(p: Profile, wanted: str) -> TimeSlicingResource | None:
+    """The sharing (time-slicing or MPS) entry whose shared resource is ``wanted``, if any."""
+    ts = _sharing(p)
     for res in ts.resources if ts else ():
         if _shared_name(p, res.name) == wanted:
             return res
@@ -465,14 +489,14 @@ def workload_fits_sharing(p: Profile) -> Iterator[Finding]:
         if ex.gpus <= 1:
             continue
         for name, view in plugin_configs(p):
-            ts = view.device_plugin.time_slicing
+            ts = _sharing(view)
             if ts is None or not ts.fail_requests_greater_than_one:
                 continue
-            if _time_sliced(view, wanted) is not None:
+            if _shared(view, wanted) is not None:
                 yield Finding(
                     _example_path(i, "gpus"),
-                    f"time-slicing with failRequestsGreaterThanOne{_on_nodes(name)} refuses pods"
-                    f" that request more than one {wanted}",
+                    f"{_sharing_kind(ts)} with failRequestsGreaterThanOne{_on_nodes(name)} refuses"
+                    f" pods that request more than one {wanted}",
                     "set gpus: 1, or failRequestsGreaterThanOne: false",
                 )
                 break
@@ -482,9 +506,10 @@ def _node_capacity(p: Profile, wanted: str) -> tuple[int, str] | None:
     """How many ``wanted`` one node of this config offers, and what they are; ``None`` when it
     offers none."""
     dp = p.device_plugin
-    shared = _time_sliced(p, wanted)
+    shared = _shared(p, wanted)
     if shared is not None:
-        return p.gpus.per_node * shared.replicas, "time-sliced replicas"
+        kind = "MPS" if dp.mps is not None else "time-sliced"
+        return p.gpus.per_node * shared.replicas, f"{kind} replicas"
     if wanted == dp.resource_name and wanted in advertised_resources(p):
         return p.gpus.per_node, "GPU" if p.gpus.per_node == 1 else "GPUs"
     return None
@@ -543,14 +568,15 @@ def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
 def nvidia_plugin_time_slicing_rename(p: Profile) -> Iterator[Finding]:
     # NVIDIA's plugin documents `rename` but drops it when it loads its config, so pods would
     # request a name nothing advertises (NVIDIA/k8s-device-plugin#1786); gpustack's honours it.
-    dp = p.device_plugin
-    if dp.implementation != "nvidia" or dp.time_slicing is None:
+    if p.device_plugin.implementation != "nvidia":
         return
-    for i, res in enumerate(dp.time_slicing.resources):
-        if res.rename:
-            kept = f"{res.name}.shared" if dp.time_slicing.rename_by_default else res.name
+    for at, sharing in _sharing_sections(p):
+        for i, res in enumerate(sharing.resources):
+            if not res.rename:
+                continue
+            kept = f"{res.name}.shared" if sharing.rename_by_default else res.name
             yield Finding(
-                (*_TS, "resources", i, "rename"),
+                (*at, "resources", i, "rename"),
                 f"NVIDIA's device plugin ignores rename and would advertise {kept}, "
                 f"not {res.rename}",
                 "remove rename, or set devicePlugin.implementation: gpustack",
@@ -560,11 +586,11 @@ def nvidia_plugin_time_slicing_rename(p: Profile) -> Iterator[Finding]:
 def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
     dp = p.device_plugin
     named: list[tuple[tuple[str | int, ...], str]] = [((_DP, "resourceName"), dp.resource_name)]
-    if dp.time_slicing is not None:
-        for i, res in enumerate(dp.time_slicing.resources):
-            named.append(((*_TS, "resources", i, "name"), res.name))
+    for at, sharing in _sharing_sections(p):
+        for i, res in enumerate(sharing.resources):
+            named.append(((*at, "resources", i, "name"), res.name))
             if res.rename:
-                named.append(((*_TS, "resources", i, "rename"), res.rename))
+                named.append(((*at, "resources", i, "rename"), res.rename))
     for i, ex in enumerate(p.workloads.examples):
         if ex.resource_name:
             named.append((_example_path(i, "resourceName"), ex.resource_name))
@@ -579,14 +605,70 @@ def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
 
 
 def time_slicing_replicas(p: Profile) -> Iterator[Finding]:
-    ts = p.device_plugin.time_slicing
-    for i, res in enumerate(ts.resources if ts else ()):
-        if res.replicas < 2:
+    # Time-slicing and MPS alike: NVIDIA's plugin rejects fewer than 2 replicas.
+    for at, sharing in _sharing_sections(p):
+        for i, res in enumerate(sharing.resources):
+            if res.replicas < 2:
+                yield Finding(
+                    (*at, "resources", i, "replicas"),
+                    f"{res.replicas} replica shares nothing",
+                    f"set replicas to 2 or more, or remove {_sharing_kind(sharing)}",
+                )
+
+
+# --- MPS -------------------------------------------------------------------------------------
+
+
+def mps_needs_nvidia_plugin(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if dp.mps is not None and dp.implementation != "nvidia":
+        yield Finding(
+            _MPS,
+            "gpustack's device plugin does not implement MPS sharing",
+            "set devicePlugin.implementation: nvidia, or share GPUs with timeSlicing",
+        )
+
+
+def mps_excludes_time_slicing(p: Profile) -> Iterator[Finding]:
+    # NVIDIA's plugin applies MPS and silently drops the time-slicing config.
+    dp = p.device_plugin
+    if dp.mps is not None and dp.time_slicing is not None:
+        yield Finding(
+            _MPS,
+            "MPS and time-slicing are mutually exclusive; NVIDIA's plugin would ignore timeSlicing",
+            "keep either sharing.mps or sharing.timeSlicing",
+        )
+
+
+def mps_not_with_mixed_mig(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if dp.mps is not None and dp.mig_strategy == "mixed":
+        yield Finding(
+            _MPS,
+            "NVIDIA's device plugin does not support MPS with migStrategy mixed",
+            "set migStrategy: none and share whole GPUs, or remove sharing.mps",
+        )
+
+
+def mps_shares_whole_gpus(p: Profile) -> Iterator[Finding]:
+    dp = p.device_plugin
+    if dp.mps is None:
+        return
+    seen: set[str] = set()
+    for i, res in enumerate(dp.mps.resources):
+        if res.name != dp.resource_name:
             yield Finding(
-                (*_TS, "resources", i, "replicas"),
-                f"{res.replicas} replica shares nothing",
-                "set replicas to 2 or more, or remove time-slicing",
+                (*_MPS, "resources", i, "name"),
+                f"MPS shares only whole GPUs ({dp.resource_name}), not {res.name}",
+                f"set name: {dp.resource_name}",
             )
+        elif res.name in seen:
+            yield Finding(
+                (*_MPS, "resources", i, "name"),
+                f"{res.name} is shared by MPS twice",
+                "keep one entry per resource",
+            )
+        seen.add(res.name)
 
 
 def time_slicing_resources_unique(p: Profile) -> Iterator[Finding]:
@@ -634,8 +716,12 @@ def time_slicing_resources_exist(p: Profile) -> Iterator[Finding]:
 
 # --- node configs ----------------------------------------------------------------------------
 
-#: Node config names whose DaemonSet would take the name of the default one.
-RESERVED_NODE_CONFIG_NAMES = ("daemonset",)
+#: Node config names whose DaemonSet ``nvidia-device-plugin-<name>`` would take the name of
+#: another of gpustack's DaemonSets, and whose.
+RESERVED_NODE_CONFIG_NAMES = {
+    "daemonset": "the default DaemonSet's",
+    "mps-control-daemon": "the MPS control daemon's",
+}
 
 
 def node_configs_need_plugin(p: Profile) -> Iterator[Finding]:
@@ -661,8 +747,8 @@ def node_config_names_unique(p: Profile) -> Iterator[Finding]:
         elif nc.name in RESERVED_NODE_CONFIG_NAMES:
             yield Finding(
                 (*_NC, i, "name"),
-                f"a node config named {nc.name} would get the default DaemonSet's name,"
-                f" nvidia-device-plugin-{nc.name}",
+                f"a node config named {nc.name} would get"
+                f" {RESERVED_NODE_CONFIG_NAMES[nc.name]} name, nvidia-device-plugin-{nc.name}",
                 "choose another name",
             )
         seen.add(nc.name)
@@ -758,6 +844,10 @@ RULES: tuple[Rule, ...] = (
     per_node_config(time_slicing_replicas),
     per_node_config(time_slicing_resources_unique),
     per_node_config(time_slicing_resources_exist),
+    per_node_config(mps_needs_nvidia_plugin),
+    per_node_config(mps_excludes_time_slicing),
+    per_node_config(mps_not_with_mixed_mig),
+    per_node_config(mps_shares_whole_gpus),
     per_node_config(mig_needs_capable_gpu),
     per_node_config(mig_layout_fits),
     per_node_config(mig_strategy_matches_layout),

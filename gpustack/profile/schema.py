@@ -529,9 +529,29 @@ def _toolkit() -> Schema:
 
 
 def _time_slicing() -> Schema:
-    return obj(
+    return _replicated_sharing(
         "Time-slicing",
         "Advertise each GPU several times; pods share it by time-slicing (no isolation).",
+        fail_requests=model.TimeSlicing.fail_requests_greater_than_one,
+    )
+
+
+def _mps() -> Schema:
+    return _replicated_sharing(
+        "MPS",
+        "Advertise each GPU several times; pods share it through CUDA MPS, each limited to "
+        "1/replicas of its memory and compute. NVIDIA's plugin only (implementation: nvidia), "
+        "on whole GPUs (nvidia.com/gpu); gpustack adds the MPS control daemon DaemonSet. "
+        "Excludes timeSlicing.",
+        fail_requests=model.Mps.fail_requests_greater_than_one,
+    )
+
+
+def _replicated_sharing(title: str, description: str, *, fail_requests: bool) -> Schema:
+    """The shape NVIDIA's ``sharing.timeSlicing`` and ``sharing.mps`` share."""
+    return obj(
+        title,
+        description,
         {
             "renameByDefault": prop(
                 "Rename by default",
@@ -543,7 +563,7 @@ def _time_slicing() -> Schema:
                 "Fail requests > 1",
                 "Reject pods asking for more than one replica (they would not get more GPU).",
                 "boolean",
-                default=False,
+                default=fail_requests,
             ),
             "resources": prop(
                 "Shared resources",
@@ -619,7 +639,7 @@ def _node_config() -> Schema:
                 "Sharing",
                 "Replaces devicePlugin.sharing on these nodes (unset: inherited; {}: no "
                 "time-slicing).",
-                {"timeSlicing": _time_slicing()},
+                {"timeSlicing": _time_slicing(), "mps": _mps()},
                 examples=[
                     {},
                     {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 8}]}},
@@ -753,7 +773,7 @@ def _device_plugin() -> Schema:
             "sharing": obj(
                 "Sharing",
                 "GPU sharing between pods.",
-                {"timeSlicing": _time_slicing()},
+                {"timeSlicing": _time_slicing(), "mps": _mps()},
             ),
             "env": env(),
             "resources": resources(),

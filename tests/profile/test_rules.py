@@ -49,6 +49,13 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "time-slicing-unknown-resource",
         "$.devicePlugin.sharing.timeSlicing.resources[0].name",
     ),
+    "mps_needs_nvidia_plugin": ("mps-with-gpustack-plugin", "$.devicePlugin.sharing.mps"),
+    "mps_excludes_time_slicing": ("mps-with-time-slicing", "$.devicePlugin.sharing.mps"),
+    "mps_not_with_mixed_mig": ("mps-with-mixed-mig", "$.devicePlugin.sharing.mps"),
+    "mps_shares_whole_gpus": (
+        "mps-shares-mig-resource",
+        "$.devicePlugin.sharing.mps.resources[0].name",
+    ),
     "mig_needs_capable_gpu": ("mig-on-t4", "$.devicePlugin.migStrategy"),
     "mig_layout_fits": ("mig-layout-too-big", "$.gpus.mig"),
     "mig_strategy_matches_layout": ("mig-single-not-uniform", "$.gpus.mig"),
@@ -87,6 +94,14 @@ NODE_CONFIG_TRIGGERS: dict[str, tuple[str, list[str]]] = {
     "node_config_names_unique": ("node-config-reserved-name", [f"{_NC0}.name"]),
     "workload_fits_node": ("node-config-job-too-big", ["$.workloads.examples[0].gpus"]),
     "workload_fits_sharing": ("node-config-refuses-shared-job", ["$.workloads.examples[0].gpus"]),
+    "mps_needs_nvidia_plugin": ("node-config-mps-with-gpustack", [f"{_NC0}.sharing.mps"]),
+}
+
+_MPS = "$.devicePlugin.sharing.mps"
+#: Rules shared by time-slicing and MPS -> (MPS invalid case, JSON paths of its findings).
+MPS_TRIGGERS: dict[str, tuple[str, list[str]]] = {
+    "time_slicing_replicas": ("mps-replicas-one", [f"{_MPS}.resources[0].replicas"]),
+    "workload_fits_sharing": ("mps-refuses-multi-gpu-job", ["$.workloads.examples[0].gpus"]),
 }
 
 
@@ -122,6 +137,81 @@ def test_rule_fires_on_a_node_config(name: str) -> None:
     # what the rule says depends on the node configs (most say nothing without them)
     plain = replace(profile, device_plugin=replace(profile.device_plugin, node_configs=()))
     assert list(rule(plain)) != findings
+
+
+@pytest.mark.parametrize("name", sorted(MPS_TRIGGERS))
+def test_rule_fires_on_mps(name: str) -> None:
+    (rule,) = [r for r in rules.RULES if r.__name__ == name]
+    case, paths = MPS_TRIGGERS[name]
+    findings = list(rule(load(CASES / "invalid" / f"{case}.yaml")))
+    assert [format_path(f.path) for f in findings] == paths
+    assert all(f.message and f.hint for f in findings)
+
+
+MPS_SHARED = {
+    "implementation": "nvidia",
+    "sharing": {
+        "mps": {"renameByDefault": True, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
+    },
+}
+
+
+def test_an_mps_shared_resource_is_advertised_and_fits_by_its_replicas() -> None:
+    def findings(gpus: int, fail: bool | None = None) -> list[str]:
+        mps = dict(MPS_SHARED["sharing"]["mps"])  # type: ignore[index]
+        if fail is not None:
+            mps["failRequestsGreaterThanOne"] = fail
+        data = {
+            "devicePlugin": {**MPS_SHARED, "sharing": {"mps": mps}},
+            "gpus": {"perNode": 2},
+            "workloads": {
+                "examples": [{"name": "j", "resourceName": "nvidia.com/gpu.shared", "gpus": gpus}]
+            },
+        }
+        profile = Profile.from_dict({"metadata": {"name": "x"}, **data})
+        return [f.message for f in rules.rule_findings(profile)]
+
+    assert findings(1) == []
+    # MPS refuses more than one replica by default, unlike time-slicing
+    assert findings(2) == [
+        "MPS with failRequestsGreaterThanOne refuses pods that request more than one"
+        " nvidia.com/gpu.shared"
+    ]
+    assert findings(8, fail=False) == []
+    assert findings(9, fail=False) == [
+        "the job requests 9 nvidia.com/gpu.shared, but a node offers 8 MPS replicas"
+        " (gpus.perNode: 2), so it never schedules"
+    ]
+
+
+def test_mps_of_a_node_config_replaces_the_top_level_sharing() -> None:
+    top = {
+        "devicePlugin": {
+            "implementation": "nvidia",
+            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}},
+        }
+    }
+    profile = _with_node_configs(top, {"name": "mps", "sharing": MPS_SHARED["sharing"]})
+    assert rules.rule_findings(profile) == []
+    view = node_config_profile(profile, profile.device_plugin.node_configs[0])
+    assert view.device_plugin.time_slicing is None
+    assert view.device_plugin.mps is not None
+    assert rules.advertised_resources(view) == ("nvidia.com/gpu.shared",)
+
+
+def test_mps_rename_is_refused_like_time_slicing_rename() -> None:
+    mps = {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "rename": "nvidia.com/x"}]}
+    data = {"devicePlugin": {"implementation": "nvidia", "sharing": {"mps": mps}}}
+    profile = Profile.from_dict({"metadata": {"name": "x"}, **data})
+    assert [format_path(f.path) for f in rules.nvidia_plugin_time_slicing_rename(profile)] == [
+        "$.devicePlugin.sharing.mps.resources[0].rename"
+    ]
+
+
+def test_a_node_config_may_not_take_the_mps_daemons_name() -> None:
+    profile = _with_node_configs({}, {"name": "mps-control-daemon"})
+    (finding,) = rules.node_config_names_unique(profile)
+    assert "nvidia-device-plugin-mps-control-daemon" in finding.message
 
 
 def _with_node_configs(data: Mapping[str, Any], *configs: Mapping[str, Any]) -> Profile:
@@ -287,6 +377,7 @@ def test_mig_layouts_of_every_product_fit_when_full() -> None:
             },
             ("nvidia.com/x",),
         ),
+        ({"devicePlugin": MPS_SHARED}, ("nvidia.com/gpu.shared",)),
     ],
 )
 def test_advertised_resources(profile: dict[str, object], advertised: tuple[str, ...]) -> None:

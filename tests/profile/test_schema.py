@@ -155,6 +155,12 @@ SECTIONS: list[tuple[tuple[str, ...], Any, dict[str, Any]]] = [
     (("devicePlugin",), model.DevicePlugin, {}),
     (("devicePlugin", "healthChecks"), model.HealthChecks, {}),
     (("devicePlugin", "sharing", "timeSlicing"), model.TimeSlicing, {}),
+    (("devicePlugin", "sharing", "mps"), model.Mps, {}),
+    (
+        ("devicePlugin", "sharing", "mps", "resources", "[]"),
+        model.TimeSlicingResource,
+        {"name": "nvidia.com/gpu", "replicas": 2},
+    ),
     (
         ("devicePlugin", "sharing", "timeSlicing", "resources", "[]"),
         model.TimeSlicingResource,
@@ -171,8 +177,9 @@ SECTIONS: list[tuple[tuple[str, ...], Any, dict[str, Any]]] = [
     (("$toleration",), model.Toleration, {}),
 ]
 #: Schema names that are not model fields of the same (camelCased) name, per model class
-#: (DevicePlugin keeps ``sharing.timeSlicing`` as one field; a node config's Sharing does not).
-RENAMED = {"DevicePlugin": {"timeSlicing": "sharing"}}
+#: (DevicePlugin keeps ``sharing.timeSlicing`` and ``sharing.mps`` as two fields under the one
+#: ``sharing`` object; a node config's Sharing does not).
+RENAMED = {"DevicePlugin": {"timeSlicing": "sharing", "mps": "sharing"}}
 NOT_IN_MODEL = {"apiVersion", "kind", "extends"}
 
 
