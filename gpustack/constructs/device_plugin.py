@@ -6,6 +6,10 @@ lives in a ConfigMap whose checksum is stamped on the pod template, so editing t
 the pods. The plugin needs no privileges beyond root for the kubelet's socket directory unless
 the config asks for device specs (privileged) or MIG / volume-mounts (``SYS_ADMIN``), as in
 NVIDIA's Helm chart.
+
+A config that shares GPUs with CUDA MPS (NVIDIA's plugin only) also gets NVIDIA's MPS control
+daemon, a privileged DaemonSet on the same nodes as the plugin that reads it (see
+:class:`MpsControlDaemonProps`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from gpustack.constructs.plugin_config import (
     CONFIG_DIR,
     CONFIG_KEY,
     CONFIG_PATH,
+    MPS_ROOT,
     nvidia_health_env,
     render_config,
 )
@@ -48,6 +53,16 @@ CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
 #: socket and ours live here); the host folder is ``<kubelet root>/device-plugins``.
 DEVICE_PLUGIN_DIR: Final = "/var/lib/kubelet/device-plugins"
 CDI_ROOT: Final = "/var/run/cdi"
+#: NVIDIA's MPS control daemon next to the default plugin DaemonSet; a node config's is
+#: ``nvidia-mps-control-daemon-<name>`` (the default's name plus a 35-character node config name
+#: would pass the 63 characters of the app name label).
+MPS_DAEMON: Final = "nvidia-device-plugin-mps-control-daemon"
+MPS_DAEMON_PREFIX: Final = "nvidia-mps-control-daemon"
+MPS_CONTAINER: Final = "mps-control-daemon"
+MPS_INIT_CONTAINER: Final = "mps-control-daemon-mounts"
+#: Where the plugin and the MPS daemon see the MPS root, and its shared memory as /dev/shm.
+MPS_ROOT_CTR_PATH: Final = "/mps"
+MPS_SHM: Final = f"{MPS_ROOT}/shm"
 
 
 @dataclass(frozen=True)
@@ -67,11 +82,14 @@ class NodeConfigProps:
     - ``name``: the label value (DNS-1123 label). Required.
     - ``config_yaml``: that config's plugin config file. Required.
     - ``mig_strategy``: its MIG strategy (privileges and env follow it). Default ``none``.
+    - ``mps``: its config shares GPUs with MPS: the plugin mounts the MPS root and an MPS
+      control daemon ``nvidia-mps-control-daemon-<name>`` runs on its nodes. Default ``False``.
     """
 
     name: str
     config_yaml: str
     mig_strategy: MigStrategy = "none"
+    mps: bool = False
 
     @property
     def daemonset(self) -> str:
@@ -80,6 +98,10 @@ class NodeConfigProps:
     @property
     def config_map(self) -> str:
         return f"{CONFIG_MAP}-{self.name}"
+
+    @property
+    def mps_daemon(self) -> str:
+        return f"{MPS_DAEMON_PREFIX}-{self.name}"
 
 
 @dataclass(frozen=True)
@@ -114,6 +136,9 @@ class DevicePluginProps:
     - ``device_plugin_host_dir``: the kubelet's device plugin folder on the host, mounted at
       ``/var/lib/kubelet/device-plugins`` (the plugins' default). Default
       ``/var/lib/kubelet/device-plugins``; k0s and MicroK8s keep it elsewhere.
+    - ``mps``: the config shares GPUs with CUDA MPS (``sharing.mps``, NVIDIA's plugin only): the
+      plugin mounts the MPS root (``/run/nvidia/mps`` at ``/mps``) and its shared memory (at
+      ``/dev/shm``), and :data:`MPS_DAEMON` runs on the same nodes. Default ``False``.
     """
 
     container: ContainerSettings
@@ -132,6 +157,7 @@ class DevicePluginProps:
     node_configs: tuple[NodeConfigProps, ...] = ()
     node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
     device_plugin_host_dir: str = DEVICE_PLUGIN_DIR
+    mps: bool = False
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
@@ -184,16 +210,90 @@ class DevicePluginProps:
                     name=nc.name,
                     config_yaml=render_config(view),
                     mig_strategy=view.device_plugin.mig_strategy,
+                    mps=view.device_plugin.mps is not None,
                 )
                 for nc in dp.node_configs
                 for view in [node_config_profile(profile, nc)]
             ),
             node_config_label=dp.node_config_label,
+            mps=dp.mps is not None,
         )
 
     @property
     def uses_cdi(self) -> bool:
         return any(s.startswith("cdi-") for s in self.device_list_strategy)
+
+
+@dataclass(frozen=True)
+class MpsControlDaemonProps:
+    """Properties of NVIDIA's MPS control daemon DaemonSet, one per plugin config with
+    ``sharing.mps``. It starts an MPS server per shared resource, limited to ``1/replicas`` of
+    each GPU, whose pipes the plugin hands to the pods it allocates replicas to.
+
+    - ``name``: DaemonSet and app name (:data:`MPS_DAEMON`, or a node config's
+      ``nvidia-mps-control-daemon-<name>``). Required.
+    - ``config_map``: the plugin ConfigMap it reads (the same file as the plugin). Required.
+    - ``config_yaml``: that file's text, whose checksum rolls the daemon with the plugin.
+      Required.
+    - ``container``: image (NVIDIA's device plugin image) and pull policy; the plugin's extra
+      env and resources are not applied. Required.
+    - ``placement``: namespace and scheduling, the plugin's. Default :class:`Placement`.
+    - ``version``: for the version label. Default ``0.1.0``.
+    - ``runtime_class``: RuntimeClass that injects the GPUs and the driver's MPS binaries.
+      Default ``nvidia``.
+    - ``wait_for``: readiness file to wait for, as the plugin does. Default none.
+    - ``affinity``: the node affinity of the plugin DaemonSet that reads the same config, so the
+      daemon runs exactly where that plugin does. Default none (every selected node).
+    - ``mps_root``: host folder of the MPS pipes and shared memory. Default ``/run/nvidia/mps``.
+
+    From the reference (NVIDIA's Helm chart and config docs): the daemon is NVIDIA's plugin
+    image running ``mps-control-daemon``, a separate DaemonSet that sets the GPUs' compute mode
+    to EXCLUSIVE_PROCESS (hence privileged); an init step ``mps-control-daemon mount-shm`` mounts
+    the MPS shared memory; ``/run/nvidia/mps`` (DirectoryOrCreate) is mounted at ``/mps`` and
+    ``/run/nvidia/mps/shm`` at ``/dev/shm``; ``flags.mpsRoot`` names the host root; the daemon
+    waits for ``toolkit-ready`` like the plugin.
+
+    Our best understanding, not checked against NVIDIA's manifests here: ``hostPID`` (the daemon
+    and its MPS servers must see the client processes of other pods); Bidirectional propagation
+    on the init step's ``/mps`` mount, so the shm mount it makes under ``/mps/shm`` reaches the
+    host and the other pods; the daemon finds its config through ``CONFIG_FILE`` like the plugin
+    and needs only ``compute,utility`` driver capabilities; no ``NODE_NAME``.
+
+    Placement: NVIDIA's chart puts the daemon on nodes labelled ``nvidia.com/mps.capable=true``,
+    a label its GPU feature discovery sets from the plugin config. gpustack deploys no GFD, so
+    the daemon uses the plugin's own node selector and node config affinity instead.
+    """
+
+    name: str
+    config_map: str
+    config_yaml: str
+    container: ContainerSettings
+    placement: Placement = field(default_factory=Placement)
+    version: str = "0.1.0"
+    runtime_class: str | None = "nvidia"
+    wait_for: WaitFor | None = None
+    affinity: k8s.Affinity | None = None
+    mps_root: str = MPS_ROOT
+
+    @classmethod
+    def for_plugin(
+        cls, plugin: DevicePluginProps, name: str, config_map: str, affinity: k8s.Affinity | None
+    ) -> MpsControlDaemonProps:
+        """The daemon next to one plugin DaemonSet (``plugin`` carries that config's file)."""
+        return cls(
+            name=name,
+            config_map=config_map,
+            config_yaml=plugin.config_yaml,
+            container=ContainerSettings(
+                image=plugin.container.image,
+                image_pull_policy=plugin.container.image_pull_policy,
+            ),
+            placement=plugin.placement,
+            version=plugin.version,
+            runtime_class=plugin.runtime_class,
+            wait_for=plugin.wait_for,
+            affinity=affinity,
+        )
 
 
 def security_context(props: DevicePluginProps) -> k8s.SecurityContext:
@@ -256,16 +356,26 @@ class DevicePlugin(Construct):
         # NotIn also matches nodes without the label: every node no node config claims.
         default_affinity = _node_affinity(label, "NotIn", names) if names else None
         _plugin(self, "", ident, CONFIG_MAP, DAEMONSET, props, default_affinity)
+        if props.mps:
+            mps = MpsControlDaemonProps.for_plugin(props, MPS_DAEMON, CONFIG_MAP, default_affinity)
+            _mps_control_daemon(self, "", mps)
         for nc in props.node_configs:
             # Its own app name keeps the selectors disjoint (the default DaemonSet's selector is
             # immutable, and would otherwise match these pods too).
             pool = Identity(nc.daemonset, "device-plugin", props.version, props.placement.labels)
-            own = replace(props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy)
+            own = replace(
+                props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy, mps=nc.mps
+            )
             affinity = _node_affinity(label, "In", [nc.name])
             _plugin(self, f"{nc.name}-", pool, nc.config_map, nc.daemonset, own, affinity)
+            if nc.mps:
+                mps = MpsControlDaemonProps.for_plugin(own, nc.mps_daemon, nc.config_map, affinity)
+                _mps_control_daemon(self, f"{nc.name}-", mps)
 
 
-def _meta(ident: Identity, name: str, props: DevicePluginProps) -> k8s.ObjectMeta:
+def _meta(
+    ident: Identity, name: str, props: DevicePluginProps | MpsControlDaemonProps
+) -> k8s.ObjectMeta:
     return kube.object_meta(
         name,
         namespace=props.placement.namespace,
@@ -320,31 +430,15 @@ def _plugin(
     if props.uses_cdi:
         volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
         mounts.append(kube.mount("cdi-root", CDI_ROOT))
+    if props.mps:
+        # The plugin checks the MPS daemon is ready and hands its pipes and shm to the pods.
+        volumes += _mps_volumes(MPS_ROOT)
+        mounts += [kube.mount("mps-root", MPS_ROOT_CTR_PATH), kube.mount("mps-shm", "/dev/shm")]
 
     init_containers = None
     if props.wait_for is not None:
-        wait = props.wait_for
-        volumes.append(
-            kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
-        )
-        script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
-        init_containers = [
-            k8s.Container(
-                name=INIT_CONTAINER,
-                image=wait.image,
-                image_pull_policy=wait.image_pull_policy,
-                command=["sh", "-c", script],
-                security_context=kube.unprivileged(),
-                volume_mounts=[
-                    kube.mount(
-                        "run-nvidia-validations",
-                        VALIDATIONS_DIR,
-                        read_only=True,
-                        propagation="HostToContainer",
-                    )
-                ],
-            )
-        ]
+        volumes.append(_validations_volume())
+        init_containers = [_wait_container(props.wait_for)]
 
     if props.implementation == "gpustack":
         command = ["gpustack-device-plugin", "--config-file", CONFIG_PATH]
@@ -378,6 +472,103 @@ def _plugin(
                     containers=[container],
                     volumes=volumes,
                     affinity=affinity,
+                    **kube.pod_placement(props.placement),
+                ),
+            ),
+        ),
+    )
+
+
+def _validations_volume() -> k8s.Volume:
+    return kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
+
+
+def _wait_container(wait: WaitFor) -> k8s.Container:
+    """The init container that blocks until ``wait.file`` exists."""
+    script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
+    return k8s.Container(
+        name=INIT_CONTAINER,
+        image=wait.image,
+        image_pull_policy=wait.image_pull_policy,
+        command=["sh", "-c", script],
+        security_context=kube.unprivileged(),
+        volume_mounts=[
+            kube.mount(
+                "run-nvidia-validations",
+                VALIDATIONS_DIR,
+                read_only=True,
+                propagation="HostToContainer",
+            )
+        ],
+    )
+
+
+def _mps_volumes(root: str) -> list[k8s.Volume]:
+    return [
+        kube.host_path("mps-root", root, "DirectoryOrCreate"),
+        kube.host_path("mps-shm", f"{root}/shm"),
+    ]
+
+
+def _mps_control_daemon(scope: Construct, prefix: str, props: MpsControlDaemonProps) -> None:
+    """NVIDIA's MPS control daemon DaemonSet (see :class:`MpsControlDaemonProps`)."""
+    ident = Identity(props.name, "device-plugin", props.version, props.placement.labels)
+    volumes = [kube.config_map_volume("config", props.config_map), *_mps_volumes(props.mps_root)]
+    privileged = k8s.SecurityContext(privileged=True)
+    init_containers = []
+    if props.wait_for is not None:
+        volumes.append(_validations_volume())
+        init_containers.append(_wait_container(props.wait_for))
+    init_containers.append(
+        k8s.Container(
+            name=MPS_INIT_CONTAINER,
+            image=props.container.image,
+            image_pull_policy=props.container.image_pull_policy,
+            command=["mps-control-daemon", "mount-shm"],
+            security_context=privileged,
+            volume_mounts=[kube.mount("mps-root", MPS_ROOT_CTR_PATH, propagation="Bidirectional")],
+        )
+    )
+    env = [
+        ("CONFIG_FILE", CONFIG_PATH),
+        ("NVIDIA_VISIBLE_DEVICES", "all"),
+        ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
+    ]
+    container = kube.main_container(
+        MPS_CONTAINER,
+        props.container,
+        command=["mps-control-daemon"],
+        env=kube.env_list(env),
+        security_context=privileged,
+        volume_mounts=[
+            kube.mount("config", CONFIG_DIR, read_only=True),
+            kube.mount("mps-root", MPS_ROOT_CTR_PATH),
+            kube.mount("mps-shm", "/dev/shm"),
+        ],
+    )
+    k8s.KubeDaemonSet(
+        scope,
+        f"{prefix}mps-control-daemon",
+        metadata=_meta(ident, props.name, props),
+        spec=k8s.DaemonSetSpec(
+            selector=k8s.LabelSelector(match_labels=ident.selector()),
+            template=k8s.PodTemplateSpec(
+                metadata=k8s.ObjectMeta(
+                    labels=ident.labels(),
+                    annotations={
+                        CONFIG_CHECKSUM: kube.data_checksum({CONFIG_KEY: props.config_yaml})
+                    },
+                ),
+                spec=k8s.PodSpec(
+                    service_account_name=NAME,
+                    automount_service_account_token=False,
+                    runtime_class_name=props.runtime_class,
+                    host_pid=True,
+                    security_context=kube.pod_security_context(),
+                    init_containers=init_containers,
+                    containers=[container],
+                    volumes=volumes,
+                    affinity=props.affinity,
                     **kube.pod_placement(props.placement),
                 ),
             ),

@@ -4,6 +4,10 @@ The file is NVIDIA's config ``version: v1`` plus, for gpustack's own plugin, a `
 block; NVIDIA's plugin gets the file without that block (it has no such section). The dict is
 round-tripped through :class:`gpustack.plugin.config.PluginConfig`, the model the plugin itself
 parses with, so a profile can never synthesize a ConfigMap the plugin would reject.
+
+NVIDIA-only keys are added after the round trip, since gpustack's plugin (and so its parser) does
+not know them: ``sharing.mps`` and ``flags.mpsRoot``. ``sharing.mps`` has the shape of
+``sharing.timeSlicing``, so the parser still checks it, as a time-slicing block.
 Pure Python: no cdk8s.
 """
 
@@ -20,12 +24,15 @@ from gpustack.plugin.config import (
     PluginConfig,
 )
 from gpustack.profile.catalog import ARCHITECTURES, PRODUCTS
-from gpustack.profile.model import Profile
+from gpustack.profile.model import Profile, TimeSlicing
 
 #: Key of the config file in the ConfigMap, and where the plugin container finds it.
 CONFIG_KEY = "config.yaml"
 CONFIG_DIR = "/etc/gpustack"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
+#: Host folder of the MPS control daemon's pipes and shared memory (NVIDIA's default,
+#: ``devicePlugin.mps.root`` of the GPU Operator chart), written to ``flags.mpsRoot``.
+MPS_ROOT = "/run/nvidia/mps"
 
 
 def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:
@@ -90,26 +97,8 @@ def build_config(profile: Profile) -> dict[str, Any]:
     ts = dp.time_slicing
     if ts is not None:
         if dp.implementation != "gpustack":
-            for i, res in enumerate(ts.resources):
-                if res.rename:
-                    # The profile rules reject this; NVIDIA's plugin would ignore the name and
-                    # leave pods requesting a resource nobody offers.
-                    raise ValueError(
-                        f"devicePlugin.sharing.timeSlicing.resources[{i}].rename: NVIDIA's"
-                        " device plugin cannot advertise a custom name; remove rename or use"
-                        " implementation: gpustack"
-                    )
-        config["sharing"] = {
-            "timeSlicing": {
-                "renameByDefault": ts.rename_by_default,
-                "failRequestsGreaterThanOne": ts.fail_requests_greater_than_one,
-                "resources": [
-                    {"name": r.name, "replicas": r.replicas}
-                    | ({"rename": r.rename} if r.rename else {})
-                    for r in ts.resources
-                ],
-            }
-        }
+            _no_rename(ts, "timeSlicing")
+        config["sharing"] = {"timeSlicing": _replicated(ts)}
     if dp.implementation == "gpustack":
         config["gpustack"] = {
             "resourceName": dp.resource_name,
@@ -123,7 +112,52 @@ def build_config(profile: Profile) -> dict[str, Any]:
     canonical = PluginConfig.from_dict(config).to_dict()
     if dp.implementation != "gpustack":
         del canonical["gpustack"]
+    if dp.mps is not None:
+        canonical = _with_mps(canonical, dp.mps, dp.implementation)
     return canonical
+
+
+def _replicated(sharing: TimeSlicing) -> dict[str, Any]:
+    """A ``sharing.timeSlicing`` or ``sharing.mps`` block (the two have one shape)."""
+    return {
+        "renameByDefault": sharing.rename_by_default,
+        "failRequestsGreaterThanOne": sharing.fail_requests_greater_than_one,
+        "resources": [
+            {"name": r.name, "replicas": r.replicas} | ({"rename": r.rename} if r.rename else {})
+            for r in sharing.resources
+        ],
+    }
+
+
+def _no_rename(sharing: TimeSlicing, key: str) -> None:
+    for i, res in enumerate(sharing.resources):
+        if res.rename:
+            # The profile rules reject this; NVIDIA's plugin would ignore the name and leave
+            # pods requesting a resource nobody offers.
+            raise ValueError(
+                f"devicePlugin.sharing.{key}.resources[{i}].rename: NVIDIA's device plugin"
+                " cannot advertise a custom name; remove rename or use implementation: gpustack"
+            )
+
+
+def _with_mps(canonical: dict[str, Any], mps: TimeSlicing, implementation: str) -> dict[str, Any]:
+    """NVIDIA's config with ``sharing.mps`` and ``flags.mpsRoot`` added."""
+    if implementation != "nvidia":
+        # The profile rules reject this: gpustack's plugin would not share the GPUs at all.
+        raise ValueError(
+            "devicePlugin.sharing.mps: gpustack's device plugin does not implement MPS; use"
+            " implementation: nvidia"
+        )
+    _no_rename(mps, "mps")
+    # Checked by the plugin's own parser in the time-slicing shape it shares with MPS.
+    checked = PluginConfig.from_dict(
+        {"version": "v1", "sharing": {"timeSlicing": _replicated(mps)}}
+    )
+    flags = {k: v for k, v in canonical["flags"].items() if k != "plugin"}
+    flags["mpsRoot"] = MPS_ROOT
+    flags["plugin"] = canonical["flags"]["plugin"]
+    sharing = {**canonical["sharing"], "mps": checked.to_dict()["sharing"]["timeSlicing"]}
+    return {**canonical, "flags": flags, "sharing": sharing}
 
 
 def render_config(profile: Profile) -> str:
