@@ -58,7 +58,7 @@ def test_repository_profiles_are_valid() -> None:
     assert [str(i) for i in result.issues] == []
     names = {p.profile.name for p in result.profiles}
     assert {"lab-1gpu", "a100-mig-mixed", "l4-inference-timeslicing", "k3s-edge"} <= names
-    assert {"h100-prod-east", "h100-staging", "gpu-sim-ci"} <= names
+    assert {"h100-prod-east", "h100-staging", "gpu-sim-ci", "a10-mps-inference"} <= names
     assert result.files_checked == len(names)
 
 
