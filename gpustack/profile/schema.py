@@ -638,7 +638,7 @@ def _node_config() -> Schema:
             "sharing": obj(
                 "Sharing",
                 "Replaces devicePlugin.sharing on these nodes (unset: inherited; {}: no "
-                "time-slicing).",
+                "time-slicing or MPS).",
                 {"timeSlicing": _time_slicing(), "mps": _mps()},
                 examples=[
                     {},
