@@ -640,13 +640,24 @@ def mps_excludes_time_slicing(p: Profile) -> Iterator[Finding]:
         )
 
 
-def mps_not_with_mixed_mig(p: Profile) -> Iterator[Finding]:
+def mps_not_with_mig_devices(p: Profile) -> Iterator[Finding]:
+    # NVIDIA's plugin shares only whole GPUs with MPS: not with mixed, and not with single on
+    # MIG-partitioned GPUs, where nvidia.com/gpu stands for MIG devices.
     dp = p.device_plugin
-    if dp.mps is not None and dp.mig_strategy == "mixed":
+    if dp.mps is None:
+        return
+    if dp.mig_strategy == "mixed":
         yield Finding(
             _MPS,
             "NVIDIA's device plugin does not support MPS with migStrategy mixed",
             "set migStrategy: none and share whole GPUs, or remove sharing.mps",
+        )
+    elif dp.mig_strategy == "single" and p.gpus.mig:
+        yield Finding(
+            _MPS,
+            "MPS shares whole GPUs, but with migStrategy single and a MIG layout,"
+            f" {dp.resource_name} stands for MIG devices",
+            "set migStrategy: none on GPUs without MIG, or remove sharing.mps",
         )
 
 
@@ -846,7 +857,7 @@ RULES: tuple[Rule, ...] = (
     per_node_config(time_slicing_resources_exist),
     per_node_config(mps_needs_nvidia_plugin),
     per_node_config(mps_excludes_time_slicing),
-    per_node_config(mps_not_with_mixed_mig),
+    per_node_config(mps_not_with_mig_devices),
     per_node_config(mps_shares_whole_gpus),
     per_node_config(mig_needs_capable_gpu),
     per_node_config(mig_layout_fits),

@@ -51,7 +51,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     ),
     "mps_needs_nvidia_plugin": ("mps-with-gpustack-plugin", "$.devicePlugin.sharing.mps"),
     "mps_excludes_time_slicing": ("mps-with-time-slicing", "$.devicePlugin.sharing.mps"),
-    "mps_not_with_mixed_mig": ("mps-with-mixed-mig", "$.devicePlugin.sharing.mps"),
+    "mps_not_with_mig_devices": ("mps-with-mixed-mig", "$.devicePlugin.sharing.mps"),
     "mps_shares_whole_gpus": (
         "mps-shares-mig-resource",
         "$.devicePlugin.sharing.mps.resources[0].name",
