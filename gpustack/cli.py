@@ -45,7 +45,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
 
     Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
-    skipped. Colour follows the terminal and NO_COLOR.
+    skipped. Colour follows the terminal, NO_COLOR and TERM=dumb.
     """
     import os
     import sys
@@ -61,7 +61,12 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     if not discover(list(paths)):
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
     result = check_paths(list(paths))
-    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    color = (
+        fmt == "text"
+        and sys.stdout.isatty()
+        and not os.environ.get("NO_COLOR")
+        and os.environ.get("TERM") != "dumb"
+    )
     click.echo(render(result, fmt, color=color), nl=False, color=color)
     if not result.ok:
         sys.exit(1)

@@ -156,14 +156,16 @@ def _on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
     return b"".join(chunks).decode()
 
 
-def test_colour_on_terminals_unless_no_color(tree: Path) -> None:
+def test_colour_on_terminals_unless_no_color_or_dumb(tree: Path) -> None:
     (tree / "profiles" / "c.yaml").write_text(BAD.format(name="c"))
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env["PYTHONPATH"] = str(REPO)
+    env["TERM"] = "xterm-256color"
     assert "\x1b[" in _on_a_terminal(["validate"], env, tree)
-    plain = _on_a_terminal(["validate"], {**env, "NO_COLOR": "1"}, tree)
-    assert "\x1b[" not in plain
-    assert "profiles/c.yaml:6:3: $.driver.verison" in plain
+    for plain_env in ({"NO_COLOR": "1"}, {"TERM": "dumb"}):
+        plain = _on_a_terminal(["validate"], {**env, **plain_env}, tree)
+        assert "\x1b[" not in plain, plain_env
+        assert "profiles/c.yaml:6:3: $.driver.verison" in plain
 
 
 PROBE = """
