@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--kubelet-socket",
-        help="kubelet registration socket [KUBELET_SOCKET] (<socket-dir>/kubelet.sock)",
+        help="kubelet registration socket [KUBELET_SOCKET] (<socket-dir>/kubelet.sock); "
+        "empty: serve the sockets without registering",
     )
     parser.add_argument(
         "--cdi-root",
@@ -184,9 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     config_file = args.config_file or env.get("CONFIG_FILE") or None
     socket_dir = args.socket_dir or env.get("DP_SOCKET_DIR") or DEFAULT_SOCKET_DIR
-    kubelet_socket = (
-        args.kubelet_socket or env.get("KUBELET_SOCKET") or os.path.join(socket_dir, "kubelet.sock")
-    )
+    # Set but empty (flag or env, as in NVIDIA's plugin): serve without registering, for a
+    # kubelet that finds plugins itself or for tests that dial the sockets directly.
+    given = args.kubelet_socket if args.kubelet_socket is not None else env.get("KUBELET_SOCKET")
+    if given is None:
+        given = os.path.join(socket_dir, "kubelet.sock")
+    kubelet_socket = given or None
 
     def load() -> PluginConfig:
         base = load_config(config_file) if config_file else PluginConfig()

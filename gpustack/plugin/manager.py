@@ -49,7 +49,8 @@ class Runtime:
     """Where to serve and how to (re)load the configuration."""
 
     socket_dir: str
-    kubelet_socket: str
+    #: ``None``: serve the sockets but never register (``KUBELET_SOCKET=""``).
+    kubelet_socket: str | None
     load_config: Callable[[], PluginConfig]
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     make_backend: Callable[[PluginConfig], Backend] = make_backend
@@ -255,12 +256,15 @@ class PluginManager:
         self._health_thread.start()
 
     def _serve(self) -> None:
+        sock = self._rt.kubelet_socket
+        if sock is None:
+            log.info("KUBELET_SOCKET is empty: serving %s without registering", self._rt.socket_dir)
         announced = False
         while not self._stop and not self._reload:
-            current = kubelet_id(self._rt.kubelet_socket)
+            current = kubelet_id(sock) if sock is not None else None
             # Silence here would hide a wrong --socket-dir (distributions differ, e.g. k0s).
-            if current is None and self._slots and not announced:
-                log.info("waiting for the kubelet to create %s", self._rt.kubelet_socket)
+            if sock is not None and current is None and self._slots and not announced:
+                log.info("waiting for the kubelet to create %s", sock)
             announced = current is None
             for slot in self._slots:
                 if not slot.server.socket_intact():
@@ -269,8 +273,8 @@ class PluginManager:
                 elif slot.registered_with not in (None, current) and current is not None:
                     log.info("kubelet restarted; re-registering %s", slot.server.resource.name)
                     self._restart(slot)
-                if slot.registered_with is None and current is not None:
-                    self._register(slot, current)
+                if slot.registered_with is None and sock is not None and current is not None:
+                    self._register(slot, sock, current)
             self._wake.wait(POLL_S)
             self._wake.clear()
 
@@ -280,12 +284,12 @@ class PluginManager:
         slot.registered_with = None
         slot.next_attempt = 0.0
 
-    def _register(self, slot: _Slot, current: KubeletId) -> None:
+    def _register(self, slot: _Slot, sock: str, current: KubeletId) -> None:
         now = time.monotonic()
         if now < slot.next_attempt:
             return
         try:
-            slot.server.register(self._rt.kubelet_socket)
+            slot.server.register(sock)
         except (grpc.RpcError, TimeoutError) as exc:
             code = exc.code() if isinstance(exc, grpc.RpcError) else None
             detail = exc.details() if isinstance(exc, grpc.RpcError) else str(exc)

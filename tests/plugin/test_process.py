@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpustack.plugin.testkubelet import KubeletSimulator
+from gpustack.plugin.testkubelet import KubeletSimulator, PluginConnection, Registration
+from gpustack.plugin.v1beta1 import api_pb2
 
 from .conftest import H100X8, PluginProcess, sim_config
 
@@ -269,3 +270,33 @@ def test_testkubelet_cli_too_few_healthy_devices(sockdir: Path, run_plugin: RunP
     assert result.returncode == 1
     assert "has 2 healthy devices, 3 requested" in result.stderr
     assert proc.finish() == 0
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_empty_kubelet_socket_serves_without_registering(
+    kubelet: KubeletSimulator, sockdir: Path, run_plugin: RunPlugin, how: str
+) -> None:
+    """``KUBELET_SOCKET=""`` (or ``--kubelet-socket ""``), as in NVIDIA's plugin: serve the
+    resource sockets but never register, even with a kubelet listening."""
+    cfg = write(sockdir / "c.yaml", two_gpus(2))
+    args = ["--config-file", str(cfg), "--socket-dir", kubelet.socket_dir]
+    if how == "flag":
+        proc = run_plugin(*args, "--kubelet-socket", "")
+    else:
+        proc = run_plugin(*args, env={"KUBELET_SOCKET": ""})
+    proc.wait_for_line("without registering")
+    sock = Path(kubelet.socket_dir) / "nvidia-gpu.sock"
+    deadline = time.monotonic() + 5
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # dialled directly, the way a kubelet would after a registration
+    registration = Registration(GPU, sock.name, "v1beta1", api_pb2.DevicePluginOptions(), 0.0)
+    conn = PluginConnection(str(sock), registration)
+    try:
+        assert len(conn.wait_for(lambda d: len(d) == 2)) == 2
+    finally:
+        conn.close()
+    time.sleep(0.5)
+    assert kubelet.registrations == []
+    assert proc.finish() == 0
+    assert "waiting for the kubelet" not in proc.stderr
