@@ -21,7 +21,7 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
-from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.plugin_config import (
@@ -52,7 +52,6 @@ CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
 #: The kubelet's device plugin directory as the plugin container sees it (its registration
 #: socket and ours live here); the host folder is ``<kubelet root>/device-plugins``.
 DEVICE_PLUGIN_DIR: Final = "/var/lib/kubelet/device-plugins"
-CDI_ROOT: Final = "/var/run/cdi"
 #: NVIDIA's MPS control daemon next to the default plugin DaemonSet; a node config's is
 #: ``nvidia-mps-control-daemon-<name>`` (the default's name plus a 35-character node config name
 #: would pass the 63 characters of the app name label).

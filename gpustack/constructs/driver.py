@@ -114,6 +114,18 @@ class DriverProps:
         )
 
 
+def startup_probe(action: k8s.ExecAction, budget: StartupProbe) -> k8s.Probe:
+    """A startup probe with the profile's budget (long enough to build the kernel module)."""
+    return k8s.Probe(
+        exec=action,
+        initial_delay_seconds=budget.initial_delay_seconds,
+        period_seconds=budget.period_seconds,
+        timeout_seconds=budget.timeout_seconds,
+        failure_threshold=budget.failure_threshold,
+        success_threshold=1,
+    )
+
+
 def render_scripts(*, rdma: bool = False) -> dict[str, str]:
     """The driver's scripts ConfigMap data."""
     probe = DRIVER_STARTUP_PROBE.render(
@@ -227,13 +239,8 @@ class NvidiaDriver(Construct):
             security_context=k8s.SecurityContext(
                 privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
             ),
-            startup_probe=k8s.Probe(
-                exec=kube.exec_action("sh", f"{SCRIPTS_DIR}/startup-probe.sh"),
-                initial_delay_seconds=sp.initial_delay_seconds,
-                period_seconds=sp.period_seconds,
-                timeout_seconds=sp.timeout_seconds,
-                failure_threshold=sp.failure_threshold,
-                success_threshold=1,
+            startup_probe=startup_probe(
+                kube.exec_action("sh", f"{SCRIPTS_DIR}/startup-probe.sh"), sp
             ),
             lifecycle=k8s.Lifecycle(
                 pre_stop=k8s.LifecycleHandler(exec=kube.exec_action("sh", "-c", stop))
@@ -296,14 +303,8 @@ class NvidiaDriver(Construct):
             args=["reload_nvidia_peermem"],
             env=kube.env_list(rdma_env),
             security_context=k8s.SecurityContext(privileged=True),
-            startup_probe=k8s.Probe(
-                exec=probe,
-                initial_delay_seconds=sp.initial_delay_seconds,
-                period_seconds=sp.period_seconds,
-                timeout_seconds=sp.timeout_seconds,
-                failure_threshold=sp.failure_threshold,
-                success_threshold=1,
-            ),
+            # peermem loads only after the driver: the same (module build) budget
+            startup_probe=startup_probe(probe, sp),
             liveness_probe=k8s.Probe(
                 exec=probe,
                 period_seconds=lp.period_seconds,

@@ -17,6 +17,8 @@ from gpustack.profile.model import EnvVar, Resources
 
 #: Host directory where the driver and toolkit leave their readiness files.
 VALIDATIONS_DIR = "/run/nvidia/validations"
+#: Where container runtimes read CDI specs (the toolkit's and the device plugin's are written here).
+CDI_ROOT = "/var/run/cdi"
 
 
 def env_list(

@@ -18,7 +18,7 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
-from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import cdi_only
@@ -48,7 +48,6 @@ SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
 
 TOOLKIT_RUN_DIR: Final = "/run/nvidia/toolkit"
 PID_FILE: Final = f"{TOOLKIT_RUN_DIR}/toolkit.pid"
-CDI_ROOT: Final = "/var/run/cdi"
 CDI_KIND: Final = "management.nvidia.com/gpu"
 #: CRI-O reads OCI hooks here; the toolkit installs its hook here when CDI is off.
 CRIO_HOOKS_DIR: Final = "/usr/share/containers/oci/hooks.d"
