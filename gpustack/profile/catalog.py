@@ -106,6 +106,15 @@ def _mig(
 
 _A30_MIG = {"1g.6gb": MigProfile(1, 1), "2g.12gb": MigProfile(2, 2), "4g.24gb": MigProfile(4, 4)}
 
+
+def _ga10x(name: str, memory_gb: int) -> Product:
+    """An Ampere GA10x product (sm_86: A10, A10G, A40, ...): CUDA 11.1 and driver 455.23 were
+    the first to support it, later than the GA100 (A100, A30) the architecture defaults are for."""
+    return Product(
+        name, "ampere", memory_gb, compute_capability="8.6", first_cuda="11.1", min_driver="455.23"
+    )
+
+
 PRODUCTS: dict[str, Product] = {
     p.name: p
     for p in (
@@ -114,28 +123,24 @@ PRODUCTS: dict[str, Product] = {
         Product("P4", "pascal", 8),
         Product("P100-PCIE-16GB", "pascal", 16),
         Product("V100-PCIE-16GB", "volta", 16),
+        Product("V100-PCIE-32GB", "volta", 32),
+        Product("V100-SXM2-16GB", "volta", 16),
         Product("V100-SXM2-32GB", "volta", 32),
         Product("T4", "turing", 16, compute_capability="7.5"),
-        Product(
-            "A10", "ampere", 24, compute_capability="8.6", first_cuda="11.1", min_driver="455.23"
-        ),
-        Product(
-            "A40", "ampere", 48, compute_capability="8.6", first_cuda="11.1", min_driver="455.23"
-        ),
-        Product(
-            "RTX-A6000",
-            "ampere",
-            48,
-            compute_capability="8.6",
-            first_cuda="11.1",
-            min_driver="455.23",
-        ),
+        Product("T4G", "turing", 16, compute_capability="7.5"),
+        _ga10x("A2", 16),
+        _ga10x("A10", 24),
+        _ga10x("A10G", 24),
+        _ga10x("A16", 16),
+        _ga10x("A40", 48),
+        _ga10x("RTX-A6000", 48),
         Product("A30", "ampere", 24, mig=_A30_MIG, compute_slices=4, memory_slices=4),
         Product("A100-PCIE-40GB", "ampere", 40, mig=_mig(5, 10, 10, 20, 20, 40)),
         Product("A100-SXM4-40GB", "ampere", 40, mig=_mig(5, 10, 10, 20, 20, 40)),
         Product("A100-PCIE-80GB", "ampere", 80, mig=_mig(10, 20, 20, 40, 40, 80)),
         Product("A100-SXM4-80GB", "ampere", 80, mig=_mig(10, 20, 20, 40, 40, 80)),
         Product("L4", "ada", 24),
+        Product("L40", "ada", 48),
         Product("L40S", "ada", 48),
         Product("RTX-4090", "ada", 24),
         Product("RTX-6000-ADA", "ada", 48),
