@@ -49,6 +49,29 @@ def _example_hint(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: What else to do when a value is not in its enum, where there is a way around it.
+_ENUM_ALTERNATIVES: dict[tuple[str | int, ...], str] = {
+    ("gpus", "product"): "for a product not listed, set gpus.architecture instead",
+}
+
+
+def _enum_hint(path: tuple[str | int, ...], enum: list[Any], value: Any) -> str:
+    """A typo's correction (``mixd`` -> ``mixed``) or the values a prefix names (``H100`` ->
+    the H100 products) first, then every allowed value."""
+    options = [str(v) for v in enum]
+    close = difflib.get_close_matches(str(value), options, n=1, cutoff=0.8)
+    if not close and isinstance(value, str) and value:
+        close = [o for o in options if o.lower().startswith(value.lower())]
+    hint = ""
+    if len(close) == 1:
+        hint = f"did you mean {close[0]!r}? "
+    elif close:
+        hint = "did you mean one of " + ", ".join(repr(c) for c in close) + "? "
+    hint += "expected one of: " + ", ".join(options)
+    alternative = _ENUM_ALTERNATIVES.get(path)
+    return f"{hint}; {alternative}" if alternative else hint
+
+
 def _unknown_keys(
     path: tuple[str | int, ...], schema: Mapping[str, Any], value: dict[str, Any]
 ) -> Iterator[Finding]:
@@ -101,8 +124,7 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
             hint = "remove the key to use its default" if "default" in schema else hint
         yield Finding(path, f"expected {expected}, got {text or _show(value)}", hint)
     elif kind == "enum":
-        options = ", ".join(str(v) for v in spec)
-        yield Finding(path, f"{_show(value)} is not allowed", f"expected one of: {options}")
+        yield Finding(path, f"{_show(value)} is not allowed", _enum_hint(path, spec, value))
     elif kind == "pattern":
         yield Finding(
             path,
