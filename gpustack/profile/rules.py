@@ -211,6 +211,29 @@ def crio_restart_not_signal(p: Profile) -> Iterator[Finding]:
         )
 
 
+def cdi_strategy_needs_runtime_cdi(p: Profile) -> Iterator[Finding]:
+    # CDI device names from the plugin resolve only where the runtime has CDI on. The toolkit
+    # turns it on in containerd's config when toolkit.cdi is enabled; otherwise containerd 1.x
+    # leaves it off (2.0 enables it by default, CRI-O always has it).
+    dp, runtime = p.device_plugin, p.cluster.runtime
+    cdi = [s for s in dp.device_list_strategy if s.startswith("cdi-")]
+    if not (dp.enabled and cdi and p.toolkit.enabled and not p.toolkit.cdi.enabled):
+        return
+    if runtime.name != "containerd":
+        return
+    major = int(runtime.version.split(".")[0]) if runtime.version else None
+    if major is not None and major >= 2:
+        return
+    which = f"containerd {runtime.version}" if runtime.version else "containerd before 2.0"
+    yield Finding(
+        ("toolkit", "cdi", "enabled"),
+        f"deviceListStrategy {', '.join(cdi)} hands pods CDI devices, but with toolkit.cdi off"
+        f" {which} does not resolve them",
+        "set toolkit.cdi.enabled: true, or use deviceListStrategy envvar"
+        + ("" if runtime.version else " (or set cluster.runtime.version if it is 2.x)"),
+    )
+
+
 # --- driver and GPUs -------------------------------------------------------------------------
 
 DRIVER_CONTAINER_ROOT = "/run/nvidia/driver"
@@ -840,6 +863,7 @@ RULES: tuple[Rule, ...] = (
     kubernetes_version_supported,
     runtime_matches_distribution,
     crio_restart_not_signal,
+    cdi_strategy_needs_runtime_cdi,
     precompiled_needs_kernel,
     driver_install_dir_fixed,
     rdma_needs_driver_container,

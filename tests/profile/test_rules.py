@@ -22,6 +22,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes_version_supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
     "runtime_matches_distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
     "crio_restart_not_signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
+    "cdi_strategy_needs_runtime_cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
     "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver_install_dir_fixed": ("driver-install-dir", "$.driver.installDir"),
     "rdma_needs_driver_container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
