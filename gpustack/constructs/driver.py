@@ -25,7 +25,13 @@ from gpustack.constructs.scripts import (
     HOST_ROOT_CTR_PATH,
     SCRIPTS_DIR,
 )
-from gpustack.profile.model import KernelModuleType, Profile, Rdma, StartupProbe
+from gpustack.profile.model import (
+    DRIVER_OS_PATHS,
+    KernelModuleType,
+    Profile,
+    Rdma,
+    StartupProbe,
+)
 
 NAME: Final = "nvidia-driver"
 DAEMONSET: Final = "nvidia-driver-daemonset"
@@ -62,6 +68,10 @@ class DriverProps:
       60 s timeout, 120 failures (about 20 minutes).
     - ``kernel_module_config_map``: ConfigMap with module parameters (``nvidia.conf``...), mounted
       at ``/drivers`` where the driver container reads them. Default none.
+    - ``repo_config``, ``cert_config``: (ConfigMap, folder) of package repository files and
+      CA certificates, mounted read-only over the image OS's own folder (see
+      :data:`gpustack.profile.model.DRIVER_OS_PATHS`), for nodes that reach packages only
+      through a mirror or a TLS-intercepting proxy. Default none.
     - ``termination_grace_period_seconds``: time to stop GPU daemons and unload the modules on
       delete. Default 300 (unloading waits for the GPU to go idle; the API default 30 s kills the
       container mid-unload).
@@ -86,6 +96,8 @@ class DriverProps:
     kernel_module_type: KernelModuleType = "auto"
     startup_probe: StartupProbe = field(default_factory=StartupProbe)
     kernel_module_config_map: str | None = None
+    repo_config: tuple[str, str] | None = None
+    cert_config: tuple[str, str] | None = None
     termination_grace_period_seconds: int = 300
     rdma: Rdma = field(default_factory=Rdma)
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
@@ -93,6 +105,13 @@ class DriverProps:
     @classmethod
     def from_profile(cls, profile: Profile) -> DriverProps:
         d = profile.driver
+        os_paths = DRIVER_OS_PATHS.get(d.os_family)
+        if os_paths is None and (d.repo_config_map or d.cert_config_map):
+            raise ValueError(  # the rules say so first, with the line
+                f"gpustack does not know where a {d.os_tag} driver image reads repositories"
+                " and certificates"
+            )
+        repo_dir, cert_dir = os_paths or ("", "")
         if d.install_dir != DRIVER_INSTALL_DIR:
             raise ValueError(
                 f"driver.installDir is {d.install_dir!r}, but the driver container always installs"
@@ -110,6 +129,8 @@ class DriverProps:
             kernel_module_type=d.kernel_module_type,
             startup_probe=d.startup_probe,
             kernel_module_config_map=d.kernel_module_config_map,
+            repo_config=(d.repo_config_map, repo_dir) if d.repo_config_map else None,
+            cert_config=(d.cert_config_map, cert_dir) if d.cert_config_map else None,
             rdma=d.rdma,
         )
 
@@ -211,6 +232,13 @@ class NvidiaDriver(Construct):
                 kube.config_map_volume("kernel-module-config", props.kernel_module_config_map)
             )
             mounts.append(kube.mount("kernel-module-config", "/drivers", read_only=True))
+        for volume, config in (
+            ("repo-config", props.repo_config),
+            ("cert-config", props.cert_config),
+        ):
+            if config is not None:
+                volumes.append(kube.config_map_volume(volume, config[0]))
+                mounts.append(kube.mount(volume, config[1], read_only=True))
 
         sp = props.startup_probe
         readiness = f"{VALIDATIONS_DIR}/driver-ready"

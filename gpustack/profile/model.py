@@ -14,6 +14,7 @@ schema can say "derived" instead of inventing a constant.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Self
@@ -321,6 +322,17 @@ class Rdma:
         )
 
 
+#: Where each driver image OS keeps package repository definitions and the CA certificates its
+#: package manager trusts: driver.repoConfigMap and driver.certConfigMap are mounted there (the
+#: driver container installs kernel headers from these repositories when it builds the module).
+DRIVER_OS_PATHS: dict[str, tuple[str, str]] = {
+    "ubuntu": ("/etc/apt/sources.list.d", "/usr/local/share/ca-certificates"),
+    "rhel": ("/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+    "rhcos": ("/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+    "centos": ("/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+}
+
+
 @dataclass(frozen=True)
 class Driver:
     """The NVIDIA driver: installed by gpustack's DaemonSet (``enabled``) or already on the host.
@@ -343,6 +355,8 @@ class Driver:
     env: tuple[EnvVar, ...] = ()
     resources: Resources = field(default_factory=Resources)
     kernel_module_config_map: str | None = None
+    repo_config_map: str | None = None
+    cert_config_map: str | None = None
     rdma: Rdma = field(default_factory=Rdma)
 
     @classmethod
@@ -362,8 +376,15 @@ class Driver:
             env=_env(d),
             resources=Resources.from_dict(_get(d, "resources", None)),
             kernel_module_config_map=_get(d, "kernelModuleConfigMap", None),
+            repo_config_map=_get(d, "repoConfigMap", None),
+            cert_config_map=_get(d, "certConfigMap", None),
             rdma=Rdma.from_dict(_get(d, "rdma", None)),
         )
+
+    @property
+    def os_family(self) -> str:
+        """The OS family of ``os_tag`` (``ubuntu22.04`` -> ``ubuntu``)."""
+        return re.sub(r"[0-9.]+$", "", self.os_tag)
 
     @property
     def root(self) -> str:

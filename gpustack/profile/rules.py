@@ -20,6 +20,7 @@ from gpustack.profile.catalog import parse_driver
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import Document, JsonPath
 from gpustack.profile.model import (
+    DRIVER_OS_PATHS,
     SUPPORTED_KUBERNETES,
     Example,
     Mps,
@@ -246,6 +247,32 @@ def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
             "precompiled driver images are tagged by kernel, but driver.kernelVersion is unset",
             "set driver.kernelVersion, e.g. 6.8.0-60-generic",
         )
+
+
+def driver_config_maps_known_os(p: Profile) -> Iterator[Finding]:
+    # Repository and certificate ConfigMaps go where the driver image's OS reads them; for an
+    # OS gpustack does not know that place, and they only matter to gpustack's driver pod.
+    d = p.driver
+    for key, value, what in (
+        ("repoConfigMap", d.repo_config_map, "package repository files"),
+        ("certConfigMap", d.cert_config_map, "CA certificates"),
+    ):
+        if value is None:
+            continue
+        if not d.enabled:
+            yield Finding(
+                ("driver", key),
+                "the driver is preinstalled on the host (driver.enabled: false), so no driver"
+                " container would use this ConfigMap",
+                f"remove driver.{key}",
+            )
+        elif d.os_family not in DRIVER_OS_PATHS:
+            yield Finding(
+                ("driver", key),
+                f"gpustack does not know where a {d.os_tag} driver image reads {what}",
+                f"use a driver image for {', '.join(sorted(DRIVER_OS_PATHS))}, or build one with"
+                " your repositories and certificates inside",
+            )
 
 
 def driver_install_dir_fixed(p: Profile) -> Iterator[Finding]:
@@ -865,6 +892,7 @@ RULES: tuple[Rule, ...] = (
     crio_restart_not_signal,
     cdi_strategy_needs_runtime_cdi,
     precompiled_needs_kernel,
+    driver_config_maps_known_os,
     driver_install_dir_fixed,
     rdma_needs_driver_container,
     host_mofed_needs_rdma,

@@ -447,6 +447,24 @@ def _driver() -> Schema:
                 "string",
                 pattern=DNS_SUBDOMAIN,
             ),
+            "repoConfigMap": prop(
+                "Package repository ConfigMap",
+                "Existing ConfigMap of package repository files (e.g. a mirror's .list or .repo)"
+                " that replace the driver image's own, where the driver container fetches kernel"
+                " headers; for clusters without access to the distribution's repositories.",
+                "string",
+                pattern=DNS_SUBDOMAIN,
+                examples=["apt-mirror"],
+            ),
+            "certConfigMap": prop(
+                "CA certificate ConfigMap",
+                "Existing ConfigMap of CA certificates (PEM) the driver container trusts when it"
+                " fetches packages, e.g. through a TLS-intercepting proxy or from an internal"
+                " mirror.",
+                "string",
+                pattern=DNS_SUBDOMAIN,
+                examples=["corporate-ca"],
+            ),
             "rdma": obj(
                 "GPUDirect RDMA",
                 "Load nvidia-peermem in the driver pod so RDMA NICs (InfiniBand, RoCE) read and"

@@ -377,3 +377,38 @@ def test_probe_lists_rdma_in_driver_ctr_ready(tmp_path: Path, rdma: bool, conten
     assert (paths["validations"] / ".driver-ctr-ready").read_text() == content
     # the toolkit sources driver-ready: RDMA is not its business
     assert "RDMA" not in (paths["validations"] / "driver-ready").read_text()
+
+
+# --- package repositories and CA certificates for the module build ------------------------------
+
+REPO_CERT_CASES: list[tuple[str, str, str]] = [
+    ("ubuntu24.04", "/etc/apt/sources.list.d", "/usr/local/share/ca-certificates"),
+    ("rhel9.6", "/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+    ("rhcos4.18", "/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+]
+
+
+@pytest.mark.parametrize(("os_tag", "repo_dir", "cert_dir"), REPO_CERT_CASES)
+def test_repo_and_cert_config_maps_mounted_where_the_os_reads_them(
+    synth: Synth, os_tag: str, repo_dir: str, cert_dir: str
+) -> None:
+    driver = {"osTag": os_tag, "repoConfigMap": "mirror", "certConfigMap": "corp-ca"}
+    ds = driver_ds(synth, driver=driver)
+    m = mounts(container(ds, CTR))
+    assert m[repo_dir]["readOnly"] is True and m[cert_dir]["readOnly"] is True
+    config_maps = {
+        v["name"]: v["configMap"]["name"] for v in pod_spec(ds)["volumes"] if "configMap" in v
+    }
+    assert config_maps[m[repo_dir]["name"]] == "mirror"
+    assert config_maps[m[cert_dir]["name"]] == "corp-ca"
+
+
+def test_no_repo_or_cert_config_by_default(synth: Synth) -> None:
+    m = mounts(container(driver_ds(synth), CTR))
+    assert not {"/etc/apt/sources.list.d", "/usr/local/share/ca-certificates"} & set(m)
+
+
+def test_repo_config_for_an_unknown_os_is_refused() -> None:
+    p = Profile.from_dict(profile(driver={"osTag": "sles15.6", "repoConfigMap": "mirror"}))
+    with pytest.raises(ValueError, match="sles15.6"):
+        DriverProps.from_profile(p)
