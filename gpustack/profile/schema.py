@@ -27,6 +27,7 @@ BASE_SCHEMA_ID = "https://gpustack.dev/schemas/profile-base.schema.json"
 #: Where the committed copies live, relative to the repository root.
 SCHEMA_FILE = Path("schemas") / "profile.schema.json"
 BASE_SCHEMA_FILE = Path("schemas") / "profile-base.schema.json"
+REFERENCE_FILE = Path("schemas") / "profile.md"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -1016,9 +1017,20 @@ def render_base() -> str:
     return _text(build_base_schema())
 
 
+def render_reference_doc() -> str:
+    """The Markdown field reference's exact text (``schemas/profile.md``)."""
+    from gpustack.profile.reference import render_reference
+
+    return render_reference(build_schema())
+
+
 def main() -> None:
-    """Rewrite (or with ``--check``, verify) both files under ``schemas/``."""
-    files = {SCHEMA_FILE: render(), BASE_SCHEMA_FILE: render_base()}
+    """Rewrite (or with ``--check``, verify) the schemas and the field reference."""
+    files = {
+        SCHEMA_FILE: render(),
+        BASE_SCHEMA_FILE: render_base(),
+        REFERENCE_FILE: render_reference_doc(),
+    }
     if "--check" in sys.argv[1:]:
         for path, text in files.items():
             if not path.is_file() or path.read_text(encoding="utf-8") != text:

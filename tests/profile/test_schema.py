@@ -13,11 +13,20 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from gpustack.profile import catalog, model
-from gpustack.profile.schema import BASE_SCHEMA_ID, SCHEMA_ID, render, render_base, validator
+from gpustack.profile.reference import render_reference
+from gpustack.profile.schema import (
+    BASE_SCHEMA_ID,
+    SCHEMA_ID,
+    render,
+    render_base,
+    render_reference_doc,
+    validator,
+)
 
 REPO = Path(__file__).parents[2]
 SCHEMA_PATH = REPO / "schemas" / "profile.schema.json"
 BASE_SCHEMA_PATH = REPO / "schemas" / "profile-base.schema.json"
+REFERENCE_PATH = REPO / "schemas" / "profile.md"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 SubSchema = tuple[str, Mapping[str, Any]]
@@ -48,6 +57,39 @@ def test_schema_is_valid_against_its_metaschema() -> None:
     Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert SCHEMA["$id"] == SCHEMA_ID == "https://gpustack.dev/schemas/profile.schema.json"
+
+
+def test_field_reference_is_generated_from_the_schema() -> None:
+    assert REFERENCE_PATH.read_text(encoding="utf-8") == render_reference_doc(), (
+        "run: .venv/bin/python -m gpustack.profile.schema"
+    )
+
+
+def _property_paths(node: Mapping[str, Any], path: str = "") -> Iterator[str]:
+    if "$ref" in node:
+        node = SCHEMA["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    for name, sub in node.get("properties", {}).items():
+        here = f"{path}.{name}" if path else name
+        yield here
+        yield from _property_paths(sub, here)
+        if isinstance(sub.get("items"), Mapping):
+            yield from _property_paths(sub["items"], f"{here}[]")
+
+
+def test_field_reference_documents_every_field() -> None:
+    text = render_reference(SCHEMA)
+    sections = [p for p in _property_paths(SCHEMA) if "." not in p]
+    fields = [p for p in _property_paths(SCHEMA) if "." in p]
+    assert len(fields) > 100
+    for path in fields:
+        assert f"| `{path}` |" in text, path
+    for section in sections:
+        assert f"## `{section}`" in text, section
+    # a table cell never breaks its row, and <name> never reads as an HTML tag
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            assert line.count(" | ") == 3, line  # four cells; pipes inside are escaped
+    assert "mig-&lt;profile&gt;" in text and "<profile>" not in text
 
 
 def test_schema_file_is_generated_from_code() -> None:
