@@ -25,6 +25,9 @@ from gpustack.profile.rules import workload_resource
 
 SERVICE_ACCOUNT: Final = "gpustack-example"
 CONTAINER: Final = "gpu-check"
+#: A memory-backed /dev/shm for jobs with more than one GPU (NCCL between GPUs).
+SHM_VOLUME: Final = "dshm"
+SHM_SIZE: Final = "1Gi"
 #: Delete and recreate changed Jobs instead of patching their immutable pod template.
 IMMUTABLE_ANNOTATIONS: Final = {
     "argocd.argoproj.io/sync-options": "Replace=true",
@@ -149,6 +152,15 @@ class Examples(Construct):
             ),
             # PyTorch images write caches (kernels, compiled graphs) under the root filesystem.
             security_context=kube.unprivileged(read_only_root=False),
+            volume_mounts=[kube.mount(SHM_VOLUME, "/dev/shm")] if job.gpus > 1 else None,
+        )
+        # NCCL falls back to shared memory between GPUs without peer access; the runtime's
+        # 64 MiB /dev/shm is too small for that.
+        shm = k8s.Volume(
+            name=SHM_VOLUME,
+            empty_dir=k8s.EmptyDirVolumeSource(
+                medium="Memory", size_limit=k8s.Quantity.from_string(SHM_SIZE)
+            ),
         )
         k8s.KubeJob(
             self,
@@ -170,6 +182,7 @@ class Examples(Construct):
                         runtime_class_name=props.runtime_class,
                         security_context=kube.pod_security_context(),
                         containers=[container],
+                        volumes=[shm] if job.gpus > 1 else None,
                         **kube.pod_placement(props.placement, priority=False),
                     ),
                 ),

@@ -148,10 +148,39 @@ touch "{{ validations }}/toolkit-ready"
 """
 )
 
-#: The example Job's check: CUDA visible, device names, one matmul on every visible GPU.
-EXAMPLE_CHECK = """\
+#: One all_reduce across every process torchrun starts (one per GPU): NCCL on GPUs, gloo on a
+#: machine without CUDA. Each rank contributes rank + 1, so the sum proves every GPU took part.
+ALL_REDUCE_WORKER = """\
 import os
 import sys
+
+import torch
+import torch.distributed as dist
+
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+cuda = torch.cuda.is_available()
+if cuda:
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+backend = "nccl" if cuda else "gloo"
+dist.init_process_group(backend)
+t = torch.full((1 << 20,), float(rank + 1), device="cuda" if cuda else "cpu")
+dist.all_reduce(t)
+ok = bool(torch.all(t == world * (world + 1) / 2))
+dist.destroy_process_group()
+if rank == 0:
+    print("all_reduce", backend, world, "ok" if ok else "WRONG")
+sys.exit(0 if ok else 1)
+"""
+
+#: The example Job's check: CUDA visible, device names, one matmul on every visible GPU and,
+#: with more than one GPU, an all_reduce across them all (ALL_REDUCE_WORKER under torchrun), which
+#: multi-GPU training needs: NVLink, NVSwitch with the fabric manager, or PCIe peer access.
+EXAMPLE_CHECK = (
+    """\
+import os
+import subprocess
+import sys
+import tempfile
 
 import torch
 
@@ -172,10 +201,26 @@ if not available:
 torch.manual_seed(0)
 a = torch.randn(256, 256)
 expected = a @ a
-for i in range(torch.cuda.device_count()):
+count = torch.cuda.device_count()
+for i in range(count):
     on_gpu = a.to(f"cuda:{i}")
     ok = torch.allclose((on_gpu @ on_gpu).cpu(), expected, rtol=1e-3, atol=1e-2)
     print(f"cuda:{i}", torch.cuda.get_device_name(i), "matmul", "ok" if ok else "WRONG")
     if not ok:
         sys.exit(f"cuda:{i} computed a wrong matmul result")
+if count > 1:
+    WORKER = '''\\
 """
+    + ALL_REDUCE_WORKER
+    + """'''
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as worker:
+        worker.write(WORKER)
+    run = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc_per_node={count}", worker.name]
+    # every rank is in this pod: bootstrap over loopback, whatever the pod network allows
+    env = {"NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo", **os.environ}
+    if subprocess.run(run, env=env).returncode != 0:
+        sys.exit(f"all_reduce across {count} GPUs failed: check NVLink, the fabric manager"
+                 " (NVSwitch systems) and that the pod got every GPU it asked for")
+"""
+)

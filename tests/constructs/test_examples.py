@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from gpustack.constructs.scripts import EXAMPLE_CHECK
+from gpustack.constructs.scripts import ALL_REDUCE_WORKER, EXAMPLE_CHECK
 
-from .conftest import Synth, container, env, find, kinds, pod_spec, profile
+from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile
 
 ONE = {"examples": [{"name": "smoke"}]}
 
@@ -275,3 +275,36 @@ def test_check_with_real_torch_on_cpu(real_torch: None, environ: dict[str, str],
     assert first[-2:] == ["available", "False"], result.stdout
     if code == 1 and "GPUSTACK_SIMULATED" not in environ:
         assert "CUDA is not available" in result.stderr
+
+
+@pytest.mark.parametrize("ranks", [3])
+def test_all_reduce_worker_under_torchrun_on_cpu(
+    real_torch: None, tmp_path: Path, ranks: int
+) -> None:
+    """The multi-GPU step of the check, as the check runs it (torchrun, loopback), on the CPU:
+    the worker falls back to gloo without CUDA, so every rank's share is verified for real."""
+    assert f"WORKER = '''\\\n{ALL_REDUCE_WORKER}'''" in EXAMPLE_CHECK  # what the Job runs
+    worker = tmp_path / "worker.py"
+    worker.write_text(ALL_REDUCE_WORKER)
+    env = {**os.environ, "NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo"}
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone",
+         f"--nproc_per_node={ranks}", str(worker)],
+        env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"all_reduce gloo {ranks} ok" in result.stdout
+
+
+@pytest.mark.parametrize(("gpus", "shm"), [(1, False), (2, True), (8, True)])
+def test_multi_gpu_jobs_get_a_memory_backed_dev_shm(synth: Synth, gpus: int, shm: bool) -> None:
+    j = job(
+        synth,
+        workloads={"examples": [{"name": "smoke", "gpus": gpus}]},
+        gpus={"perNode": 8},
+    )
+    volumes = {v["name"]: v for v in pod_spec(j).get("volumes", [])}
+    assert ("dshm" in volumes) is shm
+    if shm:
+        assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Gi"}
+        assert mounts(container(j, "gpu-check"))["/dev/shm"]["name"] == "dshm"
