@@ -27,7 +27,9 @@ class Architecture:
     the driver it needs (``None``: older than anything gpustack checks; Kepler to Pascal).
     ``open_modules`` says whether the open GPU kernel modules work (they need a GSP, Turing+);
     ``open_required`` whether the proprietary ones do not. ``max_cuda_major`` is the last CUDA
-    major release that still targets the architecture (``None``: still supported).
+    major release that still targets the architecture (``None``: still supported), and
+    ``last_driver_branch`` the last driver branch that still runs it: R470 for Kepler, R580 for
+    Maxwell, Pascal and Volta (NVIDIA's legacy announcements; ``None``: still supported).
     """
 
     name: str
@@ -37,15 +39,48 @@ class Architecture:
     open_modules: bool
     open_required: bool = False
     max_cuda_major: int | None = None
+    last_driver_branch: int | None = None
 
 
 ARCHITECTURES: dict[str, Architecture] = {
     a.name: a
     for a in (
-        Architecture("kepler", "3.7", None, None, open_modules=False, max_cuda_major=11),
-        Architecture("maxwell", "5.2", None, None, open_modules=False, max_cuda_major=12),
-        Architecture("pascal", "6.0", None, None, open_modules=False, max_cuda_major=12),
-        Architecture("volta", "7.0", "9.0", "384.81", open_modules=False, max_cuda_major=12),
+        Architecture(
+            "kepler",
+            "3.7",
+            None,
+            None,
+            open_modules=False,
+            max_cuda_major=11,
+            last_driver_branch=470,
+        ),
+        Architecture(
+            "maxwell",
+            "5.2",
+            None,
+            None,
+            open_modules=False,
+            max_cuda_major=12,
+            last_driver_branch=580,
+        ),
+        Architecture(
+            "pascal",
+            "6.0",
+            None,
+            None,
+            open_modules=False,
+            max_cuda_major=12,
+            last_driver_branch=580,
+        ),
+        Architecture(
+            "volta",
+            "7.0",
+            "9.0",
+            "384.81",
+            open_modules=False,
+            max_cuda_major=12,
+            last_driver_branch=580,
+        ),
         Architecture("turing", "7.5", "10.0", "410.48", open_modules=True),
         # GA100 (A100, A30); the GA10x products (sm_86) override first_cuda and min_driver.
         Architecture("ampere", "8.0", "11.0", "450.80.02", open_modules=True),

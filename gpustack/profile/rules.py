@@ -349,6 +349,21 @@ def driver_supports_gpu(p: Profile) -> Iterator[Finding]:
         )
 
 
+def driver_still_supports_gpu(p: Profile) -> Iterator[Finding]:
+    # Legacy architectures stay on their last branch: a newer driver does not see the GPU.
+    arch = architecture_of(p)
+    if arch is None or arch.last_driver_branch is None:
+        return
+    if parse_driver(p.driver.version)[0] > arch.last_driver_branch:
+        branch = arch.last_driver_branch
+        yield Finding(
+            ("driver", "version"),
+            f"driver {p.driver.version} no longer supports {arch.name.capitalize()} GPUs;"
+            f" R{branch} is the last driver branch that does",
+            f"set driver.version to an R{branch} release, {branch}.x",
+        )
+
+
 def kernel_modules_fit_gpu(p: Profile) -> Iterator[Finding]:
     arch = architecture_of(p)
     if arch is None:
@@ -898,6 +913,7 @@ RULES: tuple[Rule, ...] = (
     host_mofed_needs_rdma,
     product_matches_architecture,
     driver_supports_gpu,
+    driver_still_supports_gpu,
     kernel_modules_fit_gpu,
     open_modules_need_r515,
     simulated_needs_gpustack,

@@ -30,6 +30,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "host_mofed_needs_rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver_supports_gpu": ("b200-driver-too-old", "$.driver.version"),
+    "driver_still_supports_gpu": ("k80-driver-too-new", "$.driver.version"),
     "kernel_modules_fit_gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),
     "open_modules_need_r515": ("open-modules-on-old-driver", "$.driver.kernelModuleType"),
     "simulated_needs_gpustack": ("simulated-with-nvidia-plugin", "$.devicePlugin.backend"),
