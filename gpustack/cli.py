@@ -72,6 +72,78 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
         sys.exit(1)
 
 
+# --- init: a first profile ---------------------------------------------------------------------
+
+
+def _products() -> list[str]:
+    from gpustack.profile.scaffold import products
+
+    return products()
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--product",
+    type=click.Choice(_products()),
+    required=True,
+    help="GPU product on the nodes (as in gpus.product).",
+)
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(1, 16),
+    default=1,
+    show_default=True,
+    help="GPUs on each node; the example job asks for all of them.",
+)
+@click.option(
+    "--profiles",
+    "profiles_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(DEFAULT_PROFILES),
+    show_default=True,
+    help="Folder to write NAME.yaml into; the schemas go to its parent's schemas/.",
+)
+def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> None:
+    """Write a first profile, PROFILES/NAME.yaml, for a cluster called NAME.
+
+    It sets the GPU product, GPUs per node, the driver and one PyTorch example job, and leaves
+    everything else to the schema's defaults; it is validated before it is written, and an
+    existing file is never replaced. The profile schemas are written beside PROFILES (in
+    ../schemas/, where the editor modeline points) unless a file there is not gpustack's.
+    """
+    import os
+
+    from gpustack.checker import check_paths
+    from gpustack.profile.scaffold import profile_text, schema_ref, write_schemas
+    from gpustack.report import render_text
+
+    target = profiles_dir / f"{name}.yaml"
+    if target.exists():
+        raise click.ClickException(f"{target} exists; choose another NAME or edit that file")
+    try:
+        profiles_dir.mkdir(parents=True, exist_ok=True)
+        tmp = profiles_dir / f".{name}.yaml.gpustack-tmp-{os.getpid()}"
+        tmp.write_text(profile_text(name, product, gpus_per_node, schema_ref(profiles_dir)))
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from exc
+    try:
+        result = check_paths([tmp])
+        if not result.ok:  # e.g. a NAME that is no DNS label
+            report = render_text(result).replace(str(tmp), str(target))
+            raise click.ClickException("the profile would not be valid:\n" + report.rstrip())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    click.echo(f"wrote {target}")
+    for done in write_schemas(profiles_dir.parent):
+        if done.action == "kept":
+            click.echo(f"kept {done.path} (not gpustack's schema; the modeline needs it)", err=True)
+        elif done.action != "unchanged":
+            click.echo(f"{done.action} {done.path}")
+    click.echo(f"next: gpustack validate {profiles_dir} && gpustack synth")
+
+
 # --- synth: owned by the constructs/synthesis work --------------------------------------------
 
 
@@ -120,7 +192,7 @@ def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
     if inputs.packaged:
         click.echo(
             "gpustack: no profiles/ here; synthesizing the packaged default profile "
-            "(copy it to profiles/<cluster>.yaml to customize)",
+            "(`gpustack init <cluster> --product <GPU>` writes one of your own)",
             err=True,
         )
     result = check_paths(list(inputs.paths))

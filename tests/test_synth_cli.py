@@ -364,7 +364,7 @@ def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         "gpustack: no profiles/ here; synthesizing the packaged default profile "
-        "(copy it to profiles/<cluster>.yaml to customize)"
+        "(`gpustack init <cluster> --product <GPU>` writes one of your own)"
     ]
     for banner in ("end-of-life", "!!!", "Node 20", "upgrade"):
         assert banner not in done.stderr + done.stdout

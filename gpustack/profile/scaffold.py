@@ -1,0 +1,115 @@
+"""``gpustack init``: a first profile for a cluster, and the schemas its editor modeline names.
+
+The profile sets only what a platform team decides first (the GPU product, GPUs per node, the
+driver, one example job) and leaves every other field to the defaults the schema documents. The
+schemas are copied next to the profiles folder because the modeline points there; a schema file
+gpustack did not write (another ``$id``) is never replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gpustack.profile import catalog
+from gpustack.profile.model import API_VERSION, KIND, Driver
+from gpustack.profile.schema import (
+    BASE_SCHEMA_FILE,
+    SCHEMA_FILE,
+    render,
+    render_base,
+)
+
+#: Example job images by the CUDA the GPU needs: PyTorch's own CUDA runtime images.
+PYTORCH_IMAGE = "docker.io/pytorch/pytorch:2.6.0-cuda12.6-cudnn9-runtime"
+PYTORCH_IMAGE_CUDA_12_8 = "docker.io/pytorch/pytorch:2.7.0-cuda12.8-cudnn9-runtime"
+
+
+def products() -> list[str]:
+    """Products a scaffold can target: those the default driver still supports."""
+    default_branch = catalog.parse_driver(Driver().version)[0]
+    return sorted(
+        name
+        for name, product in catalog.PRODUCTS.items()
+        if (catalog.ARCHITECTURES[product.architecture].last_driver_branch or default_branch)
+        >= default_branch
+    )
+
+
+def profile_text(name: str, product: str, per_node: int, schema_ref: str) -> str:
+    """The profile file's text: a modeline, a comment, and the few fields it decides."""
+    arch = catalog.ARCHITECTURES[catalog.PRODUCTS[product].architecture]
+    first_cuda = catalog.PRODUCTS[product].first_cuda or arch.first_cuda
+    needs_12_8 = first_cuda is not None and catalog.parse_driver(first_cuda) >= (12, 8)
+    doc = {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name},
+        "driver": {"version": Driver().version},
+        "gpus": {"product": product, "perNode": per_node},
+        "workloads": {
+            "examples": [
+                {
+                    "name": "pytorch-check",
+                    "image": PYTORCH_IMAGE_CUDA_12_8 if needs_12_8 else PYTORCH_IMAGE,
+                    "gpus": per_node,
+                }
+            ]
+        },
+    }
+    header = (
+        f"# yaml-language-server: $schema={schema_ref}\n"
+        f"# {name}: {per_node} x {product} per node. Written by `gpustack init`; every field not"
+        " set here\n# has the default the schema documents (schemas/profile.md).\n"
+    )
+    return header + yaml.safe_dump(doc, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class SchemaWrite:
+    path: Path
+    action: str  # "wrote", "updated", "unchanged" or "kept" (not gpustack's)
+
+
+def write_schemas(root: Path) -> list[SchemaWrite]:
+    """Write the profile schemas under ``root/schemas/``; a file with another ``$id`` is kept."""
+    done = []
+    for relative, text in ((SCHEMA_FILE, render()), (BASE_SCHEMA_FILE, render_base())):
+        path = root / relative
+        if not path.exists():
+            action = "wrote"
+        elif path.read_text(encoding="utf-8") == text:
+            done.append(SchemaWrite(path, "unchanged"))
+            continue
+        elif _schema_id(path) == json.loads(text)["$id"]:
+            action = "updated"  # gpustack's own, from another version
+        else:
+            done.append(SchemaWrite(path, "kept"))
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(path, text)
+        done.append(SchemaWrite(path, action))
+    return done
+
+
+def _schema_id(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data.get("$id") if isinstance(data, dict) else None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.gpustack-tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def schema_ref(profiles_dir: Path) -> str:
+    """The modeline's path from a profile in ``profiles_dir`` to the schema beside it."""
+    return os.path.relpath(profiles_dir.parent / SCHEMA_FILE, profiles_dir).replace(os.sep, "/")

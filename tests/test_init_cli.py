@@ -1,0 +1,114 @@
+"""``gpustack init``: a valid first profile, its schemas, and nothing clobbered."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from gpustack.checker import check_paths
+from gpustack.cli import main
+from gpustack.profile import catalog
+from gpustack.profile.scaffold import products
+from gpustack.profile.schema import BASE_SCHEMA_ID, render
+from tests.k8s_schema import assert_valid
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Iterator[Path]:
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        yield tmp_path
+    finally:
+        os.chdir(cwd)
+
+
+def init(*args: str) -> Result:
+    return CliRunner().invoke(main, ["init", *args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize(
+    ("product", "per_node", "cuda"),
+    [("L4", 2, "12.6"), ("H100-SXM5-80GB", 8, "12.6"), ("B200-SXM-180GB", 8, "12.8")],
+)
+def test_writes_a_valid_profile_and_its_schemas(
+    here: Path, product: str, per_node: int, cuda: str
+) -> None:
+    result = init("gpu-east", "--product", product, "--gpus-per-node", str(per_node))
+    assert result.exit_code == 0, result.output
+    path = here / "profiles" / "gpu-east.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../schemas/profile.schema.json\n")
+    checked = check_paths([path])
+    assert checked.ok, [str(i) for i in checked.issues]
+    profile = checked.profiles[0].profile
+    assert (profile.name, profile.gpus.product, profile.gpus.per_node) == (
+        "gpu-east",
+        product,
+        per_node,
+    )
+    (job,) = yaml.safe_load(text)["workloads"]["examples"]
+    assert job["gpus"] == per_node and f"cuda{cuda}" in job["image"]
+    from gpustack.constructs import synthesize  # starts Node: only here
+
+    objects = synthesize(profile)
+    assert_valid([o.manifest for o in objects], profile.cluster.kubernetes_version)
+    assert any(o.kind == "Job" for o in objects)
+    assert (here / "schemas" / "profile.schema.json").read_text() == render()
+    assert (here / "schemas" / "profile-base.schema.json").is_file()
+    assert sorted(p.name for p in (here / "profiles").iterdir()) == ["gpu-east.yaml"]
+
+
+def test_every_offered_product_gives_a_valid_profile(here: Path) -> None:
+    assert "K80" not in products()  # the default driver no longer runs Kepler
+    for product in products():
+        result = init(f"p-{product.lower()}", "--product", product)
+        assert result.exit_code == 0, (product, result.output)
+    assert len(list((here / "profiles").glob("*.yaml"))) == len(products())
+    assert check_paths([here / "profiles"]).ok
+    assert set(products()) | {"K80"} == set(catalog.PRODUCTS)
+
+
+def test_never_replaces_a_profile(here: Path) -> None:
+    (here / "profiles").mkdir()
+    (here / "profiles" / "lab.yaml").write_text("# mine\n")
+    result = init("lab", "--product", "L4")
+    assert result.exit_code == 1
+    assert "profiles/lab.yaml exists" in result.output
+    assert (here / "profiles" / "lab.yaml").read_text() == "# mine\n"
+
+
+def test_invalid_name_writes_nothing(here: Path) -> None:
+    result = init("Lab_1", "--product", "L4")
+    assert result.exit_code == 1
+    assert "profiles/Lab_1.yaml:" in result.output and "$.metadata.name" in result.output
+    assert list((here / "profiles").iterdir()) == []
+    assert not (here / "schemas").exists()
+
+
+def test_unknown_product_is_a_usage_error(here: Path) -> None:
+    result = init("lab", "--product", "H100")
+    assert result.exit_code == 2
+    assert not (here / "profiles").exists()
+
+
+def test_keeps_a_schema_that_is_not_gpustacks_and_updates_its_own(here: Path) -> None:
+    schemas = here / "schemas"
+    schemas.mkdir()
+    foreign = json.dumps({"$id": "https://example.com/other.json"})
+    (schemas / "profile.schema.json").write_text(foreign)
+    old = json.loads(render())
+    old["title"] = "an older gpustack's schema"
+    (schemas / "profile-base.schema.json").write_text(json.dumps({**old, "$id": BASE_SCHEMA_ID}))
+    result = init("lab", "--product", "L4", "--profiles", "clusters")
+    assert result.exit_code == 0, result.output
+    assert (schemas / "profile.schema.json").read_text() == foreign
+    assert "kept schemas/profile.schema.json" in result.output
+    assert "updated schemas/profile-base.schema.json" in result.output
+    assert (here / "clusters" / "lab.yaml").is_file()
