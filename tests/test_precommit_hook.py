@@ -54,12 +54,14 @@ def test_hook_files_pattern(path: str, matches: bool) -> None:
     assert bool(re.search(HOOK["files"], path)) is matches
 
 
-def _run_hook(repo: Path, changed: list[str]) -> subprocess.CompletedProcess[str]:
+def _run_hook(
+    repo: Path, changed: list[str], hook: dict[str, Any] = HOOK
+) -> subprocess.CompletedProcess[str]:
     """What pre-commit does: entry + args (+ the changed files if pass_filenames)."""
-    selected = [f for f in changed if re.search(HOOK.get("files", ""), f)]
+    selected = [f for f in changed if re.search(hook.get("files", ""), f)]
     assert selected, "pre-commit would not run the hook for these files"
-    argv = shlex.split(HOOK["entry"]) + list(HOOK.get("args", []))
-    if HOOK.get("pass_filenames", True):
+    argv = shlex.split(hook["entry"]) + list(hook.get("args", []))
+    if hook.get("pass_filenames", True):
         argv += selected
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
@@ -94,3 +96,42 @@ def test_hook_fails_when_a_base_breaks_untouched_overlays(repo: Path) -> None:
         "older CUDA)",
         "1 error in 2 of 2 profiles",
     ]
+
+
+# --- gpustack-synth-check: dist/ must be what the profiles produce -------------------------------
+
+SYNTH_HOOK = next(h for h in HOOKS if h["id"] == "gpustack-synth-check")
+
+
+@pytest.mark.parametrize(
+    "path,matches",
+    [
+        ("profiles/lab.yaml", True),
+        ("profiles/_bases/fleet.yml", True),
+        ("dist/clusters/lab/driver/daemonset-x.yaml", True),
+        ("dist/.gpustack/index.json", True),
+        ("README.md", False),
+    ],
+)
+def test_synth_hook_files_pattern(path: str, matches: bool) -> None:
+    assert bool(re.search(SYNTH_HOOK["files"], path)) is matches
+    assert SYNTH_HOOK["pass_filenames"] is False and SYNTH_HOOK["language"] == "python"
+
+
+def test_synth_hook_fails_on_a_stale_dist_and_passes_once_synthesized(repo: Path) -> None:
+    (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="580.105.08"))
+    stale = _run_hook(repo, ["profiles/east.yaml"], SYNTH_HOOK)
+    assert stale.returncode == 1
+    assert "missing: dist/clusters/east/kustomization.yaml" in stale.stdout, stale.stdout
+    assert not (repo / "dist").exists()  # --check writes nothing
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["gpustack", "synth"], cwd=repo, env=env, check=True, capture_output=True)
+    fresh = _run_hook(repo, ["dist/clusters/east/kustomization.yaml"], SYNTH_HOOK)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    # a profile change after synth makes the hook fail again
+    (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="580.95.05"))
+    again = _run_hook(repo, ["profiles/_bases/fleet.yaml"], SYNTH_HOOK)
+    assert again.returncode == 1, again.stdout
+    assert (
+        "differs: dist/clusters/east/driver/daemonset-nvidia-driver-daemonset.yaml" in again.stdout
+    )
