@@ -26,7 +26,7 @@ def main() -> None:
 DEFAULT_PROFILES = "profiles"
 
 
-@main.command()
+@main.command(short_help="Check profiles against the schema and the compatibility rules.")
 @click.argument(
     "paths",
     nargs=-1,
@@ -81,7 +81,7 @@ def _products() -> list[str]:
     return products()
 
 
-@main.command()
+@main.command(short_help="Write a first profile for a cluster, and its schemas.")
 @click.argument("name")
 @click.option(
     "--product",
@@ -147,7 +147,7 @@ def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> Non
 # --- synth: owned by the constructs/synthesis work --------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Synthesize profiles into GitOps-ready manifests under dist/.")
 @click.argument(
     "paths",
     nargs=-1,
