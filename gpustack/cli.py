@@ -112,29 +112,28 @@ def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> Non
     existing file is never replaced. The profile schemas are written beside PROFILES (in
     ../schemas/, where the editor modeline points) unless a file there is not gpustack's.
     """
-    import os
-
-    from gpustack.checker import check_paths
-    from gpustack.profile.scaffold import profile_text, schema_ref, write_schemas
+    from gpustack.profile.scaffold import (
+        ProfileExists,
+        create_profile,
+        profile_text,
+        schema_ref,
+        write_schemas,
+    )
     from gpustack.report import render_text
 
     target = profiles_dir / f"{name}.yaml"
-    if target.exists():
-        raise click.ClickException(f"{target} exists; choose another NAME or edit that file")
+    text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir))
     try:
-        profiles_dir.mkdir(parents=True, exist_ok=True)
-        tmp = profiles_dir / f".{name}.yaml.gpustack-tmp-{os.getpid()}"
-        tmp.write_text(profile_text(name, product, gpus_per_node, schema_ref(profiles_dir)))
+        result = create_profile(target, text)
+    except ProfileExists:
+        raise click.ClickException(
+            f"{target} exists; choose another NAME or edit that file"
+        ) from None
     except OSError as exc:
-        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from exc
-    try:
-        result = check_paths([tmp])
-        if not result.ok:  # e.g. a NAME that is no DNS label
-            report = render_text(result).replace(str(tmp), str(target))
-            raise click.ClickException("the profile would not be valid:\n" + report.rstrip())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
+    if not result.ok:  # e.g. a NAME that is no DNS label
+        report = render_text(result).rstrip()
+        raise click.ClickException(f"the profile would not be valid:\n{report}")
     click.echo(f"wrote {target}")
     for done in write_schemas(profiles_dir.parent):
         if done.action == "kept":

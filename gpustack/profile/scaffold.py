@@ -1,4 +1,5 @@
-"""``gpustack init``: a first profile for a cluster, and the schemas its editor modeline names.
+"""``gpustack init``: a first profile for a cluster, validated before it is written, and the
+schemas its editor modeline names.
 
 The profile sets only what a platform team decides first (the GPU product, GPUs per node, the
 driver, one example job) and leaves every other field to the defaults the schema documents. The
@@ -8,13 +9,16 @@ gpustack did not write (another ``$id``) is never replaced.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from gpustack.checker import CheckResult, check_paths
 from gpustack.profile import catalog
 from gpustack.profile.model import API_VERSION, KIND, Driver
 from gpustack.profile.schema import (
@@ -94,6 +98,37 @@ def write_schemas(root: Path) -> list[SchemaWrite]:
         _write_atomically(path, text)
         done.append(SchemaWrite(path, action))
     return done
+
+
+class ProfileExists(Exception):
+    """The profile to create is there already (``gpustack init`` never replaces one)."""
+
+
+def create_profile(target: Path, text: str) -> CheckResult:
+    """Validate ``text`` as the profile ``target``, then write it there, never over a file.
+
+    Nothing is written when the profile is invalid (the result's issues name ``target``), so a
+    failed ``init`` leaves the tree as it was. Raises :class:`ProfileExists` and ``OSError``.
+    """
+    if target.exists():
+        raise ProfileExists(str(target))
+    with tempfile.TemporaryDirectory(prefix="gpustack-init-") as scratch:
+        draft = Path(scratch) / target.name
+        draft.write_text(text, encoding="utf-8")
+        result = check_paths([draft])
+    if not result.ok:
+        issues = tuple(dataclasses.replace(i, file=str(target)) for i in result.issues)
+        return dataclasses.replace(result, issues=issues)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.gpustack-tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.link(tmp, target)  # unlike a rename, fails if the file appeared meanwhile
+    except FileExistsError:
+        raise ProfileExists(str(target)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return result
 
 
 def _schema_id(path: Path) -> str | None:
