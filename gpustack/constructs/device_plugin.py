@@ -59,9 +59,8 @@ MPS_DAEMON: Final = "nvidia-device-plugin-mps-control-daemon"
 MPS_DAEMON_PREFIX: Final = "nvidia-mps-control-daemon"
 MPS_CONTAINER: Final = "mps-control-daemon"
 MPS_INIT_CONTAINER: Final = "mps-control-daemon-mounts"
-#: Where the plugin and the MPS daemon see the MPS root, and its shared memory as /dev/shm.
+#: Where the plugin and the MPS daemon see the MPS root (its ``shm`` folder is their /dev/shm).
 MPS_ROOT_CTR_PATH: Final = "/mps"
-MPS_SHM: Final = f"{MPS_ROOT}/shm"
 
 
 @dataclass(frozen=True)

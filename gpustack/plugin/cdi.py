@@ -57,8 +57,6 @@ DEFAULT_CDI_ROOT: Final = "/var/run/cdi"
 DEFAULT_HOOK_PATH: Final = "/usr/bin/nvidia-cdi-hook"
 SPEC_NAME: Final = "k8s.device-plugin.nvidia.com-gpu.json"
 SIMULATED_ENV_PREFIX: Final = "GPUSTACK_SIMULATED_DEVICE_"
-#: CDI device names (the part after ``=``), as the CDI parser accepts them.
-DEVICE_NAME: Final = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.:-]*$")
 MOUNT_OPTIONS: Final = ("ro", "nosuid", "nodev", "bind")
 
 #: Driver user-space libraries a CUDA container needs (compute and utility capabilities), by

@@ -42,45 +42,28 @@ class Architecture:
     last_driver_branch: int | None = None
 
 
+def _legacy(
+    name: str, cc: str, first_cuda: str | None, min_driver: str | None, max_cuda: int, branch: int
+) -> Architecture:
+    """A pre-Turing architecture: proprietary modules only, a last CUDA and a last driver branch."""
+    return Architecture(
+        name,
+        cc,
+        first_cuda,
+        min_driver,
+        open_modules=False,
+        max_cuda_major=max_cuda,
+        last_driver_branch=branch,
+    )
+
+
 ARCHITECTURES: dict[str, Architecture] = {
     a.name: a
     for a in (
-        Architecture(
-            "kepler",
-            "3.7",
-            None,
-            None,
-            open_modules=False,
-            max_cuda_major=11,
-            last_driver_branch=470,
-        ),
-        Architecture(
-            "maxwell",
-            "5.2",
-            None,
-            None,
-            open_modules=False,
-            max_cuda_major=12,
-            last_driver_branch=580,
-        ),
-        Architecture(
-            "pascal",
-            "6.0",
-            None,
-            None,
-            open_modules=False,
-            max_cuda_major=12,
-            last_driver_branch=580,
-        ),
-        Architecture(
-            "volta",
-            "7.0",
-            "9.0",
-            "384.81",
-            open_modules=False,
-            max_cuda_major=12,
-            last_driver_branch=580,
-        ),
+        _legacy("kepler", "3.7", None, None, max_cuda=11, branch=470),
+        _legacy("maxwell", "5.2", None, None, max_cuda=12, branch=580),
+        _legacy("pascal", "6.0", None, None, max_cuda=12, branch=580),
+        _legacy("volta", "7.0", "9.0", "384.81", max_cuda=12, branch=580),
         Architecture("turing", "7.5", "10.0", "410.48", open_modules=True),
         # GA100 (A100, A30); the GA10x products (sm_86) override first_cuda and min_driver.
         Architecture("ampere", "8.0", "11.0", "450.80.02", open_modules=True),
