@@ -268,7 +268,7 @@ def test_duplicate_cluster_names_write_nothing(profiles: Path) -> None:
     assert not out.exists()
 
 
-def test_profile_the_constructs_reject_is_one_line_and_writes_nothing(profiles: Path) -> None:
+def test_profile_with_a_removed_field_is_one_line_and_writes_nothing(profiles: Path) -> None:
     out = profiles.parent / "dist"
     text = PROFILE.format(name="gamma").replace(
         '  version: "580', '  installDir: /opt/nv\n  version: "580'

@@ -26,6 +26,7 @@ from gpustack.constructs.scripts import (
     SCRIPTS_DIR,
 )
 from gpustack.profile.model import (
+    DRIVER_CONTAINER_ROOT,
     DRIVER_OS_PATHS,
     KernelModuleType,
     Profile,
@@ -39,8 +40,6 @@ CONTAINER: Final = "nvidia-driver-ctr"
 #: Sidecar that loads nvidia-peermem (GPUDirect RDMA) once the driver is up.
 PEERMEM_CONTAINER: Final = "nvidia-peermem-ctr"
 SCRIPTS_CONFIG_MAP: Final = "nvidia-driver-scripts"
-#: The driver container always publishes its root filesystem here (inside and on the host).
-DRIVER_INSTALL_DIR: Final = "/run/nvidia/driver"
 #: Pod-template annotation whose change shows that the scripts changed (OnDelete: no auto roll).
 SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
 
@@ -112,11 +111,6 @@ class DriverProps:
                 " and certificates"
             )
         repo_dir, cert_dir = os_paths or ("", "")
-        if d.install_dir != DRIVER_INSTALL_DIR:
-            raise ValueError(
-                f"driver.installDir is {d.install_dir!r}, but the driver container always installs"
-                f" into {DRIVER_INSTALL_DIR}; remove installDir or set it to {DRIVER_INSTALL_DIR}"
-            )
         return cls(
             container=ContainerSettings(
                 image=d.image_ref(),
@@ -152,7 +146,7 @@ def render_scripts(*, rdma: bool = False) -> dict[str, str]:
     probe = DRIVER_STARTUP_PROBE.render(
         validations=VALIDATIONS_DIR,
         sys_module="/sys/module",
-        driver_root=DRIVER_INSTALL_DIR,
+        driver_root=DRIVER_CONTAINER_ROOT,
         driver_root_ctr=DRIVER_ROOT_CTR_PATH,
         host_root_ctr=HOST_ROOT_CTR_PATH,
         rdma=rdma,
@@ -176,7 +170,7 @@ _HOST_MOUNTS: Final = (
     # GSP firmware: the kernel looks for it on the host, so point its search path at the driver.
     ("firmware-search-path", "/sys/module/firmware_class/parameters/path", None,
      "/sys/module/firmware_class/parameters/path", None, None),
-    ("nv-firmware", f"{DRIVER_INSTALL_DIR}/lib/firmware", "DirectoryOrCreate", "/lib/firmware",
+    ("nv-firmware", f"{DRIVER_CONTAINER_ROOT}/lib/firmware", "DirectoryOrCreate", "/lib/firmware",
      None, None),
 )  # fmt: skip
 

@@ -333,6 +333,11 @@ DRIVER_OS_PATHS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Where NVIDIA's driver container exposes its root filesystem on the host (fixed by the driver
+#: image: the toolkit, the device plugin and the CDI specs all find the driver there).
+DRIVER_CONTAINER_ROOT = "/run/nvidia/driver"
+
+
 @dataclass(frozen=True)
 class Driver:
     """The NVIDIA driver: installed by gpustack's DaemonSet (``enabled``) or already on the host.
@@ -350,7 +355,6 @@ class Driver:
     use_precompiled: bool = False
     kernel_version: str | None = None
     image_pull_policy: PullPolicy = "IfNotPresent"
-    install_dir: str = "/run/nvidia/driver"
     startup_probe: StartupProbe = field(default_factory=StartupProbe)
     env: tuple[EnvVar, ...] = ()
     resources: Resources = field(default_factory=Resources)
@@ -371,7 +375,6 @@ class Driver:
             use_precompiled=_get(d, "usePrecompiled", False),
             kernel_version=_get(d, "kernelVersion", None),
             image_pull_policy=_get(d, "imagePullPolicy", "IfNotPresent"),
-            install_dir=_get(d, "installDir", "/run/nvidia/driver"),
             startup_probe=StartupProbe.from_dict(_get(d, "startupProbe", None)),
             env=_env(d),
             resources=Resources.from_dict(_get(d, "resources", None)),
@@ -388,8 +391,8 @@ class Driver:
 
     @property
     def root(self) -> str:
-        """Host path of the driver's root filesystem: the container's install dir, or ``/``."""
-        return self.install_dir if self.enabled else "/"
+        """Host path of the driver's root filesystem: the driver container's, or ``/``."""
+        return DRIVER_CONTAINER_ROOT if self.enabled else "/"
 
     def image_ref(self) -> str:
         """Full image reference: digest wins; precompiled images are tagged by kernel."""

@@ -237,8 +237,6 @@ def cdi_strategy_needs_runtime_cdi(p: Profile) -> Iterator[Finding]:
 
 # --- driver and GPUs -------------------------------------------------------------------------
 
-DRIVER_CONTAINER_ROOT = "/run/nvidia/driver"
-
 
 def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
     if p.driver.enabled and p.driver.use_precompiled and not p.driver.kernel_version:
@@ -273,18 +271,6 @@ def driver_config_maps_known_os(p: Profile) -> Iterator[Finding]:
                 f"use a driver image for {', '.join(sorted(DRIVER_OS_PATHS))}, or build one with"
                 " your repositories and certificates inside",
             )
-
-
-def driver_install_dir_fixed(p: Profile) -> Iterator[Finding]:
-    # NVIDIA's driver container always exposes its root at /run/nvidia/driver; the toolkit and
-    # the plugin mount that path, so any other value would silently break them.
-    if p.driver.enabled and p.driver.install_dir != DRIVER_CONTAINER_ROOT:
-        yield Finding(
-            ("driver", "installDir"),
-            f"the driver container always installs into {DRIVER_CONTAINER_ROOT},"
-            f" not {p.driver.install_dir}",
-            f"remove driver.installDir or set it to {DRIVER_CONTAINER_ROOT}",
-        )
 
 
 def rdma_needs_driver_container(p: Profile) -> Iterator[Finding]:
@@ -908,7 +894,6 @@ RULES: tuple[Rule, ...] = (
     cdi_strategy_needs_runtime_cdi,
     precompiled_needs_kernel,
     driver_config_maps_known_os,
-    driver_install_dir_fixed,
     rdma_needs_driver_container,
     host_mofed_needs_rdma,
     product_matches_architecture,

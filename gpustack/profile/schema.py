@@ -402,13 +402,6 @@ def _driver() -> Schema:
                 examples=["6.8.0-60-generic"],
             ),
             "imagePullPolicy": pull_policy(),
-            "installDir": prop(
-                "Install directory",
-                "Host path where the driver container exposes its root.",
-                "string",
-                pattern=ABS_PATH,
-                default="/run/nvidia/driver",
-            ),
             "startupProbe": obj(
                 "Startup probe",
                 "Time budget for building and loading the kernel module.",

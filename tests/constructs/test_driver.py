@@ -165,12 +165,6 @@ def test_kernel_module_parameters_mounted_at_drivers(synth: Synth) -> None:
     assert "nvidia-params" in names
 
 
-def test_other_install_dir_is_refused() -> None:
-    p = Profile.from_dict(profile(driver={"installDir": "/opt/nvidia/driver"}))
-    with pytest.raises(ValueError, match="installDir"):
-        DriverProps.from_profile(p)
-
-
 # --- GPUDirect RDMA: env, Mellanox mounts and the nvidia-peermem sidecar ------------------------
 
 #: (driver.rdma, driver env it adds, sidecar expected)

@@ -25,7 +25,6 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "cdi_strategy_needs_runtime_cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
     "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver_config_maps_known_os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
-    "driver_install_dir_fixed": ("driver-install-dir", "$.driver.installDir"),
     "rdma_needs_driver_container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
     "host_mofed_needs_rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
