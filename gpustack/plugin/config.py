@@ -19,7 +19,7 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 import yaml
 
@@ -44,11 +44,17 @@ __all__ = [
     "simulated_uuid",
 ]
 
-MIG_STRATEGIES: Final = ("none", "single", "mixed")
-DEVICE_LIST_STRATEGIES: Final = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")
-DEVICE_ID_STRATEGIES: Final = ("uuid", "index")
-ALLOCATION_POLICIES: Final = ("distributed", "packed")
-BACKENDS: Final = ("nvml", "simulated")
+#: The enums this file shares with the profile (which imports them from here).
+MigStrategy = Literal["none", "single", "mixed"]
+DeviceListStrategy = Literal["envvar", "volume-mounts", "cdi-annotations", "cdi-cri"]
+DeviceIdStrategy = Literal["uuid", "index"]
+AllocationPolicy = Literal["distributed", "packed"]
+Backend = Literal["nvml", "simulated"]
+MIG_STRATEGIES: Final[tuple[str, ...]] = get_args(MigStrategy)
+DEVICE_LIST_STRATEGIES: Final[tuple[str, ...]] = get_args(DeviceListStrategy)
+DEVICE_ID_STRATEGIES: Final[tuple[str, ...]] = get_args(DeviceIdStrategy)
+ALLOCATION_POLICIES: Final[tuple[str, ...]] = get_args(AllocationPolicy)
+BACKENDS: Final[tuple[str, ...]] = get_args(Backend)
 #: XIDs caused by applications, not hardware (NVIDIA's default ignore list).
 DEFAULT_IGNORED_XIDS: Final = (13, 31, 43, 45, 68, 109)
 

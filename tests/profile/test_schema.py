@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -178,90 +177,3 @@ def test_gitops_is_reserved() -> None:
     gitops = SCHEMA["properties"]["gitops"]
     assert gitops["properties"] == {} and gitops["additionalProperties"] is False
     assert "no properties yet" in gitops["description"]
-
-
-# --- schema defaults == model defaults ---------------------------------------------------------
-
-# (schema object, model class, the smallest valid input for from_dict)
-SECTIONS: list[tuple[tuple[str, ...], Any, dict[str, Any]]] = [
-    ((), model.Profile, {"metadata": {"name": "x"}}),
-    (("metadata",), model.Metadata, {"name": "x"}),
-    (("cluster",), model.Cluster, {}),
-    (("cluster", "runtime"), model.Runtime, {}),
-    (("driver",), model.Driver, {}),
-    (("driver", "startupProbe"), model.StartupProbe, {}),
-    (("driver", "rdma"), model.Rdma, {}),
-    (("driver", "resources"), model.Resources, {}),
-    (("toolkit",), model.Toolkit, {}),
-    (("toolkit", "cdi"), model.Cdi, {}),
-    (("devicePlugin",), model.DevicePlugin, {}),
-    (("devicePlugin", "healthChecks"), model.HealthChecks, {}),
-    (("devicePlugin", "sharing", "timeSlicing"), model.TimeSlicing, {}),
-    (("devicePlugin", "sharing", "mps"), model.Mps, {}),
-    (
-        ("devicePlugin", "sharing", "mps", "resources", "[]"),
-        model.TimeSlicingResource,
-        {"name": "nvidia.com/gpu", "replicas": 2},
-    ),
-    (
-        ("devicePlugin", "sharing", "timeSlicing", "resources", "[]"),
-        model.TimeSlicingResource,
-        {"name": "nvidia.com/gpu", "replicas": 2},
-    ),
-    (("devicePlugin", "nodeConfigs", "[]"), model.NodeConfig, {"name": "x"}),
-    (("devicePlugin", "nodeConfigs", "[]", "sharing"), model.Sharing, {}),
-    (("devicePlugin", "nodeConfigs", "[]", "gpus"), model.NodeConfigGpus, {}),
-    (("gpus",), model.Gpus, {}),
-    (("workloads",), model.Workloads, {}),
-    (("workloads", "examples", "[]"), model.Example, {"name": "x"}),
-    (("gitops",), model.GitOps, {}),
-    (("$envVar",), model.EnvVar, {"name": "X"}),
-    (("$toleration",), model.Toleration, {}),
-]
-#: Schema names that are not model fields of the same (camelCased) name, per model class
-#: (DevicePlugin keeps ``sharing.timeSlicing`` and ``sharing.mps`` as two fields under the one
-#: ``sharing`` object; a node config's Sharing does not).
-RENAMED = {"DevicePlugin": {"timeSlicing": "sharing", "mps": "sharing"}}
-NOT_IN_MODEL = {"apiVersion", "kind", "extends"}
-
-
-def _section(path: tuple[str, ...]) -> Mapping[str, Any]:
-    sub: Mapping[str, Any] = SCHEMA
-    for part in path:
-        if part.startswith("$"):
-            sub = SCHEMA["$defs"][part[1:]]
-        elif part == "[]":
-            sub = sub["items"]
-        else:
-            sub = sub["properties"][part]
-    return sub
-
-
-def _camel(cls: Any, name: str) -> str:
-    head, *rest = name.split("_")
-    camel = head + "".join(word.capitalize() for word in rest)
-    return RENAMED.get(cls.__name__, {}).get(camel, camel)
-
-
-@pytest.mark.parametrize("path,cls,minimal", SECTIONS, ids=lambda v: str(v)[:40])
-def test_schema_defaults_equal_model_defaults(
-    path: tuple[str, ...], cls: Any, minimal: dict[str, Any]
-) -> None:
-    section = _section(path)
-    props = section["properties"]
-    model_fields = {_camel(cls, f.name): f for f in fields(cls)}
-    assert set(props) - NOT_IN_MODEL == set(model_fields), cls.__name__
-    plain = cls.from_dict(minimal)
-    for name, prop in props.items():
-        if name in NOT_IN_MODEL or name in minimal or name in section.get("required", ()):
-            continue
-        if "default" in prop:
-            # writing the documented default must mean exactly what leaving it out means
-            assert cls.from_dict({**minimal, name: prop["default"]}) == plain, name
-        else:
-            field = model_fields[name]
-            default = field.default
-            if default is MISSING and field.default_factory is not MISSING:
-                default = field.default_factory()
-            assert default is None, f"{cls.__name__}.{field.name} has a default {default!r}"
-            assert getattr(plain, field.name) is None, name

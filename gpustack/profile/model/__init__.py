@@ -1,0 +1,196 @@
+"""The typed profile: what a validated profile means, with every default resolved once.
+
+Each field is declared once, on its dataclass (:func:`gpustack.fields.key`): type, default,
+title, description, examples and constraints. The JSON Schema (``schemas/profile.schema.json``,
+built by :mod:`gpustack.profile.schema`), the field reference and the decoding of a validated
+document (:meth:`Profile.from_dict`) are all derived from those declarations. One module per
+profile section; this one assembles the :class:`Profile` and re-exports the sections.
+
+Fields whose default depends on other fields (runtime paths per distribution, the plugin image per
+implementation, ...) are ``None`` in the model and resolved by the ``resolved_*`` helpers, so the
+schema can say "derived" instead of inventing a constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpustack.fields import decode, key
+from gpustack.plugin.config import (
+    DEFAULT_IGNORED_XIDS,
+    AllocationPolicy,
+    Backend,
+    DeviceIdStrategy,
+    DeviceListStrategy,
+    MigStrategy,
+)
+from gpustack.profile.model.cluster import (
+    API_VERSION,
+    DEFAULT_NODE_SELECTOR,
+    DEFAULT_TOLERATIONS,
+    KIND,
+    KUBELET_ROOT_DIRS,
+    SUPPORTED_KUBERNETES,
+    Cluster,
+    Distribution,
+    Metadata,
+    RestartMode,
+    Runtime,
+    RuntimeName,
+    RuntimePaths,
+    runtime_paths,
+)
+from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Toleration
+from gpustack.profile.model.device_plugin import (
+    DEFAULT_NODE_CONFIG_LABEL,
+    PLUGIN_IMAGES,
+    DevicePlugin,
+    HealthChecks,
+    Implementation,
+    Mps,
+    NodeConfig,
+    NodeConfigGpus,
+    Sharing,
+    TimeSlicing,
+    TimeSlicingResource,
+)
+from gpustack.profile.model.driver import (
+    DRIVER_CONTAINER_ROOT,
+    DRIVER_OS_PATHS,
+    Driver,
+    KernelModuleType,
+    Rdma,
+    StartupProbe,
+)
+from gpustack.profile.model.gpus import Gpus
+from gpustack.profile.model.toolkit import Cdi, Toolkit
+from gpustack.profile.model.workloads import Example, GitOps, Workloads
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_IGNORED_XIDS",
+    "DEFAULT_NODE_CONFIG_LABEL",
+    "DEFAULT_NODE_SELECTOR",
+    "DEFAULT_TOLERATIONS",
+    "DRIVER_CONTAINER_ROOT",
+    "DRIVER_OS_PATHS",
+    "KIND",
+    "KUBELET_ROOT_DIRS",
+    "PLUGIN_IMAGES",
+    "SUPPORTED_KUBERNETES",
+    "AllocationPolicy",
+    "Backend",
+    "Cdi",
+    "Cluster",
+    "DeviceIdStrategy",
+    "DeviceListStrategy",
+    "DevicePlugin",
+    "Distribution",
+    "Driver",
+    "EnvVar",
+    "Example",
+    "GitOps",
+    "Gpus",
+    "HealthChecks",
+    "Implementation",
+    "KernelModuleType",
+    "Metadata",
+    "MigStrategy",
+    "Mps",
+    "NodeConfig",
+    "NodeConfigGpus",
+    "Profile",
+    "PullPolicy",
+    "Rdma",
+    "Resources",
+    "RestartMode",
+    "Runtime",
+    "RuntimeName",
+    "RuntimePaths",
+    "Sharing",
+    "StartupProbe",
+    "TimeSlicing",
+    "TimeSlicingResource",
+    "Toleration",
+    "Toolkit",
+    "Workloads",
+    "node_config_profile",
+    "runtime_paths",
+]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One cluster's GPU stack, fully defaulted."""
+
+    metadata: Metadata = key(
+        "Metadata",
+        "Identity of the profile; one profile describes one cluster.",
+        examples=[{"name": "lab-1gpu"}],
+    )
+    cluster: Cluster = key(
+        "Cluster",
+        "Where the stack runs: Kubernetes version, namespace and the GPU nodes.",
+        factory=Cluster,
+    )
+    driver: Driver = key(
+        "Driver",
+        "The NVIDIA driver: installed by a driver DaemonSet, or already on the host.",
+        factory=Driver,
+    )
+    toolkit: Toolkit = key(
+        "Container toolkit",
+        "NVIDIA container toolkit: configures the runtime and the nvidia runtime handler.",
+        factory=Toolkit,
+    )
+    device_plugin: DevicePlugin = key(
+        "Device plugin",
+        "The kubelet device plugin that advertises GPUs: gpustack's own or NVIDIA's.",
+        factory=DevicePlugin,
+    )
+    gpus: Gpus = key(
+        "GPUs",
+        "The GPUs expected on the selected nodes; compatibility rules read this.",
+        factory=Gpus,
+    )
+    workloads: Workloads = key(
+        "Workloads", "Workloads shipped next to the stack.", factory=Workloads
+    )
+    gitops: GitOps = key(
+        "GitOps",
+        "Reserved for GitOps delivery settings; accepts no properties yet.",
+        factory=GitOps,
+    )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Profile:
+        """The profile a schema-valid document describes (``apiVersion``, ``kind`` and
+        ``extends`` are the loader's and the schema's business, not the model's)."""
+        body = {k: v for k, v in d.items() if k not in ("apiVersion", "kind", "extends")}
+        return decode(cls, body)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+def node_config_profile(profile: Profile, config: NodeConfig) -> Profile:
+    """The profile as the nodes of one node config see it: its overrides replace the top-level
+    values, and the result has no node configs of its own."""
+    dp, gpus = profile.device_plugin, profile.gpus
+    return replace(
+        profile,
+        device_plugin=replace(
+            dp,
+            mig_strategy=config.mig_strategy or dp.mig_strategy,
+            sharing=dp.sharing if config.sharing is None else config.sharing,
+            node_configs=(),
+        ),
+        gpus=replace(
+            gpus,
+            mig=gpus.mig if config.gpus.mig is None else config.gpus.mig,
+            per_node=gpus.per_node if config.gpus.per_node is None else config.gpus.per_node,
+        ),
+    )

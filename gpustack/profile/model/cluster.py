@@ -1,0 +1,272 @@
+"""``metadata`` and ``cluster``: which cluster, which nodes, and their container runtime."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from gpustack.fields import item, key
+from gpustack.profile.model.common import (
+    ABS_PATH,
+    DNS_LABEL,
+    DNS_SUBDOMAIN,
+    StrMap,
+    Toleration,
+)
+
+API_VERSION = "gpustack.dev/v1alpha1"
+KIND = "Profile"
+
+#: Kubernetes minor versions a profile may target (kubernetes-validate ships schemas for them).
+SUPPORTED_KUBERNETES = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+
+RuntimeName = Literal["containerd", "crio"]
+Distribution = Literal["generic", "k3s", "rke2", "microk8s", "k0s"]
+RestartMode = Literal["signal", "systemd", "none"]
+ConfigSource = Literal["command", "file"]
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Profile identity. ``name`` names the cluster folder ``dist/clusters/<name>/``."""
+
+    name: str = key(
+        "Name",
+        "Cluster name (DNS-1123 label); output goes to dist/clusters/<name>/.",
+        pattern=DNS_LABEL,
+        max_length=63,
+        examples=["lab-1gpu", "h100-prod-east"],
+    )
+    labels: StrMap = key(
+        "Labels",
+        "Labels copied onto every generated object.",
+        factory=tuple,
+        examples=[{"team": "ml-platform"}],
+    )
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The node's container runtime and where its config and socket live.
+
+    Paths left unset are derived from ``name`` and ``distribution`` by :func:`runtime_paths`.
+    ``version`` is the runtime's own version (e.g. containerd ``2.0``); containerd 2.x reads
+    drop-in configs from ``conf.d`` and wants ``configSource: file``.
+    """
+
+    name: RuntimeName = key("Runtime", "Container runtime on the GPU nodes.", default="containerd")
+    distribution: Distribution = key(
+        "Distribution",
+        "Kubernetes distribution; it decides where the runtime keeps config and socket. "
+        "On k3s and RKE2 the toolkit edits the generated config.toml (never "
+        "config.toml.tmpl); they regenerate it on restart and keep the nvidia runtimes "
+        "they find, but not setAsDefault.",
+        default="generic",
+    )
+    version: str | None = key(
+        "Runtime version",
+        "The runtime's own version; containerd 2.x reads its config file, not a dump.",
+        default=None,
+        pattern=r"^\d+\.\d+(\.\d+)?$",
+        examples=["2.0", "1.7.27"],
+    )
+    config_path: str | None = key(
+        "Config path",
+        "Host path of the runtime's main config (derived when unset).",
+        default=None,
+        pattern=ABS_PATH,
+        examples=["/etc/containerd/config.toml"],
+    )
+    drop_in_config_path: str | None = key(
+        "Drop-in config path",
+        "Host path of the drop-in file the toolkit writes (derived when unset).",
+        default=None,
+        pattern=ABS_PATH,
+        examples=["/etc/containerd/conf.d/99-nvidia.toml"],
+    )
+    socket_path: str | None = key(
+        "Socket path",
+        "Host path of the runtime socket (derived when unset).",
+        default=None,
+        pattern=ABS_PATH,
+        examples=["/run/containerd/containerd.sock"],
+    )
+    config_source: tuple[ConfigSource, ...] | None = key(
+        "Config source",
+        "Where the toolkit reads the current config: the runtime's dump command, the "
+        "file, or both in order (derived from the runtime version when unset).",
+        default=None,
+        min_items=1,
+        unique_items=True,
+        examples=[["file"], ["command", "file"]],
+    )
+    restart_mode: RestartMode | None = key(
+        "Restart mode",
+        "How the toolkit makes the runtime reload: a signal, systemd, or not at all "
+        "(derived when unset: signal for containerd, systemd for CRI-O, which cannot be "
+        "restarted with a signal).",
+        default=None,
+        examples=["systemd"],
+    )
+
+    def resolved_restart_mode(self) -> RestartMode:
+        """How the toolkit makes the runtime reload, when the profile does not say.
+
+        containerd reloads on a signal; CRI-O can only be restarted through systemd by the
+        toolkit's installer, so a signal default would fail every toolkit pod on CRI-O nodes.
+        """
+        if self.restart_mode is not None:
+            return self.restart_mode
+        return "systemd" if self.name == "crio" else "signal"
+
+
+@dataclass(frozen=True)
+class RuntimePaths:
+    """Resolved host paths of the runtime's root config, drop-in config and socket."""
+
+    config: str
+    drop_in_config: str | None
+    socket: str | None
+    config_source: tuple[str, ...]
+
+
+# (config, drop-in, socket) per runtime and distribution. k3s and RKE2 regenerate config.toml
+# from their built-in template on every start (and add the nvidia runtimes they find under
+# /usr/local/nvidia/toolkit themselves), so the toolkit edits config.toml, never
+# config.toml.tmpl: a template written from scratch would drop k3s's own settings (registries,
+# CNI, sandbox image) and break the node on its next restart (NVIDIA gpu-operator#406, #623).
+_RUNTIME_PATHS: dict[tuple[str, str], tuple[str, str | None, str | None]] = {
+    ("containerd", "generic"): (
+        "/etc/containerd/config.toml",
+        "/etc/containerd/conf.d/99-nvidia.toml",
+        "/run/containerd/containerd.sock",
+    ),
+    ("containerd", "k3s"): (
+        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+        None,
+        "/run/k3s/containerd/containerd.sock",
+    ),
+    ("containerd", "rke2"): (
+        "/var/lib/rancher/rke2/agent/etc/containerd/config.toml",
+        None,
+        "/run/k3s/containerd/containerd.sock",
+    ),
+    ("containerd", "microk8s"): (
+        "/var/snap/microk8s/current/args/containerd-template.toml",
+        None,
+        "/var/snap/microk8s/common/run/containerd.sock",
+    ),
+    ("containerd", "k0s"): (
+        "/etc/k0s/containerd.toml",
+        "/etc/k0s/containerd.d/nvidia.toml",
+        "/run/k0s/containerd.sock",
+    ),
+    ("crio", "generic"): (
+        "/etc/crio/crio.conf",
+        "/etc/crio/crio.conf.d/99-nvidia.conf",
+        None,
+    ),
+}
+
+
+def runtime_paths(runtime: Runtime) -> RuntimePaths:
+    """Resolve the runtime's host paths: explicit profile values win over distribution defaults.
+
+    Raises ``KeyError`` for a runtime/distribution pair that has no defaults (the semantic rules
+    report that to the user before synthesis ever runs).
+    """
+    config, drop_in, socket = _RUNTIME_PATHS[(runtime.name, runtime.distribution)]
+    major = int(runtime.version.split(".")[0]) if runtime.version else None
+    if runtime.config_source is not None:
+        source: tuple[str, ...] = runtime.config_source
+    elif runtime.name == "containerd" and major is not None and major >= 2:
+        # containerd 2.x: `containerd config dump` may emit a newer config version than the root
+        # file, which breaks the drop-in; reading the file avoids that (NVIDIA toolkit issue).
+        source = ("file",)
+    else:
+        source = ("command", "file")
+    return RuntimePaths(
+        config=runtime.config_path or config,
+        drop_in_config=runtime.drop_in_config_path or drop_in,
+        socket=runtime.socket_path or socket,
+        config_source=source,
+    )
+
+
+#: The kubelet's root directory per distribution (k0s and MicroK8s move it; a kubelet started
+#: with another ``--root-dir`` needs ``cluster.kubeletRootDir``).
+KUBELET_ROOT_DIRS: dict[str, str] = {
+    "generic": "/var/lib/kubelet",
+    "k3s": "/var/lib/kubelet",
+    "rke2": "/var/lib/kubelet",
+    "microk8s": "/var/snap/microk8s/common/var/lib/kubelet",
+    "k0s": "/var/lib/k0s/kubelet",
+}
+
+
+#: Default node selector: the label NVIDIA's GPU feature discovery and the GPU Operator use.
+DEFAULT_NODE_SELECTOR = (("nvidia.com/gpu.present", "true"),)
+#: Default toleration: GPU nodes are commonly tainted ``nvidia.com/gpu:NoSchedule``.
+DEFAULT_TOLERATIONS = (Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule"),)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where the stack runs: Kubernetes version, namespace and which nodes get GPU components."""
+
+    kubernetes_version: str = key(
+        "Kubernetes version",
+        "Kubernetes minor version of the cluster, quoted (supported: "
+        f"{SUPPORTED_KUBERNETES[0]} to {SUPPORTED_KUBERNETES[-1]}).",
+        default="1.33",
+        pattern=r"^1\.\d+$",
+        examples=["1.33"],
+    )
+    namespace: str = key(
+        "Namespace",
+        "Namespace for all GPU stack components.",
+        default="gpustack-system",
+        pattern=DNS_LABEL,
+        max_length=63,
+        examples=["gpu-operator"],
+    )
+    node_selector: StrMap = key(
+        "Node selector",
+        "Labels that select the GPU nodes for the driver, toolkit and plugin.",
+        default=DEFAULT_NODE_SELECTOR,
+        examples=[{"nvidia.com/gpu.present": "true"}],
+    )
+    tolerations: tuple[Toleration, ...] = key(
+        "Tolerations",
+        "Tolerations of the GPU stack pods (replaces the default list when given).",
+        default=DEFAULT_TOLERATIONS,
+    )
+    priority_class_name: str = key(
+        "Priority class", "Priority class of the GPU stack pods.", default="system-node-critical"
+    )
+    image_pull_secrets: tuple[Annotated[str, item(pattern=DNS_SUBDOMAIN)], ...] = key(
+        "Image pull secrets",
+        "Names of existing Secrets used to pull the stack's images.",
+        factory=tuple,
+        examples=[["ngc-registry"]],
+    )
+    runtime: Runtime = key(
+        "Container runtime",
+        "The nodes' container runtime; unset paths are derived from name and distribution.",
+        factory=Runtime,
+    )
+    kubelet_root_dir: str | None = key(
+        "Kubelet root directory",
+        "The kubelet's --root-dir on the GPU nodes; the device plugin registers in "
+        "its device-plugins folder (derived from runtime.distribution when unset: "
+        "/var/lib/kubelet, /var/lib/k0s/kubelet on k0s, "
+        "/var/snap/microk8s/common/var/lib/kubelet on MicroK8s).",
+        default=None,
+        pattern=ABS_PATH,
+        examples=["/var/lib/kubelet", "/var/lib/k0s/kubelet"],
+    )
+
+    def resolved_kubelet_root_dir(self) -> str:
+        """The kubelet's root directory on the nodes (its device plugin sockets live in
+        ``<root>/device-plugins``): the profile's value, else the distribution's."""
+        return self.kubelet_root_dir or KUBELET_ROOT_DIRS[self.runtime.distribution]

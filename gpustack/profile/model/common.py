@@ -1,0 +1,131 @@
+"""Building blocks every profile section uses: patterns, container settings and tolerations.
+
+The patterns are the profile's JSON Schema constraints; they are declared here, next to the
+fields that use them, so the schema, the decoding and the documentation all read one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from gpustack import fields
+from gpustack.fields import SORTED_MAP, documented, item, key
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DRIVER_VERSION = r"^\d{3}\.\d+(\.\d+)?$"
+CUDA_VERSION = r"^\d{2}\.\d$"
+#: An image repository without tag or digest.
+IMAGE = r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
+#: A full image reference: repository, optional tag, optional digest.
+IMAGE_REF = (
+    r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+    r"(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
+)
+ABS_PATH = r"^/"
+LABEL_KEY = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+QUANTITY = r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]i?|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+
+PullPolicy = Literal["Always", "IfNotPresent", "Never"]
+
+#: A string-to-string map (labels, node selectors), frozen as sorted pairs.
+StrMap = Annotated[tuple[tuple[str, str], ...], SORTED_MAP]
+
+Quantity = Annotated[
+    str,
+    item(
+        ref="quantity",
+        title="Quantity",
+        description="A Kubernetes resource quantity, written as a string.",
+        pattern=QUANTITY,
+        examples=["500m", "2Gi"],
+    ),
+]
+
+
+def enabled(what: str, default: bool = True) -> Any:
+    """The ``enabled`` switch of a section."""
+    return key("Enabled", what, default=default)
+
+
+def pull_policy() -> Any:
+    return key("Image pull policy", "When the kubelet pulls the image.", default="IfNotPresent")
+
+
+def env() -> Any:
+    return key(
+        "Extra environment",
+        "Environment variables added to the component's main container, in order.",
+        factory=tuple,
+    )
+
+
+def resources() -> Any:
+    return key(
+        "Resources",
+        "CPU and memory requests and limits of the main container; empty sets none.",
+        factory=Resources,
+    )
+
+
+@documented("Environment variable", "One environment variable for a container.", ref="envVar")
+@dataclass(frozen=True)
+class EnvVar:
+    """One extra environment variable for a component's main container."""
+
+    name: str = key(
+        "Name",
+        "Variable name.",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        examples=["NVIDIA_DRIVER_CAPABILITIES"],
+    )
+    value: str = key("Value", "Variable value.", default="")
+
+
+QuantityMap = Annotated[tuple[tuple[str, Quantity], ...], SORTED_MAP]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Container requests and limits as Kubernetes quantities; empty means none set."""
+
+    requests: QuantityMap = key(
+        "Requests",
+        "Resource name to Kubernetes quantity.",
+        factory=tuple,
+        examples=[{"cpu": "100m", "memory": "128Mi"}],
+    )
+    limits: QuantityMap = key(
+        "Limits",
+        "Resource name to Kubernetes quantity.",
+        factory=tuple,
+        examples=[{"memory": "512Mi"}],
+    )
+
+
+@documented("Toleration", "A Kubernetes toleration, as in a pod spec.", ref="toleration")
+@dataclass(frozen=True)
+class Toleration:
+    """A Kubernetes toleration, as written in a pod spec (``fields.key``: the field ``key``
+    would shadow the function in the class body)."""
+
+    key: str | None = fields.key(
+        "Key", "Taint key; empty with Exists matches every taint.", default=None
+    )
+    operator: Literal["Exists", "Equal"] = fields.key(
+        "Operator", "Exists ignores the value; Equal compares it.", default="Exists"
+    )
+    value: str | None = fields.key("Value", "Taint value for the Equal operator.", default=None)
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = fields.key(
+        "Effect", "Taint effect to tolerate; unset tolerates all effects.", default=None
+    )
+    toleration_seconds: int | None = fields.key(
+        "Toleration seconds",
+        "How long a NoExecute taint is tolerated before eviction.",
+        default=None,
+        minimum=0,
+    )

@@ -1,0 +1,182 @@
+"""``driver``: the NVIDIA driver, installed by gpustack's DaemonSet or already on the host."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from gpustack.fields import key
+from gpustack.profile.model.common import (
+    DNS_SUBDOMAIN,
+    DRIVER_VERSION,
+    IMAGE,
+    EnvVar,
+    PullPolicy,
+    Resources,
+    enabled,
+    env,
+    pull_policy,
+    resources,
+)
+
+KernelModuleType = Literal["auto", "open", "proprietary"]
+
+#: Where NVIDIA's driver container exposes its root filesystem on the host (fixed by the driver
+#: image: the toolkit, the device plugin and the CDI specs all find the driver there).
+DRIVER_CONTAINER_ROOT = "/run/nvidia/driver"
+
+#: Where each driver image OS keeps package repository definitions and the CA certificates its
+#: package manager trusts: driver.repoConfigMap and driver.certConfigMap are mounted there (the
+#: driver container installs kernel headers from these repositories when it builds the module).
+DRIVER_OS_PATHS: dict[str, tuple[str, str]] = {
+    "ubuntu": ("/etc/apt/sources.list.d", "/usr/local/share/ca-certificates"),
+    "rhel": ("/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+    "rhcos": ("/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+    "centos": ("/etc/yum.repos.d", "/etc/pki/ca-trust/extracted/pem"),
+}
+
+
+@dataclass(frozen=True)
+class StartupProbe:
+    """Budget for the driver container to compile and load the kernel module (~20 min)."""
+
+    initial_delay_seconds: int = key(
+        "Initial delay", "Seconds before the first probe.", default=60, minimum=0
+    )
+    period_seconds: int = key("Period", "Seconds between probes.", default=10, minimum=1)
+    timeout_seconds: int = key(
+        "Timeout", "Seconds before one probe times out.", default=60, minimum=1
+    )
+    failure_threshold: int = key(
+        "Failure threshold", "Failed probes before a restart.", default=120, minimum=1
+    )
+
+
+@dataclass(frozen=True)
+class Rdma:
+    """GPUDirect RDMA: the driver pod loads ``nvidia-peermem`` so NICs read and write GPU memory.
+
+    ``use_host_mofed``: the Mellanox OFED driver is installed on the host, not by a driver
+    container (the NVIDIA network operator's) that publishes it under ``/run/mellanox/drivers``.
+    """
+
+    enabled: bool = enabled(
+        "Run the nvidia-peermem sidecar in the driver pod (needs enabled driver).", default=False
+    )
+    use_host_mofed: bool = key(
+        "Host MOFED",
+        "The Mellanox OFED driver is installed on the host, not by a driver"
+        " container that publishes it under /run/mellanox/drivers.",
+        default=False,
+        examples=[True],
+    )
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The NVIDIA driver: installed by gpustack's DaemonSet (``enabled``) or already on the host.
+
+    ``version`` is required in both cases: compatibility rules check it against workloads and GPUs.
+    The image tag is ``<version>-<osTag>`` (or ``<version>-<kernel>`` when precompiled).
+    """
+
+    enabled: bool = enabled("Install the driver with a DaemonSet; false: it is on the host.")
+    version: str = key(
+        "Driver version",
+        "Driver version (also when preinstalled): compatibility rules check it.",
+        default="580.105.08",
+        pattern=DRIVER_VERSION,
+        examples=["580.105.08", "570.133.20"],
+    )
+    image: str = key(
+        "Driver image",
+        "Driver image repository, without a tag.",
+        default="nvcr.io/nvidia/driver",
+        pattern=IMAGE,
+    )
+    os_tag: str = key(
+        "OS tag",
+        "Node OS suffix of the driver image tag (<version>-<osTag>).",
+        default="ubuntu24.04",
+        pattern=r"^[a-z0-9][a-z0-9.]*$",
+        examples=["ubuntu22.04", "rhel9.6"],
+    )
+    digest: str | None = key(
+        "Image digest",
+        "Pin the driver image by digest; wins over the tag.",
+        default=None,
+        pattern=r"^sha256:[a-f0-9]{64}$",
+    )
+    kernel_module_type: KernelModuleType = key(
+        "Kernel module type",
+        "open or proprietary kernel modules; auto lets the driver pick.",
+        default="auto",
+    )
+    use_precompiled: bool = key(
+        "Precompiled",
+        "Use a precompiled driver image tagged by kernel version (needs kernelVersion).",
+        default=False,
+    )
+    kernel_version: str | None = key(
+        "Kernel version",
+        "Node kernel version for precompiled images.",
+        default=None,
+        examples=["6.8.0-60-generic"],
+    )
+    image_pull_policy: PullPolicy = pull_policy()
+    startup_probe: StartupProbe = key(
+        "Startup probe",
+        "Time budget for building and loading the kernel module.",
+        factory=StartupProbe,
+    )
+    env: tuple[EnvVar, ...] = env()
+    resources: Resources = resources()
+    kernel_module_config_map: str | None = key(
+        "Kernel module ConfigMap",
+        "Existing ConfigMap with kernel module parameters (e.g. nvidia.conf).",
+        default=None,
+        pattern=DNS_SUBDOMAIN,
+    )
+    repo_config_map: str | None = key(
+        "Package repository ConfigMap",
+        "Existing ConfigMap of package repository files (e.g. a mirror's .list or .repo)"
+        " that replace the driver image's own, where the driver container fetches kernel"
+        " headers; for clusters without access to the distribution's repositories.",
+        default=None,
+        pattern=DNS_SUBDOMAIN,
+        examples=["apt-mirror"],
+    )
+    cert_config_map: str | None = key(
+        "CA certificate ConfigMap",
+        "Existing ConfigMap of CA certificates (PEM) the driver container trusts when it"
+        " fetches packages, e.g. through a TLS-intercepting proxy or from an internal"
+        " mirror.",
+        default=None,
+        pattern=DNS_SUBDOMAIN,
+        examples=["corporate-ca"],
+    )
+    rdma: Rdma = key(
+        "GPUDirect RDMA",
+        "Load nvidia-peermem in the driver pod so RDMA NICs (InfiniBand, RoCE) read and"
+        " write GPU memory directly; needs the Mellanox OFED driver on the nodes.",
+        factory=Rdma,
+        examples=[{"enabled": True}, {"enabled": True, "useHostMofed": True}],
+    )
+
+    @property
+    def os_family(self) -> str:
+        """The OS family of ``os_tag`` (``ubuntu22.04`` -> ``ubuntu``)."""
+        return re.sub(r"[0-9.]+$", "", self.os_tag)
+
+    @property
+    def root(self) -> str:
+        """Host path of the driver's root filesystem: the driver container's, or ``/``."""
+        return DRIVER_CONTAINER_ROOT if self.enabled else "/"
+
+    def image_ref(self) -> str:
+        """Full image reference: digest wins; precompiled images are tagged by kernel."""
+        if self.digest:
+            return f"{self.image}@{self.digest}"
+        suffix = self.kernel_version if self.use_precompiled else self.os_tag
+        return f"{self.image}:{self.version}-{suffix}"

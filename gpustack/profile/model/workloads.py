@@ -1,0 +1,68 @@
+"""``workloads`` and ``gitops``: what gpustack ships next to the stack, and how it is delivered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpustack.fields import documented, key
+from gpustack.profile.model.common import CUDA_VERSION, DNS_LABEL, IMAGE_REF
+
+
+@documented("Example workload", "A PyTorch job that checks a GPU is usable from a pod.")
+@dataclass(frozen=True)
+class Example:
+    """An example GPU workload (a PyTorch Job) that proves the stack end to end."""
+
+    name: str = key(
+        "Name",
+        "Job name (DNS-1123 label).",
+        pattern=DNS_LABEL,
+        max_length=63,
+        examples=["pytorch-smoke"],
+    )
+    image: str = key(
+        "Image",
+        "Container image; its tag should say the CUDA version (cuda12.4, cu126).",
+        default="docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+        pattern=IMAGE_REF,
+        examples=["docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"],
+    )
+    cuda_version: str | None = key(
+        "CUDA version",
+        "CUDA release the image is built with, when the tag does not tell.",
+        default=None,
+        pattern=CUDA_VERSION,
+        examples=["12.4", "13.0"],
+    )
+    gpus: int = key(
+        "GPUs",
+        "How many of its resource the job requests; at most what one node offers.",
+        default=1,
+        minimum=1,
+    )
+    resource_name: str | None = key(
+        "Resource name",
+        "Resource the job requests; unset: the plugin's resource.",
+        default=None,
+        examples=["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb"],
+    )
+    command: tuple[str, ...] = key(
+        "Command",
+        "Command of the job's container; empty runs gpustack's CUDA check.",
+        factory=tuple,
+        examples=[["python", "-c", "import torch; assert torch.cuda.is_available()"]],
+    )
+
+
+@dataclass(frozen=True)
+class Workloads:
+    """Workloads gpustack ships next to the stack; today the example jobs."""
+
+    examples: tuple[Example, ...] = key(
+        "Examples", "Example GPU jobs, one per entry.", factory=tuple
+    )
+
+
+@dataclass(frozen=True)
+class GitOps:
+    """How the output is delivered (filled in by a later release; reserved now)."""
