@@ -455,8 +455,9 @@ def decode(cls: type[T], data: Any, *, strict: bool = False, path: str = "$") ->
     only shapes are converted, and ``null`` means "use the default". ``strict=True`` checks
     every type, enum, pattern, range, required and unknown key itself and raises
     :class:`DecodeError` at the first problem (the device plugin, which ships no validator).
+    Decoders are compiled once per class and mode: ``gpustack validate`` decodes every profile.
     """
-    return typing.cast(T, _decode_object(cls, data, path, strict))
+    return typing.cast(T, _object_decoder(cls, strict)(data, path))
 
 
 def _kind(value: Any) -> str:
@@ -489,68 +490,128 @@ def _mapping(value: Any, path: str, allowed: Sequence[str] | None) -> Mapping[st
     return value
 
 
-def _decode_object(cls: type[Any], data: Any, path: str, strict: bool) -> Any:
-    fields = _fields(cls)
-    if strict:
-        data = _mapping(data, path, [f.json for f in fields])
-    elif data is None:
-        data = {}
-    kwargs: dict[str, Any] = {}
-    for f in fields:
-        here = f"{path}.{f.json}"
-        if f.json not in data or (data[f.json] is None and not strict):
-            if f.required:
-                raise DecodeError(here, "missing; this key is required")
-            continue  # the dataclass default applies
-        value = data[f.json]
-        if value is None and _analyse(f.tp).optional:
-            kwargs[f.attr] = None
-            continue
-        kwargs[f.attr] = _decode_value(f.tp, f.spec, value, here, strict)
-    return cls(**kwargs)
+Decoder = Callable[[Any, str], Any]
+_DECODERS: dict[tuple[type[Any], bool], Decoder] = {}
 
 
-def _decode_value(tp: Any, spec: Spec | None, value: Any, path: str, strict: bool) -> Any:
+def _object_decoder(cls: type[Any], strict: bool) -> Decoder:
+    cached = _DECODERS.get((cls, strict))
+    if cached is not None:
+        return cached
+
+    def late(data: Any, path: str) -> Any:  # stands in while a recursive type compiles
+        return _DECODERS[(cls, strict)](data, path)
+
+    _DECODERS[(cls, strict)] = late
+    plan = [
+        (
+            f.attr,
+            f.json,
+            f.required,
+            _analyse(f.tp).optional,
+            _value_decoder(f.tp, f.spec, strict),
+        )
+        for f in _fields(cls)
+    ]
+    allowed = [f.json for f in _fields(cls)]
+
+    def lenient(data: Any, path: str) -> Any:
+        if data is None:
+            data = {}
+        kwargs: dict[str, Any] = {}
+        for attr, name, required, _, dec in plan:
+            value = data.get(name)
+            if value is None:
+                if required:
+                    raise DecodeError(f"{path}.{name}", "missing; this key is required")
+                continue  # the dataclass default applies
+            kwargs[attr] = dec(value, path)
+        return cls(**kwargs)
+
+    def checked(data: Any, path: str) -> Any:
+        data = _mapping(data, path, allowed)
+        kwargs: dict[str, Any] = {}
+        for attr, name, required, optional, dec in plan:
+            here = f"{path}.{name}"
+            if name not in data:
+                if required:
+                    raise DecodeError(here, "missing; this key is required")
+                continue
+            value = data[name]
+            kwargs[attr] = None if value is None and optional else dec(value, here)
+        return cls(**kwargs)
+
+    decoder = checked if strict else lenient
+    _DECODERS[(cls, strict)] = decoder
+    return decoder
+
+
+def _identity(value: Any, path: str) -> Any:
+    return value
+
+
+def _value_decoder(tp: Any, spec: Spec | None, strict: bool) -> Decoder:
+    """A function that decodes one value of type ``tp``. Lenient decoders get the parent's
+    path and never build their own (paths are only needed for errors, which strict mode
+    reports)."""
     t = _analyse(tp)
     base = t.base
     if t.map is not None:
         (pair,) = [a for a in get_args(base) if a is not Ellipsis]
-        value_tp = get_args(pair)[1]
-        mapping = _mapping(value, path, None) if strict else value
-        if strict and spec is not None and spec.keys is not None:
-            for k in mapping:
-                _check_scalar(k, spec.keys, path)
-        pairs = [
-            (str(k), _decode_value(value_tp, None, v, f"{path}.{k}", strict))
-            for k, v in mapping.items()
-        ]
-        return tuple(sorted(pairs) if t.map.sort else pairs)
+        value_dec = _value_decoder(get_args(pair)[1], None, strict)
+        keys = spec.keys if spec is not None else None
+        sort = t.map.sort
+
+        def mapping(value: Any, path: str) -> Any:
+            if strict:
+                value = _mapping(value, path, None)
+                for k in value:
+                    _check_scalar(k, keys, path)
+            pairs = [
+                (str(k), value_dec(v, f"{path}.{k}" if strict else path)) for k, v in value.items()
+            ]
+            return tuple(sorted(pairs) if sort else pairs)
+
+        return mapping
     if get_origin(base) is tuple:
-        item_tp = get_args(base)[0]
-        if spec is not None and spec.one_or_many and not isinstance(value, list):
-            return (_decode_value(item_tp, None, value, path, strict),)
-        if strict:
-            _check_array(value, spec, path)
-        return tuple(
-            _decode_value(item_tp, None, v, f"{path}[{i}]", strict) for i, v in enumerate(value)
-        )
+        item_dec = _value_decoder(get_args(base)[0], None, strict)
+        one_or_many = spec is not None and spec.one_or_many
+
+        def array(value: Any, path: str) -> Any:
+            if one_or_many and not isinstance(value, list):
+                return (item_dec(value, path),)
+            if strict:
+                _check_array(value, spec, path)
+                return tuple(item_dec(v, f"{path}[{i}]") for i, v in enumerate(value))
+            return tuple(item_dec(v, path) for v in value)
+
+        return array
     if _is_dataclass(base):
-        return _decode_object(base, value, path, strict)
+        return _object_decoder(base, strict)
     if not strict:
-        return value
-    if value is None:
-        raise DecodeError(path, f"expected {_expected(base)}, got null")
+        return _identity
     if get_origin(base) is Literal:
         choices = get_args(base)
-        if value not in choices or type(value) is not type(choices[0]):
-            raise DecodeError(
-                path, f"{value!r} is not valid; use one of: {', '.join(map(str, choices))}"
-            )
+
+        def literal(value: Any, path: str) -> Any:
+            if value not in choices or type(value) is not type(choices[0]):
+                raise DecodeError(
+                    path, f"{value!r} is not valid; use one of: {', '.join(map(str, choices))}"
+                )
+            return value
+
+        return literal
+    inner = t.spec
+
+    def scalar(value: Any, path: str) -> Any:
+        if value is None:
+            raise DecodeError(path, f"expected {_expected(base)}, got null")
+        _check_type(base, value, path)
+        _check_scalar(value, inner, path)
+        _check_scalar(value, spec, path)
         return value
-    _check_type(base, value, path)
-    _check_scalar(value, t.spec, path)
-    _check_scalar(value, spec, path)
-    return value
+
+    return scalar
 
 
 def _expected(base: Any) -> str:
