@@ -20,6 +20,7 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
+from gpustack.constructs.node_daemonset import VALIDATIONS, NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import cdi_only
 from gpustack.constructs.scripts import (
@@ -43,8 +44,6 @@ NAME: Final = "nvidia-container-toolkit"
 DAEMONSET: Final = "nvidia-container-toolkit-daemonset"
 CONTAINER: Final = "nvidia-container-toolkit-ctr"
 INIT_CONTAINER: Final = "driver-validation"
-SCRIPTS_CONFIG_MAP: Final = "nvidia-container-toolkit-scripts"
-SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
 
 TOOLKIT_RUN_DIR: Final = "/run/nvidia/toolkit"
 PID_FILE: Final = f"{TOOLKIT_RUN_DIR}/toolkit.pid"
@@ -225,7 +224,8 @@ def render_scripts(props: ToolkitProps) -> dict[str, str]:
 
 
 class ContainerToolkit(Construct):
-    """ServiceAccount, scripts ConfigMap and the ``nvidia-container-toolkit-daemonset``.
+    """ServiceAccount, scripts ConfigMap ``nvidia-container-toolkit-scripts`` and the
+    ``nvidia-container-toolkit-daemonset``.
 
     The init container waits for ``driver-ready`` (or, with a preinstalled driver, checks the host
     driver and writes it). The startupProbe writes ``toolkit-ready`` once the runtime is
@@ -238,59 +238,51 @@ class ContainerToolkit(Construct):
         super().__init__(scope, id)
         self.props = props
         ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
-        ns = props.placement.namespace
-
-        def meta(name: str) -> k8s.ObjectMeta:
-            return kube.object_meta(
-                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
-            )
-
-        k8s.KubeServiceAccount(
-            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
-        )
-        scripts = render_scripts(props)
-        k8s.KubeConfigMap(self, "scripts", metadata=meta(SCRIPTS_CONFIG_MAP), data=scripts)
+        app = NodeApp(ident, props.placement)
+        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        scripts = ds.scripts(render_scripts(props))
 
         runtime = props.runtime
-        volumes = [
-            kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate"),
-            kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate"),
-            kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
-            kube.host_path("host-root", "/"),
-            kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate"),
-            kube.config_map_volume("scripts", SCRIPTS_CONFIG_MAP, 0o555),
-            kube.host_path(
-                f"{runtime}-config", posixpath.dirname(props.paths.config), "DirectoryOrCreate"
-            ),
-        ]
+        host_root = kube.host_path("host-root", "/")
         mounts = [
-            kube.mount("toolkit-root", TOOLKIT_RUN_DIR),
-            kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
+            ds.mount(
+                kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate"),
+                TOOLKIT_RUN_DIR,
+            ),
+            ds.mount(VALIDATIONS, VALIDATIONS_DIR),
             # Writable: with CDI the installer creates the control device nodes under the dev
             # root, which is inside the driver root when the driver container made them.
-            kube.mount("driver-root", DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
-            kube.mount(
-                "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+            ds.mount(
+                kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
+                DRIVER_ROOT_CTR_PATH,
+                propagation="HostToContainer",
             ),
-            kube.mount("toolkit-install-dir", props.install_dir),
-            kube.mount("scripts", SCRIPTS_DIR, read_only=True),
-            kube.mount(f"{runtime}-config", CONFIG_DIR_CTR),
+            ds.mount(host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"),
+            ds.mount(
+                kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate"),
+                props.install_dir,
+            ),
+            ds.mount(scripts, SCRIPTS_DIR, read_only=True),
+            ds.mount(
+                kube.host_path(
+                    f"{runtime}-config", posixpath.dirname(props.paths.config), "DirectoryOrCreate"
+                ),
+                CONFIG_DIR_CTR,
+            ),
         ]
         if props.paths.drop_in_config:
-            name = f"{runtime}-drop-in-config"
             drop_in_dir = posixpath.dirname(props.paths.drop_in_config)
-            volumes.append(kube.host_path(name, drop_in_dir, "DirectoryOrCreate"))
-            mounts.append(kube.mount(name, DROP_IN_DIR_CTR))
+            volume = kube.host_path(f"{runtime}-drop-in-config", drop_in_dir, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, DROP_IN_DIR_CTR))
         if props.paths.socket:
-            name = f"{runtime}-socket"
-            volumes.append(kube.host_path(name, posixpath.dirname(props.paths.socket)))
-            mounts.append(kube.mount(name, SOCKET_DIR_CTR))
+            volume = kube.host_path(f"{runtime}-socket", posixpath.dirname(props.paths.socket))
+            mounts.append(ds.mount(volume, SOCKET_DIR_CTR))
         if props.crio_hooks:
-            volumes.append(kube.host_path("crio-hooks", CRIO_HOOKS_DIR, "DirectoryOrCreate"))
-            mounts.append(kube.mount("crio-hooks", CRIO_HOOKS_DIR))
+            volume = kube.host_path("crio-hooks", CRIO_HOOKS_DIR, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, CRIO_HOOKS_DIR))
         if props.cdi:
-            volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
-            mounts.append(kube.mount("cdi-root", CDI_ROOT))
+            volume = kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, CDI_ROOT))
 
         privileged = k8s.SecurityContext(
             privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
@@ -302,11 +294,11 @@ class ContainerToolkit(Construct):
             command=["sh", f"{SCRIPTS_DIR}/wait-for-driver.sh"],
             security_context=privileged,
             volume_mounts=[
-                kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
-                kube.mount(
-                    "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+                ds.mount(VALIDATIONS, VALIDATIONS_DIR),
+                ds.mount(
+                    host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
                 ),
-                kube.mount("scripts", SCRIPTS_DIR, read_only=True),
+                ds.mount(scripts, SCRIPTS_DIR, read_only=True),
             ],
         )
         ready = f"{VALIDATIONS_DIR}/toolkit-ready"
@@ -328,30 +320,11 @@ class ContainerToolkit(Construct):
             ),
             volume_mounts=mounts,
         )
-        k8s.KubeDaemonSet(
-            self,
+        ds.add(
             "daemonset",
-            metadata=meta(DAEMONSET),
-            spec=k8s.DaemonSetSpec(
-                selector=k8s.LabelSelector(match_labels=ident.selector()),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(
-                        labels=ident.labels(),
-                        annotations={
-                            "kubectl.kubernetes.io/default-container": CONTAINER,
-                            SCRIPTS_CHECKSUM: kube.data_checksum(scripts),
-                        },
-                    ),
-                    spec=k8s.PodSpec(
-                        service_account_name=NAME,
-                        automount_service_account_token=False,
-                        host_pid=True,
-                        security_context=kube.pod_security_context(),
-                        init_containers=[init],
-                        containers=[container],
-                        volumes=volumes,
-                        **kube.pod_placement(props.placement),
-                    ),
-                ),
-            ),
+            DAEMONSET,
+            containers=[container],
+            init_containers=[init],
+            default_container=True,
+            host_pid=True,
         )
