@@ -14,7 +14,7 @@ daemon, a privileged DaemonSet on the same nodes as the plugin that reads it (se
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Final
 
 from cdk8s_plus_33 import k8s
@@ -42,11 +42,11 @@ from gpustack.constructs.plugin_config import (
 from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.profile.model import (
-    DEFAULT_NODE_CONFIG_LABEL,
     PLUGIN_IMAGES,
     Implementation,
     MigStrategy,
     Profile,
+    Resources,
     node_config_profile,
 )
 
@@ -70,17 +70,17 @@ class NodeConfigProps:
     """One node config: its own DaemonSet ``nvidia-device-plugin-<name>`` and ConfigMap
     ``nvidia-device-plugin-config-<name>``, on the nodes whose node config label is ``name``.
 
-    - ``name``: the label value (DNS-1123 label). Required.
-    - ``config_yaml``: that config's plugin config file. Required.
-    - ``mig_strategy``: its MIG strategy (privileges and env follow it). Default ``none``.
+    - ``name``: the label value (DNS-1123 label).
+    - ``config_yaml``: that config's plugin config file.
+    - ``mig_strategy``: its MIG strategy (privileges and env follow it).
     - ``mps``: its config shares GPUs with MPS: the plugin mounts the MPS root and an MPS
-      control daemon ``nvidia-mps-control-daemon-<name>`` runs on its nodes. Default ``False``.
+      control daemon ``nvidia-mps-control-daemon-<name>`` runs on its nodes.
     """
 
     name: str
     config_yaml: str
-    mig_strategy: MigStrategy = "none"
-    mps: bool = False
+    mig_strategy: MigStrategy
+    mps: bool
 
     @property
     def daemonset(self) -> str:
@@ -97,58 +97,57 @@ class NodeConfigProps:
 
 @dataclass(frozen=True)
 class DevicePluginProps:
-    """Properties for :class:`DevicePlugin`.
+    """Properties for :class:`DevicePlugin`, all resolved from the profile (:meth:`from_profile`;
+    the profile model owns the defaults).
 
     - ``container``: plugin image (per implementation unless the profile sets one), pull
-      policy, extra env, resources. Required.
+      policy, extra env, resources.
     - ``config_yaml``: the plugin config file (see :mod:`gpustack.constructs.plugin_config`).
-      Required.
-    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
-    - ``version``: plugin version, for the version label. Default ``0.1.0``.
+    - ``placement``: namespace and scheduling.
+    - ``version``: plugin version, for the version label.
     - ``implementation``: ``gpustack`` runs ``gpustack-device-plugin --config-file``, ``nvidia``
-      runs ``nvidia-device-plugin`` with ``CONFIG_FILE``. Default ``gpustack``.
-    - ``runtime_class``: RuntimeClass that gives the plugin NVML. Default ``nvidia``; ``None``
-      for the simulated backend (no GPU, no NVIDIA runtime needed) and CRI-O hook mode.
-    - ``wait_for``: readiness file to wait for before starting. Default: the toolkit's
-      ``toolkit-ready``; ``None`` with the simulated backend, which must start on GPU-less nodes.
+      runs ``nvidia-device-plugin`` with ``CONFIG_FILE``.
+    - ``runtime_class``: RuntimeClass that gives the plugin NVML; ``None`` for the simulated
+      backend (no GPU, no NVIDIA runtime needed) and CRI-O hook mode.
+    - ``wait_for``: readiness file to wait for before starting: the toolkit's ``toolkit-ready``
+      (the driver's ``driver-ready`` without gpustack's toolkit); ``None`` with the simulated
+      backend, which must start on GPU-less nodes, or when gpustack runs neither.
     - ``simulated``: the gpustack plugin's simulated backend: no driver root, no GPU runtime, and
-      the NVIDIA runtime told to inject nothing. Default ``False``.
-    - ``driver_root``: host driver root, mounted read-only at ``/driver-root``. Default
-      ``/run/nvidia/driver``; ``None`` for the simulated backend.
+      the NVIDIA runtime told to inject nothing.
+    - ``driver_root``: host driver root (``driver.root``), mounted read-only at
+      ``/driver-root``; ``None`` for the simulated backend.
     - ``pass_device_specs``, ``mig_strategy``, ``device_list_strategy``: the config values that
-      decide privileges (see module doc) and mounts (CDI strategies need the CDI root). Defaults
-      ``False``, ``none``, ``("envvar",)``.
+      decide privileges (see module doc) and mounts (CDI strategies need the CDI root).
     - ``extra_env``: implementation-specific env (NVIDIA's health-check variables, and the CDI
-      hook path when gpustack installs the toolkit). Default none.
+      hook path when gpustack installs the toolkit).
     - ``node_configs``: per-node-pool configs, each with its own DaemonSet and ConfigMap; with
-      any, the default DaemonSet stays off the nodes they select. Default none.
-    - ``node_config_label``: the node label whose value names a node config. Default
-      ``nvidia.com/device-plugin.config``.
-    - ``device_plugin_host_dir``: the kubelet's device plugin folder on the host, mounted at
-      ``/var/lib/kubelet/device-plugins`` (the plugins' default). Default
-      ``/var/lib/kubelet/device-plugins``; k0s and MicroK8s keep it elsewhere.
+      any, the default DaemonSet stays off the nodes they select.
+    - ``node_config_label``: the node label whose value names a node config.
+    - ``device_plugin_host_dir``: the kubelet's device plugin folder on the host
+      (``<kubelet root>/device-plugins``), mounted at :data:`DEVICE_PLUGIN_DIR` (the plugins'
+      default); k0s and MicroK8s keep it elsewhere.
     - ``mps``: the config shares GPUs with CUDA MPS (``sharing.mps``, NVIDIA's plugin only): the
       plugin mounts the MPS root (``/run/nvidia/mps`` at ``/mps``) and its shared memory (at
-      ``/dev/shm``), and :data:`MPS_DAEMON` runs on the same nodes. Default ``False``.
+      ``/dev/shm``), and :data:`MPS_DAEMON` runs on the same nodes.
     """
 
     container: ContainerSettings
     config_yaml: str
-    placement: Placement = field(default_factory=Placement)
-    version: str = "0.1.0"
-    implementation: Implementation = "gpustack"
-    runtime_class: str | None = "nvidia"
-    wait_for: WaitFor | None = None
-    simulated: bool = False
-    driver_root: str | None = "/run/nvidia/driver"
-    pass_device_specs: bool = False
-    mig_strategy: MigStrategy = "none"
-    device_list_strategy: tuple[str, ...] = ("envvar",)
-    extra_env: tuple[tuple[str, str], ...] = ()
-    node_configs: tuple[NodeConfigProps, ...] = ()
-    node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
-    device_plugin_host_dir: str = DEVICE_PLUGIN_DIR
-    mps: bool = False
+    placement: Placement
+    version: str
+    implementation: Implementation
+    runtime_class: str | None
+    wait_for: WaitFor | None
+    simulated: bool
+    driver_root: str | None
+    pass_device_specs: bool
+    mig_strategy: MigStrategy
+    device_list_strategy: tuple[str, ...]
+    extra_env: tuple[tuple[str, str], ...]
+    node_configs: tuple[NodeConfigProps, ...]
+    node_config_label: str
+    device_plugin_host_dir: str
+    mps: bool
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
@@ -175,12 +174,7 @@ class DevicePluginProps:
             # (/usr/bin/nvidia-cdi-hook). Both plugins read this variable.
             extra.append(("NVIDIA_CDI_HOOK_PATH", f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook"))
         return cls(
-            container=ContainerSettings(
-                image=dp.image_ref(),
-                image_pull_policy=dp.image_pull_policy,
-                env=dp.env,
-                resources=dp.resources,
-            ),
+            container=ContainerSettings.from_section(dp),
             config_yaml=render_config(profile),
             placement=Placement.from_profile(profile),
             version=dp.version or PLUGIN_IMAGES[dp.implementation][1],
@@ -303,9 +297,12 @@ def _mps_props(
         service_account=service_account,
         config_map=config_map,
         config_yaml=plugin.config_yaml,
+        # The plugin's image; its extra env and resources are the plugin's own.
         container=ContainerSettings(
             image=plugin.container.image,
             image_pull_policy=plugin.container.image_pull_policy,
+            env=(),
+            resources=Resources(),
         ),
         placement=plugin.placement,
         version=plugin.version,

@@ -53,26 +53,27 @@ class LivenessProbe:
 
 @dataclass(frozen=True)
 class DriverProps:
-    """Properties for :class:`NvidiaDriver`.
+    """Properties for :class:`NvidiaDriver`. The fields up to ``rdma`` come from the profile's
+    ``driver`` and ``cluster`` sections (:meth:`from_profile`; the profile model owns their
+    defaults); the last two are the construct's own choices.
 
-    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
     - ``container``: image ``<driver.image>:<version>-<osTag>`` (or digest / precompiled tag),
-      pull policy, extra env and resources from the profile. Required.
-    - ``version``: driver version, for the version label. Default ``580.105.08``.
+      pull policy, extra env and resources.
+    - ``placement``: namespace and scheduling.
+    - ``version``: driver version, for the version label.
     - ``kernel_module_type``: ``auto`` lets the container choose open or proprietary modules for
-      the GPU. Default ``auto``.
-    - ``startup_probe``: budget to compile and load the module. Default 60 s delay, every 10 s,
-      60 s timeout, 120 failures (about 20 minutes).
+      the GPU.
+    - ``startup_probe``: budget to compile and load the module.
     - ``kernel_module_config_map``: ConfigMap with module parameters (``nvidia.conf``...), mounted
-      at ``/drivers`` where the driver container reads them. Default none.
+      at ``/drivers`` where the driver container reads them; ``None`` for none.
     - ``repo_config``, ``cert_config``: (ConfigMap, folder) of package repository files and
       CA certificates, mounted read-only over the image OS's own folder (see
       :data:`gpustack.profile.model.DRIVER_OS_PATHS`), for nodes that reach packages only
-      through a mirror or a TLS-intercepting proxy. Default none.
+      through a mirror or a TLS-intercepting proxy; ``None`` for none.
     - ``termination_grace_period_seconds``: time to stop GPU daemons and unload the modules on
       delete. Default 300 (unloading waits for the GPU to go idle; the API default 30 s kills the
       container mid-unload).
-    - ``rdma``: GPUDirect RDMA. Default off. When ``rdma.enabled``, the driver container gets
+    - ``rdma``: GPUDirect RDMA. When ``rdma.enabled``, the driver container gets
       ``GPU_DIRECT_RDMA_ENABLED=true`` and ``USE_HOST_MOFED`` and mounts the Mellanox OFED paths
       ``/run/mellanox/drivers`` and ``/run/mellanox/drivers/usr/src`` (hostPath
       ``DirectoryOrCreate``, ``HostToContainer``: a MOFED driver container publishes there);
@@ -88,15 +89,15 @@ class DriverProps:
     """
 
     container: ContainerSettings
-    placement: Placement = field(default_factory=Placement)
-    version: str = "580.105.08"
-    kernel_module_type: KernelModuleType = "auto"
-    startup_probe: StartupProbe = field(default_factory=StartupProbe)
-    kernel_module_config_map: str | None = None
-    repo_config: tuple[str, str] | None = None
-    cert_config: tuple[str, str] | None = None
+    placement: Placement
+    version: str
+    kernel_module_type: KernelModuleType
+    startup_probe: StartupProbe
+    kernel_module_config_map: str | None
+    repo_config: tuple[str, str] | None
+    cert_config: tuple[str, str] | None
+    rdma: Rdma
     termination_grace_period_seconds: int = 300
-    rdma: Rdma = field(default_factory=Rdma)
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
     @classmethod
@@ -110,12 +111,7 @@ class DriverProps:
             )
         repo_dir, cert_dir = os_paths or ("", "")
         return cls(
-            container=ContainerSettings(
-                image=d.image_ref(),
-                image_pull_policy=d.image_pull_policy,
-                env=d.env,
-                resources=d.resources,
-            ),
+            container=ContainerSettings.from_section(d),
             placement=Placement.from_profile(profile),
             version=d.version,
             kernel_module_type=d.kernel_module_type,
@@ -154,7 +150,8 @@ def render_scripts(*, rdma: bool = False) -> dict[str, str]:
 
 # (volume, host path, hostPath type, container path, read-only, propagation)
 _HOST_MOUNTS: Final = (
-    # The driver exposes its root at /run/nvidia/driver; the toolkit and plugin see it there.
+    # The driver exposes its root (DRIVER_CONTAINER_ROOT) under /run/nvidia; the toolkit and the
+    # plugin see it there.
     ("run-nvidia", "/run/nvidia", "DirectoryOrCreate", "/run/nvidia", None, "Bidirectional"),
     ("var-log", "/var/log", None, "/var/log", None, None),
     ("dev-log", "/dev/log", None, "/dev/log", None, None),

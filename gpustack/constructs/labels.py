@@ -35,7 +35,7 @@ _BAD_LABEL_CHARS: Final = re.compile(r"[^A-Za-z0-9._-]+")
 def label_value(text: str) -> str:
     """Make ``text`` a valid label value (``[A-Za-z0-9._-]``, ≤63, alphanumeric at both ends).
 
-    Versions such as ``580.105.08`` pass unchanged; a digest or a tag with ``+`` is squashed
+    Versions such as ``575.57.08`` pass unchanged; a digest or a tag with ``+`` is squashed
     rather than rejected, because the label is informational only.
     """
     value = _BAD_LABEL_CHARS.sub("-", text)[:_LABEL_VALUE_MAX]

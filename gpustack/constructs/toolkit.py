@@ -11,7 +11,7 @@ runtime to reload.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from cdk8s_plus_33 import k8s
@@ -34,7 +34,6 @@ from gpustack.constructs.scripts import (
 from gpustack.profile.model import (
     Profile,
     RestartMode,
-    Runtime,
     RuntimeName,
     RuntimePaths,
     runtime_paths,
@@ -57,60 +56,55 @@ SOCKET_DIR_CTR: Final = "/runtime/sock-dir/"
 
 @dataclass(frozen=True)
 class ToolkitProps:
-    """Properties for :class:`ContainerToolkit`.
+    """Properties for :class:`ContainerToolkit`, all from the profile's ``toolkit``, ``driver``
+    and ``cluster`` sections (:meth:`from_profile`; the profile model owns the defaults).
 
     - ``container``: image ``<toolkit.image>:<version>``, pull policy, extra env, resources.
-      Required.
-    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
-    - ``version``: toolkit version, for the version label. Default ``v1.18.1``.
-    - ``runtime``: the node's runtime, ``containerd`` or ``crio``. Default ``containerd``.
+    - ``placement``: namespace and scheduling.
+    - ``version``: toolkit version, for the version label.
+    - ``runtime``: the node's runtime, ``containerd`` or ``crio``.
     - ``paths``: host paths of the runtime's config, drop-in and socket and the config source, as
-      resolved by :func:`gpustack.profile.model.runtime_paths`. Default: generic containerd.
+      resolved by :func:`gpustack.profile.model.runtime_paths`.
     - ``restart_mode``: how the installer makes the runtime reload (``signal`` needs hostPID
       and works for containerd only; CRI-O needs ``systemd``, which the profile resolves for
-      it). Default ``signal``.
-    - ``runtime_class``: name of the runtime handler to register. Default ``nvidia``.
-    - ``set_as_default``: make the NVIDIA runtime the node default. Default ``False`` (pods opt in
+      it).
+    - ``runtime_class``: name of the runtime handler to register.
+    - ``set_as_default``: make the NVIDIA runtime the node default (off by default: pods opt in
       through the RuntimeClass or CDI; a default runtime exposes GPUs to pods that request none).
     - ``cdi``: generate CDI specs (the management spec, whose only device is ``all``) and
-      enable CDI in the runtime. Default ``True``.
+      enable CDI in the runtime.
     - ``cdi_mode``: run the ``nvidia`` handler in CDI mode, which turns every
       ``NVIDIA_VISIBLE_DEVICES`` entry into a ``management.nvidia.com/gpu`` device. Only right
       when the device plugin hands out CDI device names alone: that spec has no per-GPU devices,
       so a pod given ``NVIDIA_VISIBLE_DEVICES=GPU-<uuid>`` (the ``envvar`` strategy) would fail to
       start. Otherwise the installer's ``auto`` mode applies (per-GPU IDs work, and containers
-      that name only CDI devices still get CDI). Default ``False``.
-    - ``install_dir``: host directory the toolkit installs into. Default ``/usr/local/nvidia``.
-    - ``driver_root``: host path of the driver root. Default ``/run/nvidia/driver`` (driver
-      container); ``/`` for a preinstalled driver.
+      that name only CDI devices still get CDI).
+    - ``install_dir``: host directory the toolkit installs into.
+    - ``driver_root``: host path of the driver root (``driver.root``: the driver container's, or
+      ``/`` for a preinstalled driver).
     - ``host_driver``: the driver is preinstalled, so the init container checks it with
-      ``chroot /host nvidia-smi`` and writes ``driver-ready`` itself. Default ``False``.
+      ``chroot /host nvidia-smi`` and writes ``driver-ready`` itself.
     """
 
     container: ContainerSettings
-    placement: Placement = field(default_factory=Placement)
-    version: str = "v1.18.1"
-    runtime: RuntimeName = "containerd"
-    paths: RuntimePaths = field(default_factory=lambda: runtime_paths(Runtime()))
-    restart_mode: RestartMode = "signal"
-    runtime_class: str = "nvidia"
-    set_as_default: bool = False
-    cdi: bool = True
-    cdi_mode: bool = False
-    install_dir: str = "/usr/local/nvidia"
-    driver_root: str = "/run/nvidia/driver"
-    host_driver: bool = False
+    placement: Placement
+    version: str
+    runtime: RuntimeName
+    paths: RuntimePaths
+    restart_mode: RestartMode
+    runtime_class: str
+    set_as_default: bool
+    cdi: bool
+    cdi_mode: bool
+    install_dir: str
+    driver_root: str
+    host_driver: bool
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ToolkitProps:
         t, runtime = profile.toolkit, profile.cluster.runtime
         return cls(
-            container=ContainerSettings(
-                image=t.image_ref(),
-                image_pull_policy=t.image_pull_policy,
-                env=t.env,
-                resources=t.resources,
-            ),
+            container=ContainerSettings.from_section(t),
             placement=Placement.from_profile(profile),
             version=t.version,
             runtime=runtime.name,
