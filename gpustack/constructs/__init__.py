@@ -1,8 +1,9 @@
 """cdk8s constructs that turn a typed profile into the GPU stack's Kubernetes objects.
 
 Public API: :func:`synthesize` (profile → ordered :class:`SynthObject` list) and
-:data:`COMPONENTS`. Importing this package starts cdk8s (a Node.js process), so the profile and
-validation code never import it.
+:data:`COMPONENTS` (the names in :mod:`gpustack.components`, the registry of components).
+Importing this package starts cdk8s (a Node.js process), so the profile and validation code never
+import it.
 """
 
 from __future__ import annotations

@@ -33,22 +33,22 @@ _POD_SECURITY: Final = {
 
 @dataclass(frozen=True)
 class CommonProps:
-    """Properties for :class:`Common`.
+    """Properties for :class:`Common`, all from the profile (:meth:`from_profile`; the profile
+    model owns the defaults).
 
-    - ``namespace``: the stack's namespace. Default ``gpustack-system``. A Kubernetes-owned
-      namespace (``kube-system``...) is used but not declared.
-    - ``labels``: the profile's ``metadata.labels``, on every object. Default none.
-    - ``runtime_classes``: RuntimeClass names, each with the handler of the same name. Default
-      ``("nvidia", "nvidia-cdi", "nvidia-legacy")`` (toolkit with CDI); see
+    - ``namespace``: the stack's namespace (``cluster.namespace``). A Kubernetes-owned namespace
+      (``kube-system``...) is used but not declared.
+    - ``labels``: the profile's ``metadata.labels``, on every object.
+    - ``runtime_classes``: RuntimeClass names, each with the handler of the same name; see
       :func:`gpustack.constructs.runtime.runtime_classes`.
     - ``version``: the ``app.kubernetes.io/version`` label: the toolkit version, since the runtime
-      handlers these objects name are the toolkit's. Default ``v1.18.1``.
+      handlers these objects name are the toolkit's.
     """
 
-    namespace: str = "gpustack-system"
-    labels: tuple[tuple[str, str], ...] = ()
-    runtime_classes: tuple[str, ...] = ("nvidia", "nvidia-cdi", "nvidia-legacy")
-    version: str = "v1.18.1"
+    namespace: str
+    labels: tuple[tuple[str, str], ...]
+    runtime_classes: tuple[str, ...]
+    version: str
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:

@@ -9,12 +9,12 @@ NVIDIA's Helm chart.
 
 A config that shares GPUs with CUDA MPS (NVIDIA's plugin only) also gets NVIDIA's MPS control
 daemon, a privileged DaemonSet on the same nodes as the plugin that reads it (see
-:class:`MpsControlDaemonProps`).
+:mod:`gpustack.constructs.mps`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Final
 
 from cdk8s_plus_33 import k8s
@@ -23,6 +23,13 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
+from gpustack.constructs.mps import (
+    MPS_ROOT_CTR_PATH,
+    MpsControlDaemonProps,
+    mps_control_daemon,
+    mps_volumes,
+)
+from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet, WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.plugin_config import (
     CONFIG_DIR,
@@ -35,11 +42,11 @@ from gpustack.constructs.plugin_config import (
 from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.profile.model import (
-    DEFAULT_NODE_CONFIG_LABEL,
     PLUGIN_IMAGES,
     Implementation,
     MigStrategy,
     Profile,
+    Resources,
     node_config_profile,
 )
 
@@ -48,7 +55,6 @@ DAEMONSET: Final = "nvidia-device-plugin-daemonset"
 CONTAINER: Final = "nvidia-device-plugin"
 INIT_CONTAINER: Final = "toolkit-validation"
 CONFIG_MAP: Final = "nvidia-device-plugin-config"
-CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
 #: The kubelet's device plugin directory as the plugin container sees it (its registration
 #: socket and ours live here); the host folder is ``<kubelet root>/device-plugins``.
 DEVICE_PLUGIN_DIR: Final = "/var/lib/kubelet/device-plugins"
@@ -57,19 +63,6 @@ DEVICE_PLUGIN_DIR: Final = "/var/lib/kubelet/device-plugins"
 #: would pass the 63 characters of the app name label).
 MPS_DAEMON: Final = "nvidia-device-plugin-mps-control-daemon"
 MPS_DAEMON_PREFIX: Final = "nvidia-mps-control-daemon"
-MPS_CONTAINER: Final = "mps-control-daemon"
-MPS_INIT_CONTAINER: Final = "mps-control-daemon-mounts"
-#: Where the plugin and the MPS daemon see the MPS root (its ``shm`` folder is their /dev/shm).
-MPS_ROOT_CTR_PATH: Final = "/mps"
-
-
-@dataclass(frozen=True)
-class WaitFor:
-    """An init container that blocks until a readiness file exists, using an image with a shell."""
-
-    file: str
-    image: str
-    image_pull_policy: str = "IfNotPresent"
 
 
 @dataclass(frozen=True)
@@ -77,17 +70,17 @@ class NodeConfigProps:
     """One node config: its own DaemonSet ``nvidia-device-plugin-<name>`` and ConfigMap
     ``nvidia-device-plugin-config-<name>``, on the nodes whose node config label is ``name``.
 
-    - ``name``: the label value (DNS-1123 label). Required.
-    - ``config_yaml``: that config's plugin config file. Required.
-    - ``mig_strategy``: its MIG strategy (privileges and env follow it). Default ``none``.
+    - ``name``: the label value (DNS-1123 label).
+    - ``config_yaml``: that config's plugin config file.
+    - ``mig_strategy``: its MIG strategy (privileges and env follow it).
     - ``mps``: its config shares GPUs with MPS: the plugin mounts the MPS root and an MPS
-      control daemon ``nvidia-mps-control-daemon-<name>`` runs on its nodes. Default ``False``.
+      control daemon ``nvidia-mps-control-daemon-<name>`` runs on its nodes.
     """
 
     name: str
     config_yaml: str
-    mig_strategy: MigStrategy = "none"
-    mps: bool = False
+    mig_strategy: MigStrategy
+    mps: bool
 
     @property
     def daemonset(self) -> str:
@@ -104,58 +97,57 @@ class NodeConfigProps:
 
 @dataclass(frozen=True)
 class DevicePluginProps:
-    """Properties for :class:`DevicePlugin`.
+    """Properties for :class:`DevicePlugin`, all resolved from the profile (:meth:`from_profile`;
+    the profile model owns the defaults).
 
     - ``container``: plugin image (per implementation unless the profile sets one), pull
-      policy, extra env, resources. Required.
+      policy, extra env, resources.
     - ``config_yaml``: the plugin config file (see :mod:`gpustack.constructs.plugin_config`).
-      Required.
-    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
-    - ``version``: plugin version, for the version label. Default ``0.1.0``.
+    - ``placement``: namespace and scheduling.
+    - ``version``: plugin version, for the version label.
     - ``implementation``: ``gpustack`` runs ``gpustack-device-plugin --config-file``, ``nvidia``
-      runs ``nvidia-device-plugin`` with ``CONFIG_FILE``. Default ``gpustack``.
-    - ``runtime_class``: RuntimeClass that gives the plugin NVML. Default ``nvidia``; ``None``
-      for the simulated backend (no GPU, no NVIDIA runtime needed) and CRI-O hook mode.
-    - ``wait_for``: readiness file to wait for before starting. Default: the toolkit's
-      ``toolkit-ready``; ``None`` with the simulated backend, which must start on GPU-less nodes.
+      runs ``nvidia-device-plugin`` with ``CONFIG_FILE``.
+    - ``runtime_class``: RuntimeClass that gives the plugin NVML; ``None`` for the simulated
+      backend (no GPU, no NVIDIA runtime needed) and CRI-O hook mode.
+    - ``wait_for``: readiness file to wait for before starting: the toolkit's ``toolkit-ready``
+      (the driver's ``driver-ready`` without gpustack's toolkit); ``None`` with the simulated
+      backend, which must start on GPU-less nodes, or when gpustack runs neither.
     - ``simulated``: the gpustack plugin's simulated backend: no driver root, no GPU runtime, and
-      the NVIDIA runtime told to inject nothing. Default ``False``.
-    - ``driver_root``: host driver root, mounted read-only at ``/driver-root``. Default
-      ``/run/nvidia/driver``; ``None`` for the simulated backend.
+      the NVIDIA runtime told to inject nothing.
+    - ``driver_root``: host driver root (``driver.root``), mounted read-only at
+      ``/driver-root``; ``None`` for the simulated backend.
     - ``pass_device_specs``, ``mig_strategy``, ``device_list_strategy``: the config values that
-      decide privileges (see module doc) and mounts (CDI strategies need the CDI root). Defaults
-      ``False``, ``none``, ``("envvar",)``.
+      decide privileges (see module doc) and mounts (CDI strategies need the CDI root).
     - ``extra_env``: implementation-specific env (NVIDIA's health-check variables, and the CDI
-      hook path when gpustack installs the toolkit). Default none.
+      hook path when gpustack installs the toolkit).
     - ``node_configs``: per-node-pool configs, each with its own DaemonSet and ConfigMap; with
-      any, the default DaemonSet stays off the nodes they select. Default none.
-    - ``node_config_label``: the node label whose value names a node config. Default
-      ``nvidia.com/device-plugin.config``.
-    - ``device_plugin_host_dir``: the kubelet's device plugin folder on the host, mounted at
-      ``/var/lib/kubelet/device-plugins`` (the plugins' default). Default
-      ``/var/lib/kubelet/device-plugins``; k0s and MicroK8s keep it elsewhere.
+      any, the default DaemonSet stays off the nodes they select.
+    - ``node_config_label``: the node label whose value names a node config.
+    - ``device_plugin_host_dir``: the kubelet's device plugin folder on the host
+      (``<kubelet root>/device-plugins``), mounted at :data:`DEVICE_PLUGIN_DIR` (the plugins'
+      default); k0s and MicroK8s keep it elsewhere.
     - ``mps``: the config shares GPUs with CUDA MPS (``sharing.mps``, NVIDIA's plugin only): the
       plugin mounts the MPS root (``/run/nvidia/mps`` at ``/mps``) and its shared memory (at
-      ``/dev/shm``), and :data:`MPS_DAEMON` runs on the same nodes. Default ``False``.
+      ``/dev/shm``), and :data:`MPS_DAEMON` runs on the same nodes.
     """
 
     container: ContainerSettings
     config_yaml: str
-    placement: Placement = field(default_factory=Placement)
-    version: str = "0.1.0"
-    implementation: Implementation = "gpustack"
-    runtime_class: str | None = "nvidia"
-    wait_for: WaitFor | None = None
-    simulated: bool = False
-    driver_root: str | None = "/run/nvidia/driver"
-    pass_device_specs: bool = False
-    mig_strategy: MigStrategy = "none"
-    device_list_strategy: tuple[str, ...] = ("envvar",)
-    extra_env: tuple[tuple[str, str], ...] = ()
-    node_configs: tuple[NodeConfigProps, ...] = ()
-    node_config_label: str = DEFAULT_NODE_CONFIG_LABEL
-    device_plugin_host_dir: str = DEVICE_PLUGIN_DIR
-    mps: bool = False
+    placement: Placement
+    version: str
+    implementation: Implementation
+    runtime_class: str | None
+    wait_for: WaitFor | None
+    simulated: bool
+    driver_root: str | None
+    pass_device_specs: bool
+    mig_strategy: MigStrategy
+    device_list_strategy: tuple[str, ...]
+    extra_env: tuple[tuple[str, str], ...]
+    node_configs: tuple[NodeConfigProps, ...]
+    node_config_label: str
+    device_plugin_host_dir: str
+    mps: bool
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
@@ -182,12 +174,7 @@ class DevicePluginProps:
             # (/usr/bin/nvidia-cdi-hook). Both plugins read this variable.
             extra.append(("NVIDIA_CDI_HOOK_PATH", f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook"))
         return cls(
-            container=ContainerSettings(
-                image=dp.image_ref(),
-                image_pull_policy=dp.image_pull_policy,
-                env=dp.env,
-                resources=dp.resources,
-            ),
+            container=ContainerSettings.from_section(dp),
             config_yaml=render_config(profile),
             placement=Placement.from_profile(profile),
             version=dp.version or PLUGIN_IMAGES[dp.implementation][1],
@@ -220,78 +207,6 @@ class DevicePluginProps:
     @property
     def uses_cdi(self) -> bool:
         return any(s.startswith("cdi-") for s in self.device_list_strategy)
-
-
-@dataclass(frozen=True)
-class MpsControlDaemonProps:
-    """Properties of NVIDIA's MPS control daemon DaemonSet, one per plugin config with
-    ``sharing.mps``. It starts an MPS server per shared resource, limited to ``1/replicas`` of
-    each GPU, whose pipes the plugin hands to the pods it allocates replicas to.
-
-    - ``name``: DaemonSet and app name (:data:`MPS_DAEMON`, or a node config's
-      ``nvidia-mps-control-daemon-<name>``). Required.
-    - ``config_map``: the plugin ConfigMap it reads (the same file as the plugin). Required.
-    - ``config_yaml``: that file's text, whose checksum rolls the daemon with the plugin.
-      Required.
-    - ``container``: image (NVIDIA's device plugin image) and pull policy; the plugin's extra
-      env and resources are not applied. Required.
-    - ``placement``: namespace and scheduling, the plugin's. Default :class:`Placement`.
-    - ``version``: for the version label. Default ``0.1.0``.
-    - ``runtime_class``: RuntimeClass that injects the GPUs and the driver's MPS binaries.
-      Default ``nvidia``.
-    - ``wait_for``: readiness file to wait for, as the plugin does. Default none.
-    - ``affinity``: the node affinity of the plugin DaemonSet that reads the same config, so the
-      daemon runs exactly where that plugin does. Default none (every selected node).
-    - ``mps_root``: host folder of the MPS pipes and shared memory. Default ``/run/nvidia/mps``.
-
-    From the reference (NVIDIA's Helm chart and config docs): the daemon is NVIDIA's plugin
-    image running ``mps-control-daemon``, a separate DaemonSet that sets the GPUs' compute mode
-    to EXCLUSIVE_PROCESS (hence privileged); an init step ``mps-control-daemon mount-shm`` mounts
-    the MPS shared memory; ``/run/nvidia/mps`` (DirectoryOrCreate) is mounted at ``/mps`` and
-    ``/run/nvidia/mps/shm`` at ``/dev/shm``; ``flags.mpsRoot`` names the host root; the daemon
-    waits for ``toolkit-ready`` like the plugin.
-
-    Our best understanding, not checked against NVIDIA's manifests here: ``hostPID`` (the daemon
-    and its MPS servers must see the client processes of other pods); Bidirectional propagation
-    on the init step's ``/mps`` mount, so the shm mount it makes under ``/mps/shm`` reaches the
-    host and the other pods; the daemon finds its config through ``CONFIG_FILE`` like the plugin
-    and needs only ``compute,utility`` driver capabilities; no ``NODE_NAME``.
-
-    Placement: NVIDIA's chart puts the daemon on nodes labelled ``nvidia.com/mps.capable=true``,
-    a label its GPU feature discovery sets from the plugin config. gpustack deploys no GFD, so
-    the daemon uses the plugin's own node selector and node config affinity instead.
-    """
-
-    name: str
-    config_map: str
-    config_yaml: str
-    container: ContainerSettings
-    placement: Placement = field(default_factory=Placement)
-    version: str = "0.1.0"
-    runtime_class: str | None = "nvidia"
-    wait_for: WaitFor | None = None
-    affinity: k8s.Affinity | None = None
-    mps_root: str = MPS_ROOT
-
-    @classmethod
-    def for_plugin(
-        cls, plugin: DevicePluginProps, name: str, config_map: str, affinity: k8s.Affinity | None
-    ) -> MpsControlDaemonProps:
-        """The daemon next to one plugin DaemonSet (``plugin`` carries that config's file)."""
-        return cls(
-            name=name,
-            config_map=config_map,
-            config_yaml=plugin.config_yaml,
-            container=ContainerSettings(
-                image=plugin.container.image,
-                image_pull_policy=plugin.container.image_pull_policy,
-            ),
-            placement=plugin.placement,
-            version=plugin.version,
-            runtime_class=plugin.runtime_class,
-            wait_for=plugin.wait_for,
-            affinity=affinity,
-        )
 
 
 def security_context(props: DevicePluginProps) -> k8s.SecurityContext:
@@ -333,7 +248,8 @@ def plugin_env(props: DevicePluginProps) -> list[tuple[str, str]]:
 class DevicePlugin(Construct):
     """ServiceAccount, config ConfigMap and the ``nvidia-device-plugin-daemonset``, plus a
     ConfigMap and DaemonSet per node config (the GitOps form of NVIDIA's per-node configs: no
-    config-manager sidecar reading node labels from the API, a node affinity on the label).
+    config-manager sidecar reading node labels from the API, a node affinity on the label), and
+    an MPS control daemon next to each DaemonSet whose config shares GPUs with MPS.
 
     RBAC: none, and no API token: the plugin talks only to the kubelet over its unix socket
     (NVIDIA's ClusterRole exists for the per-node config label, which gpustack does not use).
@@ -343,20 +259,15 @@ class DevicePlugin(Construct):
         super().__init__(scope, id)
         self.props = props
         ident = Identity(NAME, "device-plugin", props.version, props.placement.labels)
-        k8s.KubeServiceAccount(
-            self,
-            "service-account",
-            metadata=_meta(ident, NAME, props),
-            automount_service_account_token=False,
-        )
+        service_account = NodeApp(ident, props.placement).service_account(self)
         label = props.node_config_label
         names = [nc.name for nc in props.node_configs]
         # NotIn also matches nodes without the label: every node no node config claims.
         default_affinity = _node_affinity(label, "NotIn", names) if names else None
-        _plugin(self, "", ident, CONFIG_MAP, DAEMONSET, props, default_affinity)
+        _plugin(self, "", ident, service_account, CONFIG_MAP, DAEMONSET, props, default_affinity)
         if props.mps:
-            mps = MpsControlDaemonProps.for_plugin(props, MPS_DAEMON, CONFIG_MAP, default_affinity)
-            _mps_control_daemon(self, "", mps)
+            mps = _mps_props(props, MPS_DAEMON, service_account, CONFIG_MAP, default_affinity)
+            mps_control_daemon(self, "mps-control-daemon", mps)
         for nc in props.node_configs:
             # Its own app name keeps the selectors disjoint (the default DaemonSet's selector is
             # immutable, and would otherwise match these pods too).
@@ -365,20 +276,41 @@ class DevicePlugin(Construct):
                 props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy, mps=nc.mps
             )
             affinity = _node_affinity(label, "In", [nc.name])
-            _plugin(self, f"{nc.name}-", pool, nc.config_map, nc.daemonset, own, affinity)
+            prefix = f"{nc.name}-"
+            _plugin(self, prefix, pool, service_account, nc.config_map, nc.daemonset, own, affinity)
             if nc.mps:
-                mps = MpsControlDaemonProps.for_plugin(own, nc.mps_daemon, nc.config_map, affinity)
-                _mps_control_daemon(self, f"{nc.name}-", mps)
+                mps = _mps_props(own, nc.mps_daemon, service_account, nc.config_map, affinity)
+                mps_control_daemon(self, f"{prefix}mps-control-daemon", mps)
 
 
-def _meta(
-    ident: Identity, name: str, props: DevicePluginProps | MpsControlDaemonProps
-) -> k8s.ObjectMeta:
-    return kube.object_meta(
-        name,
-        namespace=props.placement.namespace,
-        labels=ident.labels(),
-        annotations=ident.annotations(),
+def _mps_props(
+    plugin: DevicePluginProps,
+    name: str,
+    service_account: str,
+    config_map: str,
+    affinity: k8s.Affinity | None,
+) -> MpsControlDaemonProps:
+    """The MPS daemon next to one plugin DaemonSet (``plugin`` carries that config's file)."""
+    return MpsControlDaemonProps(
+        name=name,
+        component="device-plugin",
+        service_account=service_account,
+        config_map=config_map,
+        config_yaml=plugin.config_yaml,
+        # The plugin's image; its extra env and resources are the plugin's own.
+        container=ContainerSettings(
+            image=plugin.container.image,
+            image_pull_policy=plugin.container.image_pull_policy,
+            env=(),
+            resources=Resources(),
+        ),
+        placement=plugin.placement,
+        version=plugin.version,
+        runtime_class=plugin.runtime_class,
+        wait_for=plugin.wait_for,
+        wait_container=INIT_CONTAINER,
+        affinity=affinity,
+        mps_root=MPS_ROOT,
     )
 
 
@@ -398,45 +330,40 @@ def _plugin(
     scope: Construct,
     prefix: str,
     ident: Identity,
+    service_account: str,
     config_map: str,
     daemonset: str,
     props: DevicePluginProps,
     affinity: k8s.Affinity | None,
 ) -> None:
     """One config's ConfigMap and the plugin DaemonSet that reads it."""
-    data = {CONFIG_KEY: props.config_yaml}
-    k8s.KubeConfigMap(scope, f"{prefix}config", metadata=_meta(ident, config_map, props), data=data)
-
-    volumes = [
-        kube.host_path("device-plugin", props.device_plugin_host_dir, "Directory"),
-        kube.config_map_volume("config", config_map),
-    ]
+    ds = NodeDaemonSet(scope, NodeApp(ident, props.placement), service_account=service_account)
+    config = ds.config_map(
+        f"{prefix}config",
+        config_map,
+        {CONFIG_KEY: props.config_yaml},
+        checksum=CONFIG_CHECKSUM,
+        volume="config",
+    )
+    kubelet = kube.host_path("device-plugin", props.device_plugin_host_dir, "Directory")
     mounts = [
-        kube.mount("device-plugin", DEVICE_PLUGIN_DIR),
-        kube.mount("config", CONFIG_DIR, read_only=True),
+        ds.mount(kubelet, DEVICE_PLUGIN_DIR),
+        ds.mount(config, CONFIG_DIR, read_only=True),
     ]
     if props.driver_root is not None:
-        volumes.append(kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"))
+        driver_root = kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate")
         mounts.append(
-            kube.mount(
-                "driver-root",
-                DRIVER_ROOT_CTR_PATH,
-                read_only=True,
-                propagation="HostToContainer",
+            ds.mount(
+                driver_root, DRIVER_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
             )
         )
     if props.uses_cdi:
-        volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
-        mounts.append(kube.mount("cdi-root", CDI_ROOT))
+        cdi_root = kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate")
+        mounts.append(ds.mount(cdi_root, CDI_ROOT))
     if props.mps:
         # The plugin checks the MPS daemon is ready and hands its pipes and shm to the pods.
-        volumes += _mps_volumes(MPS_ROOT)
-        mounts += [kube.mount("mps-root", MPS_ROOT_CTR_PATH), kube.mount("mps-shm", "/dev/shm")]
-
-    init_containers = None
-    if props.wait_for is not None:
-        volumes.append(_validations_volume())
-        init_containers = [_wait_container(props.wait_for)]
+        mps_root, mps_shm = mps_volumes(MPS_ROOT)
+        mounts += [ds.mount(mps_root, MPS_ROOT_CTR_PATH), ds.mount(mps_shm, "/dev/shm")]
 
     if props.implementation == "gpustack":
         command = ["gpustack-device-plugin", "--config-file", CONFIG_PATH]
@@ -450,125 +377,12 @@ def _plugin(
         security_context=security_context(props),
         volume_mounts=mounts,
     )
-    k8s.KubeDaemonSet(
-        scope,
+    waits = [ds.wait_for(props.wait_for, INIT_CONTAINER)] if props.wait_for is not None else []
+    ds.add(
         f"{prefix}daemonset",
-        metadata=_meta(ident, daemonset, props),
-        spec=k8s.DaemonSetSpec(
-            selector=k8s.LabelSelector(match_labels=ident.selector()),
-            template=k8s.PodTemplateSpec(
-                metadata=k8s.ObjectMeta(
-                    labels=ident.labels(),
-                    annotations={CONFIG_CHECKSUM: kube.data_checksum(data)},
-                ),
-                spec=k8s.PodSpec(
-                    service_account_name=NAME,
-                    automount_service_account_token=False,
-                    runtime_class_name=props.runtime_class,
-                    security_context=kube.pod_security_context(),
-                    init_containers=init_containers,
-                    containers=[container],
-                    volumes=volumes,
-                    affinity=affinity,
-                    **kube.pod_placement(props.placement),
-                ),
-            ),
-        ),
-    )
-
-
-def _validations_volume() -> k8s.Volume:
-    return kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
-
-
-def _wait_container(wait: WaitFor) -> k8s.Container:
-    """The init container that blocks until ``wait.file`` exists."""
-    script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
-    return k8s.Container(
-        name=INIT_CONTAINER,
-        image=wait.image,
-        image_pull_policy=wait.image_pull_policy,
-        command=["sh", "-c", script],
-        security_context=kube.unprivileged(),
-        volume_mounts=[
-            kube.mount(
-                "run-nvidia-validations",
-                VALIDATIONS_DIR,
-                read_only=True,
-                propagation="HostToContainer",
-            )
-        ],
-    )
-
-
-def _mps_volumes(root: str) -> list[k8s.Volume]:
-    return [
-        kube.host_path("mps-root", root, "DirectoryOrCreate"),
-        kube.host_path("mps-shm", f"{root}/shm"),
-    ]
-
-
-def _mps_control_daemon(scope: Construct, prefix: str, props: MpsControlDaemonProps) -> None:
-    """NVIDIA's MPS control daemon DaemonSet (see :class:`MpsControlDaemonProps`)."""
-    ident = Identity(props.name, "device-plugin", props.version, props.placement.labels)
-    volumes = [kube.config_map_volume("config", props.config_map), *_mps_volumes(props.mps_root)]
-    privileged = k8s.SecurityContext(privileged=True)
-    init_containers = []
-    if props.wait_for is not None:
-        volumes.append(_validations_volume())
-        init_containers.append(_wait_container(props.wait_for))
-    init_containers.append(
-        k8s.Container(
-            name=MPS_INIT_CONTAINER,
-            image=props.container.image,
-            image_pull_policy=props.container.image_pull_policy,
-            command=["mps-control-daemon", "mount-shm"],
-            security_context=privileged,
-            volume_mounts=[kube.mount("mps-root", MPS_ROOT_CTR_PATH, propagation="Bidirectional")],
-        )
-    )
-    env = [
-        ("CONFIG_FILE", CONFIG_PATH),
-        ("NVIDIA_VISIBLE_DEVICES", "all"),
-        ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
-    ]
-    container = kube.main_container(
-        MPS_CONTAINER,
-        props.container,
-        command=["mps-control-daemon"],
-        env=kube.env_list(env),
-        security_context=privileged,
-        volume_mounts=[
-            kube.mount("config", CONFIG_DIR, read_only=True),
-            kube.mount("mps-root", MPS_ROOT_CTR_PATH),
-            kube.mount("mps-shm", "/dev/shm"),
-        ],
-    )
-    k8s.KubeDaemonSet(
-        scope,
-        f"{prefix}mps-control-daemon",
-        metadata=_meta(ident, props.name, props),
-        spec=k8s.DaemonSetSpec(
-            selector=k8s.LabelSelector(match_labels=ident.selector()),
-            template=k8s.PodTemplateSpec(
-                metadata=k8s.ObjectMeta(
-                    labels=ident.labels(),
-                    annotations={
-                        CONFIG_CHECKSUM: kube.data_checksum({CONFIG_KEY: props.config_yaml})
-                    },
-                ),
-                spec=k8s.PodSpec(
-                    service_account_name=NAME,
-                    automount_service_account_token=False,
-                    runtime_class_name=props.runtime_class,
-                    host_pid=True,
-                    security_context=kube.pod_security_context(),
-                    init_containers=init_containers,
-                    containers=[container],
-                    volumes=volumes,
-                    affinity=props.affinity,
-                    **kube.pod_placement(props.placement),
-                ),
-            ),
-        ),
+        daemonset,
+        containers=[container],
+        init_containers=waits,
+        runtime_class_name=props.runtime_class,
+        affinity=affinity,
     )

@@ -18,6 +18,7 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
+from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.scripts import (
     DRIVER_ROOT_CTR_PATH,
@@ -39,9 +40,6 @@ DAEMONSET: Final = "nvidia-driver-daemonset"
 CONTAINER: Final = "nvidia-driver-ctr"
 #: Sidecar that loads nvidia-peermem (GPUDirect RDMA) once the driver is up.
 PEERMEM_CONTAINER: Final = "nvidia-peermem-ctr"
-SCRIPTS_CONFIG_MAP: Final = "nvidia-driver-scripts"
-#: Pod-template annotation whose change shows that the scripts changed (OnDelete: no auto roll).
-SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
 
 
 @dataclass(frozen=True)
@@ -55,26 +53,27 @@ class LivenessProbe:
 
 @dataclass(frozen=True)
 class DriverProps:
-    """Properties for :class:`NvidiaDriver`.
+    """Properties for :class:`NvidiaDriver`. The fields up to ``rdma`` come from the profile's
+    ``driver`` and ``cluster`` sections (:meth:`from_profile`; the profile model owns their
+    defaults); the last two are the construct's own choices.
 
-    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
     - ``container``: image ``<driver.image>:<version>-<osTag>`` (or digest / precompiled tag),
-      pull policy, extra env and resources from the profile. Required.
-    - ``version``: driver version, for the version label. Default ``580.105.08``.
+      pull policy, extra env and resources.
+    - ``placement``: namespace and scheduling.
+    - ``version``: driver version, for the version label.
     - ``kernel_module_type``: ``auto`` lets the container choose open or proprietary modules for
-      the GPU. Default ``auto``.
-    - ``startup_probe``: budget to compile and load the module. Default 60 s delay, every 10 s,
-      60 s timeout, 120 failures (about 20 minutes).
+      the GPU.
+    - ``startup_probe``: budget to compile and load the module.
     - ``kernel_module_config_map``: ConfigMap with module parameters (``nvidia.conf``...), mounted
-      at ``/drivers`` where the driver container reads them. Default none.
+      at ``/drivers`` where the driver container reads them; ``None`` for none.
     - ``repo_config``, ``cert_config``: (ConfigMap, folder) of package repository files and
       CA certificates, mounted read-only over the image OS's own folder (see
       :data:`gpustack.profile.model.DRIVER_OS_PATHS`), for nodes that reach packages only
-      through a mirror or a TLS-intercepting proxy. Default none.
+      through a mirror or a TLS-intercepting proxy; ``None`` for none.
     - ``termination_grace_period_seconds``: time to stop GPU daemons and unload the modules on
       delete. Default 300 (unloading waits for the GPU to go idle; the API default 30 s kills the
       container mid-unload).
-    - ``rdma``: GPUDirect RDMA. Default off. When ``rdma.enabled``, the driver container gets
+    - ``rdma``: GPUDirect RDMA. When ``rdma.enabled``, the driver container gets
       ``GPU_DIRECT_RDMA_ENABLED=true`` and ``USE_HOST_MOFED`` and mounts the Mellanox OFED paths
       ``/run/mellanox/drivers`` and ``/run/mellanox/drivers/usr/src`` (hostPath
       ``DirectoryOrCreate``, ``HostToContainer``: a MOFED driver container publishes there);
@@ -90,15 +89,15 @@ class DriverProps:
     """
 
     container: ContainerSettings
-    placement: Placement = field(default_factory=Placement)
-    version: str = "580.105.08"
-    kernel_module_type: KernelModuleType = "auto"
-    startup_probe: StartupProbe = field(default_factory=StartupProbe)
-    kernel_module_config_map: str | None = None
-    repo_config: tuple[str, str] | None = None
-    cert_config: tuple[str, str] | None = None
+    placement: Placement
+    version: str
+    kernel_module_type: KernelModuleType
+    startup_probe: StartupProbe
+    kernel_module_config_map: str | None
+    repo_config: tuple[str, str] | None
+    cert_config: tuple[str, str] | None
+    rdma: Rdma
     termination_grace_period_seconds: int = 300
-    rdma: Rdma = field(default_factory=Rdma)
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
     @classmethod
@@ -112,12 +111,7 @@ class DriverProps:
             )
         repo_dir, cert_dir = os_paths or ("", "")
         return cls(
-            container=ContainerSettings(
-                image=d.image_ref(),
-                image_pull_policy=d.image_pull_policy,
-                env=d.env,
-                resources=d.resources,
-            ),
+            container=ContainerSettings.from_section(d),
             placement=Placement.from_profile(profile),
             version=d.version,
             kernel_module_type=d.kernel_module_type,
@@ -156,7 +150,8 @@ def render_scripts(*, rdma: bool = False) -> dict[str, str]:
 
 # (volume, host path, hostPath type, container path, read-only, propagation)
 _HOST_MOUNTS: Final = (
-    # The driver exposes its root at /run/nvidia/driver; the toolkit and plugin see it there.
+    # The driver exposes its root (DRIVER_CONTAINER_ROOT) under /run/nvidia; the toolkit and the
+    # plugin see it there.
     ("run-nvidia", "/run/nvidia", "DirectoryOrCreate", "/run/nvidia", None, "Bidirectional"),
     ("var-log", "/var/log", None, "/var/log", None, None),
     ("dev-log", "/dev/log", None, "/dev/log", None, None),
@@ -185,7 +180,8 @@ _MELLANOX_MOUNTS: Final = (
 
 
 class NvidiaDriver(Construct):
-    """ServiceAccount, scripts ConfigMap and the ``nvidia-driver-daemonset``.
+    """ServiceAccount, scripts ConfigMap ``nvidia-driver-scripts`` and the
+    ``nvidia-driver-daemonset``.
 
     The startupProbe runs ``startup-probe.sh`` from the scripts ConfigMap: it checks the module
     and ``nvidia-smi``, then writes ``.driver-ctr-ready`` and ``driver-ready`` under
@@ -197,42 +193,30 @@ class NvidiaDriver(Construct):
     def __init__(self, scope: Construct, id: str, props: DriverProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "driver", props.version, props.placement.labels)
-        ns = props.placement.namespace
-
-        def meta(name: str) -> k8s.ObjectMeta:
-            return kube.object_meta(
-                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
-            )
-
-        k8s.KubeServiceAccount(
-            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
+        app = NodeApp(
+            Identity(NAME, "driver", props.version, props.placement.labels), props.placement
         )
+        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
         rdma = props.rdma.enabled
-        scripts = render_scripts(rdma=rdma)
-        k8s.KubeConfigMap(self, "scripts", metadata=meta(SCRIPTS_CONFIG_MAP), data=scripts)
+        scripts = ds.scripts(render_scripts(rdma=rdma))
 
         host_mounts = _HOST_MOUNTS + (_MELLANOX_MOUNTS if rdma else ())
-        volumes = [kube.host_path(v, host, kind) for v, host, kind, *_ in host_mounts]
         mounts = [
-            kube.mount(v, path, read_only=ro, propagation=prop)
-            for v, _, _, path, ro, prop in host_mounts
+            ds.mount(kube.host_path(v, host, kind), path, read_only=ro, propagation=prop)
+            for v, host, kind, path, ro, prop in host_mounts
         ]
         by_volume = {m.name: m for m in mounts}
-        volumes.append(kube.config_map_volume("scripts", SCRIPTS_CONFIG_MAP, 0o555))
-        mounts.append(kube.mount("scripts", SCRIPTS_DIR, read_only=True))
+        mounts.append(ds.mount(scripts, SCRIPTS_DIR, read_only=True))
         if props.kernel_module_config_map:
-            volumes.append(
-                kube.config_map_volume("kernel-module-config", props.kernel_module_config_map)
-            )
-            mounts.append(kube.mount("kernel-module-config", "/drivers", read_only=True))
-        for volume, config in (
+            volume = kube.config_map_volume("kernel-module-config", props.kernel_module_config_map)
+            mounts.append(ds.mount(volume, "/drivers", read_only=True))
+        for name, config in (
             ("repo-config", props.repo_config),
             ("cert-config", props.cert_config),
         ):
             if config is not None:
-                volumes.append(kube.config_map_volume(volume, config[0]))
-                mounts.append(kube.mount(volume, config[1], read_only=True))
+                volume = kube.config_map_volume(name, config[0])
+                mounts.append(ds.mount(volume, config[1], read_only=True))
 
         sp = props.startup_probe
         readiness = f"{VALIDATIONS_DIR}/driver-ready"
@@ -275,39 +259,20 @@ class NvidiaDriver(Construct):
         one_per_node = k8s.PodAntiAffinity(
             required_during_scheduling_ignored_during_execution=[
                 k8s.PodAffinityTerm(
-                    label_selector=k8s.LabelSelector(match_labels=ident.selector()),
+                    label_selector=k8s.LabelSelector(match_labels=app.ident.selector()),
                     topology_key="kubernetes.io/hostname",
                 )
             ]
         )
-        template_annotations = {
-            "kubectl.kubernetes.io/default-container": CONTAINER,
-            SCRIPTS_CHECKSUM: kube.data_checksum(scripts),
-        }
-        k8s.KubeDaemonSet(
-            self,
+        ds.add(
             "daemonset",
-            metadata=meta(DAEMONSET),
-            spec=k8s.DaemonSetSpec(
-                selector=k8s.LabelSelector(match_labels=ident.selector()),
-                update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(
-                        labels=ident.labels(), annotations=template_annotations
-                    ),
-                    spec=k8s.PodSpec(
-                        service_account_name=NAME,
-                        automount_service_account_token=False,
-                        host_pid=True,
-                        termination_grace_period_seconds=props.termination_grace_period_seconds,
-                        affinity=k8s.Affinity(pod_anti_affinity=one_per_node),
-                        security_context=kube.pod_security_context(),
-                        containers=containers,
-                        volumes=volumes,
-                        **kube.pod_placement(props.placement),
-                    ),
-                ),
-            ),
+            DAEMONSET,
+            containers=containers,
+            default_container=True,
+            update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
+            host_pid=True,
+            termination_grace_period_seconds=props.termination_grace_period_seconds,
+            affinity=k8s.Affinity(pod_anti_affinity=one_per_node),
         )
 
     @staticmethod

@@ -9,7 +9,7 @@ stays unset: a controller deleting the finished Job would make GitOps recreate i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from cdk8s_plus_33 import k8s
@@ -39,20 +39,20 @@ IMMUTABLE_ANNOTATIONS: Final = {
 class ExampleJob:
     """One resolved example: what to run and which extended resource to request.
 
-    - ``name``: Job name (and ``app.kubernetes.io/name``). Required.
-    - ``image``: a PyTorch image with CUDA. Required.
-    - ``gpus``: how many units of ``resource`` to request. Default 1.
-    - ``resource``: the extended resource name. Default ``nvidia.com/gpu``; from a profile, the
-      one the validation rules check (:func:`gpustack.profile.rules.workload_resource`): the
-      example's ``resourceName``, else the plugin's, ``<name>.shared`` with ``renameByDefault``.
-    - ``command``: container command. Default: ``python -c`` with the built-in check.
+    - ``name``: Job name (and ``app.kubernetes.io/name``).
+    - ``image``: a PyTorch image with CUDA.
+    - ``gpus``: how many units of ``resource`` to request.
+    - ``resource``: the extended resource name the validation rules check
+      (:func:`gpustack.profile.rules.workload_resource`): the example's ``resourceName``, else
+      the plugin's, ``<name>.shared`` with ``renameByDefault``.
+    - ``command``: container command: the example's, else ``python -c`` with the built-in check.
     """
 
     name: str
     image: str
-    gpus: int = 1
-    resource: str = "nvidia.com/gpu"
-    command: tuple[str, ...] = ("python", "-c", EXAMPLE_CHECK)
+    gpus: int
+    resource: str
+    command: tuple[str, ...]
 
     @classmethod
     def from_example(cls, example: Example, resource: str) -> ExampleJob:
@@ -76,20 +76,21 @@ class ExampleJob:
 class ExamplesProps:
     """Properties for :class:`Examples`.
 
-    - ``jobs``: the examples. Default none (then nothing is synthesized).
+    - ``jobs``: the examples (none: nothing is synthesized).
     - ``placement``: namespace, node selector, tolerations and pull secrets; the priority class is
-      not used (a smoke test must not preempt real work). Default :class:`Placement` defaults.
-    - ``runtime_class``: RuntimeClass for the pods. Default ``nvidia``; ``None`` when every device
+      not used (a smoke test must not preempt real work).
+    - ``runtime_class``: RuntimeClass for the pods: the GPU one; ``None`` when every device
       reaches containers through CDI, or with simulated GPUs (nodes have no NVIDIA runtime).
     - ``simulated``: the plugin's GPUs are simulated: the check then passes when the plugin
-      allocated devices, since CUDA cannot run. Default ``False``.
-    - ``backoff_limit``: retries of a failed check. Default 1 (a broken stack fails fast).
+      allocated devices, since CUDA cannot run.
+    - ``backoff_limit``: retries of a failed check. Default 1 (a broken stack fails fast); the
+      construct's choice, not the profile's.
     """
 
-    jobs: tuple[ExampleJob, ...] = ()
-    placement: Placement = field(default_factory=Placement)
-    runtime_class: str | None = "nvidia"
-    simulated: bool = False
+    jobs: tuple[ExampleJob, ...]
+    placement: Placement
+    runtime_class: str | None
+    simulated: bool
     backoff_limit: int = 1
 
     @classmethod

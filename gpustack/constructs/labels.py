@@ -12,17 +12,13 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-#: Output components in synthesis (and sync) order; each is a folder under ``dist/clusters/<x>/``.
-COMPONENTS: Final = ("common", "driver", "container-toolkit", "device-plugin", "examples")
+from gpustack import components
 
-#: Argo CD sync wave per component: namespace and runtime classes first, workloads last.
-SYNC_WAVES: Final = {
-    "common": "-2",
-    "driver": "-1",
-    "container-toolkit": "0",
-    "device-plugin": "1",
-    "examples": "2",
-}
+#: Registered component names in order, and their sync waves: views of
+#: :data:`gpustack.components.REGISTRY` taken at import, for callers that want plain values.
+#: The annotations themselves are looked up in the registry when an object is built.
+COMPONENTS: Final = components.names()
+SYNC_WAVES: Final = {c.name: str(c.sync_wave) for c in components.REGISTRY}
 
 PART_OF: Final = "gpustack"
 MANAGED_BY: Final = "gpustack"
@@ -39,7 +35,7 @@ _BAD_LABEL_CHARS: Final = re.compile(r"[^A-Za-z0-9._-]+")
 def label_value(text: str) -> str:
     """Make ``text`` a valid label value (``[A-Za-z0-9._-]``, ≤63, alphanumeric at both ends).
 
-    Versions such as ``580.105.08`` pass unchanged; a digest or a tag with ``+`` is squashed
+    Versions such as ``575.57.08`` pass unchanged; a digest or a tag with ``+`` is squashed
     rather than rejected, because the label is informational only.
     """
     value = _BAD_LABEL_CHARS.sub("-", text)[:_LABEL_VALUE_MAX]
@@ -66,8 +62,10 @@ def object_labels(name: str, component: str, version: str) -> dict[str, str]:
 
 
 def wave_annotations(component: str) -> dict[str, str]:
-    """Argo CD sync-wave annotation (a string, as Argo CD requires) for a component's objects."""
-    return {SYNC_WAVE_ANNOTATION: SYNC_WAVES[component]}
+    """Argo CD sync-wave annotation (a string, as Argo CD requires) for a component's objects.
+
+    Raises :class:`KeyError` for a component that is not registered."""
+    return {SYNC_WAVE_ANNOTATION: components.sync_wave(component)}
 
 
 class Identity:

@@ -7,37 +7,32 @@ the DaemonSets and Jobs can never disagree about namespace, node selection or pu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from gpustack.profile.model import (
-    DEFAULT_NODE_SELECTOR,
-    DEFAULT_TOLERATIONS,
-    EnvVar,
-    Profile,
-    Resources,
-    Toleration,
-)
+from gpustack.profile.model import EnvVar, Profile, Resources, Toleration
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Scheduling settings common to every component.
+    """Scheduling settings common to every component, all from the profile's ``cluster`` and
+    ``metadata`` (:meth:`from_profile`; the profile model owns the defaults).
 
-    - ``namespace``: where namespaced objects go. Default ``gpustack-system``.
-    - ``node_selector``: pod nodeSelector as sorted pairs. Default ``nvidia.com/gpu.present=true``.
-    - ``tolerations``: pod tolerations. Default: tolerate the ``nvidia.com/gpu:NoSchedule`` taint.
-    - ``priority_class_name``: DaemonSet priority. Default ``system-node-critical``, so the GPU
-      stack is not evicted under node pressure; ``None`` sets none.
-    - ``image_pull_secrets``: secret names for private registries. Default none.
+    - ``namespace``: where namespaced objects go.
+    - ``node_selector``: pod nodeSelector as sorted pairs.
+    - ``tolerations``: pod tolerations.
+    - ``priority_class_name``: DaemonSet priority (by default the profile's keeps the GPU stack
+      from being evicted under node pressure); ``None`` sets none.
+    - ``image_pull_secrets``: secret names for private registries.
     - ``labels``: the profile's ``metadata.labels``, put on every object and pod template (never
-      in selectors). Default none.
+      in selectors).
     """
 
-    namespace: str = "gpustack-system"
-    node_selector: tuple[tuple[str, str], ...] = DEFAULT_NODE_SELECTOR
-    tolerations: tuple[Toleration, ...] = DEFAULT_TOLERATIONS
-    priority_class_name: str | None = "system-node-critical"
-    image_pull_secrets: tuple[str, ...] = ()
-    labels: tuple[tuple[str, str], ...] = ()
+    namespace: str
+    node_selector: tuple[tuple[str, str], ...]
+    tolerations: tuple[Toleration, ...]
+    priority_class_name: str | None
+    image_pull_secrets: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...]
 
     @classmethod
     def from_profile(cls, profile: Profile) -> Placement:
@@ -54,18 +49,43 @@ class Placement:
 
 @dataclass(frozen=True)
 class ContainerSettings:
-    """The user-tunable parts of a component's main container.
+    """The user-tunable parts of a component's main container, from that component's profile
+    section (the profile model owns the defaults).
 
-    - ``image``: full image reference. Required.
-    - ``image_pull_policy``: Default ``IfNotPresent`` (pinned tags never move).
+    - ``image``: full image reference.
+    - ``image_pull_policy``: the image pull policy.
     - ``env``: extra environment variables; one named like a gpustack variable replaces it in
       place, the others are appended.
-      Default none.
-    - ``resources``: requests and limits. Default none (the components are node daemons whose
-      footprint depends on the driver and GPU count).
+    - ``resources``: requests and limits (none unless the profile sets them: the components are
+      node daemons whose footprint depends on the driver and GPU count).
     """
 
     image: str
-    image_pull_policy: str = "IfNotPresent"
-    env: tuple[EnvVar, ...] = ()
-    resources: Resources = Resources()
+    image_pull_policy: str
+    env: tuple[EnvVar, ...]
+    resources: Resources
+
+    @classmethod
+    def from_section(cls, section: ContainerSection) -> ContainerSettings:
+        """The settings of a profile section (``driver``, ``toolkit``, ``devicePlugin``...)."""
+        return cls(
+            image=section.image_ref(),
+            image_pull_policy=section.image_pull_policy,
+            env=section.env,
+            resources=section.resources,
+        )
+
+
+class ContainerSection(Protocol):
+    """A profile section that configures one component's main container."""
+
+    @property
+    def image_pull_policy(self) -> str: ...
+
+    @property
+    def env(self) -> tuple[EnvVar, ...]: ...
+
+    @property
+    def resources(self) -> Resources: ...
+
+    def image_ref(self) -> str: ...

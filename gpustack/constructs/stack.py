@@ -8,6 +8,7 @@ owns the files).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -16,11 +17,7 @@ from typing import Any
 import cdk8s
 from constructs import Construct
 
-from gpustack.constructs.common import Common, CommonProps
-from gpustack.constructs.device_plugin import DevicePlugin, DevicePluginProps
-from gpustack.constructs.driver import DriverProps, NvidiaDriver
-from gpustack.constructs.examples import Examples, ExamplesProps
-from gpustack.constructs.toolkit import ContainerToolkit, ToolkitProps
+from gpustack import components
 from gpustack.profile.model import Profile
 
 
@@ -28,7 +25,7 @@ from gpustack.profile.model import Profile
 class SynthObject:
     """One synthesized Kubernetes object.
 
-    ``component`` is its output folder (one of :data:`COMPONENTS`); ``manifest`` is the object
+    ``component`` is its output folder (a registered component's name); ``manifest`` is the object
     exactly as cdk8s rendered it (keys in cdk8s order: apiVersion, kind, metadata, then sorted).
     """
 
@@ -44,25 +41,23 @@ class SynthObject:
         return str(self.manifest["metadata"]["name"])
 
 
+def load(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference of the registry names."""
+    module, sep, attr = ref.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"{ref!r} is not a 'module:attribute' reference")
+    return getattr(importlib.import_module(module), attr)
+
+
 def _components(profile: Profile) -> list[tuple[str, Callable[[Construct], object]]]:
-    """The enabled components in ``COMPONENTS`` order (see :mod:`gpustack.constructs.labels`),
-    each as a function that adds its construct to a chart. All props are resolved here, so bad
-    input fails before cdk8s runs."""
-    parts: list[tuple[str, Callable[[Construct], object]]] = [
-        ("common", partial(Common, id="common", props=CommonProps.from_profile(profile)))
-    ]
-    if profile.driver.enabled:
-        props = DriverProps.from_profile(profile)
-        parts.append(("driver", partial(NvidiaDriver, id="driver", props=props)))
-    if profile.toolkit.enabled:
-        toolkit = ToolkitProps.from_profile(profile)
-        parts.append(("container-toolkit", partial(ContainerToolkit, id="toolkit", props=toolkit)))
-    if profile.device_plugin.enabled:
-        plugin = DevicePluginProps.from_profile(profile)
-        parts.append(("device-plugin", partial(DevicePlugin, id="device-plugin", props=plugin)))
-    if profile.workloads.examples:
-        examples = ExamplesProps.from_profile(profile)
-        parts.append(("examples", partial(Examples, id="examples", props=examples)))
+    """The enabled components in registry order (:mod:`gpustack.components`), each as a
+    function that adds its construct to a chart. All props are resolved here, so bad input fails
+    before cdk8s runs."""
+    parts: list[tuple[str, Callable[[Construct], object]]] = []
+    for component in components.enabled(profile):
+        props = load(component.props).from_profile(profile)
+        construct = load(component.construct)
+        parts.append((component.name, partial(construct, id=component.name, props=props)))
     return parts
 
 

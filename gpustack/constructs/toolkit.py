@@ -11,7 +11,7 @@ runtime to reload.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from cdk8s_plus_33 import k8s
@@ -20,6 +20,7 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
+from gpustack.constructs.node_daemonset import VALIDATIONS, NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import cdi_only
 from gpustack.constructs.scripts import (
@@ -33,7 +34,6 @@ from gpustack.constructs.scripts import (
 from gpustack.profile.model import (
     Profile,
     RestartMode,
-    Runtime,
     RuntimeName,
     RuntimePaths,
     runtime_paths,
@@ -43,8 +43,6 @@ NAME: Final = "nvidia-container-toolkit"
 DAEMONSET: Final = "nvidia-container-toolkit-daemonset"
 CONTAINER: Final = "nvidia-container-toolkit-ctr"
 INIT_CONTAINER: Final = "driver-validation"
-SCRIPTS_CONFIG_MAP: Final = "nvidia-container-toolkit-scripts"
-SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
 
 TOOLKIT_RUN_DIR: Final = "/run/nvidia/toolkit"
 PID_FILE: Final = f"{TOOLKIT_RUN_DIR}/toolkit.pid"
@@ -58,60 +56,55 @@ SOCKET_DIR_CTR: Final = "/runtime/sock-dir/"
 
 @dataclass(frozen=True)
 class ToolkitProps:
-    """Properties for :class:`ContainerToolkit`.
+    """Properties for :class:`ContainerToolkit`, all from the profile's ``toolkit``, ``driver``
+    and ``cluster`` sections (:meth:`from_profile`; the profile model owns the defaults).
 
     - ``container``: image ``<toolkit.image>:<version>``, pull policy, extra env, resources.
-      Required.
-    - ``placement``: namespace and scheduling. Default :class:`Placement` defaults.
-    - ``version``: toolkit version, for the version label. Default ``v1.18.1``.
-    - ``runtime``: the node's runtime, ``containerd`` or ``crio``. Default ``containerd``.
+    - ``placement``: namespace and scheduling.
+    - ``version``: toolkit version, for the version label.
+    - ``runtime``: the node's runtime, ``containerd`` or ``crio``.
     - ``paths``: host paths of the runtime's config, drop-in and socket and the config source, as
-      resolved by :func:`gpustack.profile.model.runtime_paths`. Default: generic containerd.
+      resolved by :func:`gpustack.profile.model.runtime_paths`.
     - ``restart_mode``: how the installer makes the runtime reload (``signal`` needs hostPID
       and works for containerd only; CRI-O needs ``systemd``, which the profile resolves for
-      it). Default ``signal``.
-    - ``runtime_class``: name of the runtime handler to register. Default ``nvidia``.
-    - ``set_as_default``: make the NVIDIA runtime the node default. Default ``False`` (pods opt in
+      it).
+    - ``runtime_class``: name of the runtime handler to register.
+    - ``set_as_default``: make the NVIDIA runtime the node default (off by default: pods opt in
       through the RuntimeClass or CDI; a default runtime exposes GPUs to pods that request none).
     - ``cdi``: generate CDI specs (the management spec, whose only device is ``all``) and
-      enable CDI in the runtime. Default ``True``.
+      enable CDI in the runtime.
     - ``cdi_mode``: run the ``nvidia`` handler in CDI mode, which turns every
       ``NVIDIA_VISIBLE_DEVICES`` entry into a ``management.nvidia.com/gpu`` device. Only right
       when the device plugin hands out CDI device names alone: that spec has no per-GPU devices,
       so a pod given ``NVIDIA_VISIBLE_DEVICES=GPU-<uuid>`` (the ``envvar`` strategy) would fail to
       start. Otherwise the installer's ``auto`` mode applies (per-GPU IDs work, and containers
-      that name only CDI devices still get CDI). Default ``False``.
-    - ``install_dir``: host directory the toolkit installs into. Default ``/usr/local/nvidia``.
-    - ``driver_root``: host path of the driver root. Default ``/run/nvidia/driver`` (driver
-      container); ``/`` for a preinstalled driver.
+      that name only CDI devices still get CDI).
+    - ``install_dir``: host directory the toolkit installs into.
+    - ``driver_root``: host path of the driver root (``driver.root``: the driver container's, or
+      ``/`` for a preinstalled driver).
     - ``host_driver``: the driver is preinstalled, so the init container checks it with
-      ``chroot /host nvidia-smi`` and writes ``driver-ready`` itself. Default ``False``.
+      ``chroot /host nvidia-smi`` and writes ``driver-ready`` itself.
     """
 
     container: ContainerSettings
-    placement: Placement = field(default_factory=Placement)
-    version: str = "v1.18.1"
-    runtime: RuntimeName = "containerd"
-    paths: RuntimePaths = field(default_factory=lambda: runtime_paths(Runtime()))
-    restart_mode: RestartMode = "signal"
-    runtime_class: str = "nvidia"
-    set_as_default: bool = False
-    cdi: bool = True
-    cdi_mode: bool = False
-    install_dir: str = "/usr/local/nvidia"
-    driver_root: str = "/run/nvidia/driver"
-    host_driver: bool = False
+    placement: Placement
+    version: str
+    runtime: RuntimeName
+    paths: RuntimePaths
+    restart_mode: RestartMode
+    runtime_class: str
+    set_as_default: bool
+    cdi: bool
+    cdi_mode: bool
+    install_dir: str
+    driver_root: str
+    host_driver: bool
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ToolkitProps:
         t, runtime = profile.toolkit, profile.cluster.runtime
         return cls(
-            container=ContainerSettings(
-                image=t.image_ref(),
-                image_pull_policy=t.image_pull_policy,
-                env=t.env,
-                resources=t.resources,
-            ),
+            container=ContainerSettings.from_section(t),
             placement=Placement.from_profile(profile),
             version=t.version,
             runtime=runtime.name,
@@ -225,7 +218,8 @@ def render_scripts(props: ToolkitProps) -> dict[str, str]:
 
 
 class ContainerToolkit(Construct):
-    """ServiceAccount, scripts ConfigMap and the ``nvidia-container-toolkit-daemonset``.
+    """ServiceAccount, scripts ConfigMap ``nvidia-container-toolkit-scripts`` and the
+    ``nvidia-container-toolkit-daemonset``.
 
     The init container waits for ``driver-ready`` (or, with a preinstalled driver, checks the host
     driver and writes it). The startupProbe writes ``toolkit-ready`` once the runtime is
@@ -238,59 +232,51 @@ class ContainerToolkit(Construct):
         super().__init__(scope, id)
         self.props = props
         ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
-        ns = props.placement.namespace
-
-        def meta(name: str) -> k8s.ObjectMeta:
-            return kube.object_meta(
-                name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
-            )
-
-        k8s.KubeServiceAccount(
-            self, "service-account", metadata=meta(NAME), automount_service_account_token=False
-        )
-        scripts = render_scripts(props)
-        k8s.KubeConfigMap(self, "scripts", metadata=meta(SCRIPTS_CONFIG_MAP), data=scripts)
+        app = NodeApp(ident, props.placement)
+        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        scripts = ds.scripts(render_scripts(props))
 
         runtime = props.runtime
-        volumes = [
-            kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate"),
-            kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate"),
-            kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
-            kube.host_path("host-root", "/"),
-            kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate"),
-            kube.config_map_volume("scripts", SCRIPTS_CONFIG_MAP, 0o555),
-            kube.host_path(
-                f"{runtime}-config", posixpath.dirname(props.paths.config), "DirectoryOrCreate"
-            ),
-        ]
+        host_root = kube.host_path("host-root", "/")
         mounts = [
-            kube.mount("toolkit-root", TOOLKIT_RUN_DIR),
-            kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
+            ds.mount(
+                kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate"),
+                TOOLKIT_RUN_DIR,
+            ),
+            ds.mount(VALIDATIONS, VALIDATIONS_DIR),
             # Writable: with CDI the installer creates the control device nodes under the dev
             # root, which is inside the driver root when the driver container made them.
-            kube.mount("driver-root", DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
-            kube.mount(
-                "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+            ds.mount(
+                kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
+                DRIVER_ROOT_CTR_PATH,
+                propagation="HostToContainer",
             ),
-            kube.mount("toolkit-install-dir", props.install_dir),
-            kube.mount("scripts", SCRIPTS_DIR, read_only=True),
-            kube.mount(f"{runtime}-config", CONFIG_DIR_CTR),
+            ds.mount(host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"),
+            ds.mount(
+                kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate"),
+                props.install_dir,
+            ),
+            ds.mount(scripts, SCRIPTS_DIR, read_only=True),
+            ds.mount(
+                kube.host_path(
+                    f"{runtime}-config", posixpath.dirname(props.paths.config), "DirectoryOrCreate"
+                ),
+                CONFIG_DIR_CTR,
+            ),
         ]
         if props.paths.drop_in_config:
-            name = f"{runtime}-drop-in-config"
             drop_in_dir = posixpath.dirname(props.paths.drop_in_config)
-            volumes.append(kube.host_path(name, drop_in_dir, "DirectoryOrCreate"))
-            mounts.append(kube.mount(name, DROP_IN_DIR_CTR))
+            volume = kube.host_path(f"{runtime}-drop-in-config", drop_in_dir, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, DROP_IN_DIR_CTR))
         if props.paths.socket:
-            name = f"{runtime}-socket"
-            volumes.append(kube.host_path(name, posixpath.dirname(props.paths.socket)))
-            mounts.append(kube.mount(name, SOCKET_DIR_CTR))
+            volume = kube.host_path(f"{runtime}-socket", posixpath.dirname(props.paths.socket))
+            mounts.append(ds.mount(volume, SOCKET_DIR_CTR))
         if props.crio_hooks:
-            volumes.append(kube.host_path("crio-hooks", CRIO_HOOKS_DIR, "DirectoryOrCreate"))
-            mounts.append(kube.mount("crio-hooks", CRIO_HOOKS_DIR))
+            volume = kube.host_path("crio-hooks", CRIO_HOOKS_DIR, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, CRIO_HOOKS_DIR))
         if props.cdi:
-            volumes.append(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"))
-            mounts.append(kube.mount("cdi-root", CDI_ROOT))
+            volume = kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, CDI_ROOT))
 
         privileged = k8s.SecurityContext(
             privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
@@ -302,11 +288,11 @@ class ContainerToolkit(Construct):
             command=["sh", f"{SCRIPTS_DIR}/wait-for-driver.sh"],
             security_context=privileged,
             volume_mounts=[
-                kube.mount("run-nvidia-validations", VALIDATIONS_DIR),
-                kube.mount(
-                    "host-root", HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+                ds.mount(VALIDATIONS, VALIDATIONS_DIR),
+                ds.mount(
+                    host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
                 ),
-                kube.mount("scripts", SCRIPTS_DIR, read_only=True),
+                ds.mount(scripts, SCRIPTS_DIR, read_only=True),
             ],
         )
         ready = f"{VALIDATIONS_DIR}/toolkit-ready"
@@ -328,30 +314,11 @@ class ContainerToolkit(Construct):
             ),
             volume_mounts=mounts,
         )
-        k8s.KubeDaemonSet(
-            self,
+        ds.add(
             "daemonset",
-            metadata=meta(DAEMONSET),
-            spec=k8s.DaemonSetSpec(
-                selector=k8s.LabelSelector(match_labels=ident.selector()),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(
-                        labels=ident.labels(),
-                        annotations={
-                            "kubectl.kubernetes.io/default-container": CONTAINER,
-                            SCRIPTS_CHECKSUM: kube.data_checksum(scripts),
-                        },
-                    ),
-                    spec=k8s.PodSpec(
-                        service_account_name=NAME,
-                        automount_service_account_token=False,
-                        host_pid=True,
-                        security_context=kube.pod_security_context(),
-                        init_containers=[init],
-                        containers=[container],
-                        volumes=volumes,
-                        **kube.pod_placement(props.placement),
-                    ),
-                ),
-            ),
+            DAEMONSET,
+            containers=[container],
+            init_containers=[init],
+            default_container=True,
+            host_pid=True,
         )

@@ -4,9 +4,12 @@ Layout rules (the contract GitOps tools and reviewers rely on):
 
 * one object per file: ``<component>/<kind-lowercase>-<metadata.name>.yaml``;
 * ``kustomization.yaml`` at the cluster root lists every file, in the stable object order;
-* the stable order is: component (pipeline order, see :data:`COMPONENT_ORDER`), then kind (the
-  install order of :data:`KIND_ORDER`, unknown kinds after it alphabetically), then namespace,
-  then name. Documents never depend on the order constructs happened to create them in.
+* the stable order is: component (the order of :data:`gpustack.components.REGISTRY`), then
+  kind (the install order of :data:`KIND_ORDER`, unknown kinds after it alphabetically), then
+  namespace, then name. Documents never depend on the order constructs happened to create them in.
+
+A component that is not registered is refused rather than sorted somewhere: the registry is the
+one list of components, so an object from outside it is a bug, not a folder to invent.
 
 The namespace is not part of a file name, so two objects of one kind and name in different
 namespaces (or a kind from two API groups) would share a file: that is reported as an error
@@ -23,11 +26,9 @@ from typing import Any, Protocol
 
 import yaml
 
+from gpustack import components
 from gpustack.synth.errors import SynthError
 from gpustack.synth.serialize import dump_yaml
-
-#: Components in the order the stack comes up; others sort after these, alphabetically.
-COMPONENT_ORDER = ("common", "driver", "container-toolkit", "device-plugin", "examples")
 
 #: Install order of kinds (adapted from Helm's and Tanka's kind sorters, plus the cluster-scoped
 #: kinds the GPU stack uses). Kinds not listed sort after these, alphabetically.
@@ -105,7 +106,7 @@ class ClusterOutput:
 
 @dataclass(frozen=True)
 class _Placed:
-    sort_key: tuple[int, str, int, str, str, str]
+    sort_key: tuple[int, int, str, str, str]
     identity: tuple[str, str, str, str]
     path: str
     manifest: Mapping[str, Any]
@@ -128,6 +129,10 @@ def _place(obj: SynthObjectLike, where: str) -> _Placed:
     component = obj.component
     if not _COMPONENT.match(component):
         raise SynthError(f"{where}: component {component!r} is not a lowercase folder name")
+    try:
+        component_rank = components.order(component)
+    except KeyError as exc:
+        raise SynthError(f"{where}: {exc.args[0]}") from exc
     manifest = obj.manifest
     if not isinstance(manifest, Mapping):
         raise SynthError(f"{where}: manifest is {type(manifest).__name__}, not a mapping")
@@ -155,8 +160,7 @@ def _place(obj: SynthObjectLike, where: str) -> _Placed:
     path = f"{component}/{filename}"
     return _Placed(
         sort_key=(
-            _rank(component, COMPONENT_ORDER),
-            component,
+            component_rank,
             _rank(kind, KIND_ORDER),
             kind,
             str(namespace),

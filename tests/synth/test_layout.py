@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from gpustack import components
 from gpustack.synth.errors import SynthError
 from gpustack.synth.layout import ClusterOutput, layout_cluster
 
@@ -53,21 +54,41 @@ def test_each_file_holds_exactly_its_object() -> None:
         assert list(yaml.safe_load_all(out[path])) == [dict(o.manifest)]
 
 
-def test_unknown_components_and_kinds_sort_last_alphabetically() -> None:
+def test_unknown_kinds_sort_last_alphabetically() -> None:
     objs = [
-        kube("zeta", "ConfigMap", "c"),
-        kube("alpha", "Widget", "w", api_version="example.com/v1"),
-        kube("alpha", "Gadget", "g", api_version="example.com/v1"),
-        kube("alpha", "ConfigMap", "c2"),
-        kube("examples", "Job", "j", api_version="batch/v1"),
+        kube("examples", "Widget", "w", api_version="example.com/v1"),
+        kube("examples", "Gadget", "g", api_version="example.com/v1"),
+        kube("examples", "ConfigMap", "c2"),
+        kube("common", "Job", "j", api_version="batch/v1"),
     ]
     assert list(layout_cluster("a", objs).paths())[:-1] == [
-        "examples/job-j.yaml",
-        "alpha/configmap-c2.yaml",
-        "alpha/gadget-g.yaml",
-        "alpha/widget-w.yaml",
-        "zeta/configmap-c.yaml",
+        "common/job-j.yaml",
+        "examples/configmap-c2.yaml",
+        "examples/gadget-g.yaml",
+        "examples/widget-w.yaml",
     ]
+
+
+def test_folders_follow_the_registry_order() -> None:
+    # One object per registered component, fed in reverse: the folders come out in registry order.
+    objs = [kube(name, "ConfigMap", name) for name in reversed(components.names())]
+    folders = [p.split("/")[0] for p in layout_cluster("a", objs).paths()[:-1]]
+    assert folders == list(components.names())
+
+
+def test_registry_order_is_the_only_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Reversing the registry reverses the folders: layout keeps no order of its own.
+    registered = components.names()
+    monkeypatch.setattr(components, "REGISTRY", tuple(reversed(components.REGISTRY)))
+    objs = [kube(name, "ConfigMap", name) for name in registered]
+    folders = [p.split("/")[0] for p in layout_cluster("a", objs).paths()[:-1]]
+    assert folders == list(reversed(registered))
+
+
+def test_an_unregistered_component_is_refused_not_sorted_last() -> None:
+    objs = [kube("common", "ConfigMap", "c"), kube("zeta", "ConfigMap", "c")]
+    with pytest.raises(SynthError, match="component 'zeta' is not registered"):
+        layout_cluster("a", objs)
 
 
 CONFLICTS = {

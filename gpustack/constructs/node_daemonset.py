@@ -1,0 +1,193 @@
+"""The building block of every GPU node DaemonSet (driver, toolkit, device plugin, MPS daemon...).
+
+What all of them share lives here, once: objects named and labelled by one :class:`Identity` in
+the stack's namespace; a ServiceAccount without an API token (no GPU daemon calls the API);
+ConfigMaps whose data checksum is stamped on the pod template, so editing a script or a config
+rolls the pods (or, with ``OnDelete``, shows they are stale); a pod skeleton with the profile's
+placement (node selector, tolerations, priority class, pull secrets) and the RuntimeDefault
+seccomp profile; init containers that wait for another operand's readiness file.
+
+Volumes are declared by the mounts that use them (as in cdk8s-plus): :meth:`NodeDaemonSet.mount`
+returns the container's ``volumeMount`` and adds the volume to the pod once, in first-mount
+order, so a pod can never mount a volume it does not declare, nor declare one twice. An operand
+module then states only what is specific to it: its containers, mounts and pod options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from cdk8s_plus_33 import k8s
+from constructs import Construct
+
+from gpustack.constructs import kube
+from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.labels import Identity
+from gpustack.constructs.placement import Placement
+
+#: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
+DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"
+#: Pod-template annotation with the checksum of the scripts ConfigMap.
+SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
+#: Pod-template annotation with the checksum of a config ConfigMap (the device plugin's).
+CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
+
+#: The readiness files the operands leave for each other (see :mod:`gpustack.constructs.scripts`).
+VALIDATIONS: Final = kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
+
+
+@dataclass(frozen=True)
+class NodeApp:
+    """One application of a component on the GPU nodes: its label identity and placement."""
+
+    ident: Identity
+    placement: Placement
+
+    def meta(self, name: str) -> k8s.ObjectMeta:
+        """Metadata of one of its objects: in the stack's namespace, with its labels and wave."""
+        return kube.object_meta(
+            name,
+            namespace=self.placement.namespace,
+            labels=self.ident.labels(),
+            annotations=self.ident.annotations(),
+        )
+
+    def service_account(self, scope: Construct, id: str = "service-account") -> str:
+        """The ServiceAccount named like the app, without an API token; returns its name.
+
+        No GPU daemon talks to the API server (the plugin talks only to the kubelet's socket),
+        so none gets RBAC or a token."""
+        k8s.KubeServiceAccount(
+            scope,
+            id,
+            metadata=self.meta(self.ident.name),
+            automount_service_account_token=False,
+        )
+        return self.ident.name
+
+
+@dataclass(frozen=True)
+class WaitFor:
+    """An init container that blocks until a readiness file exists, using an image with a shell."""
+
+    file: str
+    image: str
+    image_pull_policy: str
+
+
+class NodeDaemonSet:
+    """One DaemonSet under construction: collects volumes and pod-template annotations while the
+    operand builds its containers, then :meth:`add` creates it in ``scope``.
+
+    ``service_account`` names the pods' ServiceAccount (see :meth:`NodeApp.service_account`);
+    several DaemonSets of one component may share one.
+    """
+
+    def __init__(self, scope: Construct, app: NodeApp, *, service_account: str) -> None:
+        self.scope = scope
+        self.app = app
+        self.service_account = service_account
+        self._volumes: dict[str, k8s.Volume] = {}
+        self._annotations: dict[str, str] = {}
+
+    def mount(
+        self,
+        volume: k8s.Volume,
+        path: str,
+        *,
+        read_only: bool | None = None,
+        propagation: str | None = None,
+    ) -> k8s.VolumeMount:
+        """A container's mount of ``volume`` at ``path``; the pod gets the volume (once).
+
+        Two different volumes under one name are a bug in the operand, refused here."""
+        known = self._volumes.setdefault(volume.name, volume)
+        if known != volume:
+            raise ValueError(f"two different pod volumes are named {volume.name!r}")
+        return kube.mount(volume.name, path, read_only=read_only, propagation=propagation)
+
+    def stamp(self, annotation: str, data: Mapping[str, str]) -> None:
+        """Put the checksum of a ConfigMap's ``data`` on the pod template under ``annotation``."""
+        self._annotations[annotation] = kube.data_checksum(data)
+
+    def config_map(
+        self,
+        id: str,
+        name: str,
+        data: Mapping[str, str],
+        *,
+        checksum: str,
+        volume: str,
+        mode: int | None = None,
+    ) -> k8s.Volume:
+        """A ConfigMap of the app, its checksum on the pod template under ``checksum``; returns
+        the pod volume named ``volume`` to :meth:`mount` it with (``mode``: file mode)."""
+        k8s.KubeConfigMap(self.scope, id, metadata=self.app.meta(name), data=dict(data))
+        self.stamp(checksum, data)
+        return kube.config_map_volume(volume, name, mode)
+
+    def scripts(self, data: Mapping[str, str]) -> k8s.Volume:
+        """The ``<app>-scripts`` ConfigMap (executable files, :data:`SCRIPTS_CHECKSUM`)."""
+        name = f"{self.app.ident.name}-scripts"
+        return self.config_map(
+            "scripts", name, data, checksum=SCRIPTS_CHECKSUM, volume="scripts", mode=0o555
+        )
+
+    def wait_for(self, wait: WaitFor, name: str) -> k8s.Container:
+        """An unprivileged init container ``name`` that blocks until ``wait.file`` exists."""
+        script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
+        return k8s.Container(
+            name=name,
+            image=wait.image,
+            image_pull_policy=wait.image_pull_policy,
+            command=["sh", "-c", script],
+            security_context=kube.unprivileged(),
+            volume_mounts=[
+                self.mount(
+                    VALIDATIONS, VALIDATIONS_DIR, read_only=True, propagation="HostToContainer"
+                )
+            ],
+        )
+
+    def add(
+        self,
+        id: str,
+        name: str,
+        *,
+        containers: Sequence[k8s.Container],
+        init_containers: Sequence[k8s.Container] = (),
+        default_container: bool = False,
+        update_strategy: k8s.DaemonSetUpdateStrategy | None = None,
+        **pod: Any,
+    ) -> k8s.KubeDaemonSet:
+        """The DaemonSet ``name``: the pod skeleton plus the operand's ``pod`` options
+        (``host_pid``, ``runtime_class_name``, ``affinity``...). ``default_container`` names the
+        first container as the one ``kubectl`` picks."""
+        annotations = dict(self._annotations)
+        if default_container:
+            annotations[DEFAULT_CONTAINER_ANNOTATION] = containers[0].name
+        ident = self.app.ident
+        return k8s.KubeDaemonSet(
+            self.scope,
+            id,
+            metadata=self.app.meta(name),
+            spec=k8s.DaemonSetSpec(
+                selector=k8s.LabelSelector(match_labels=ident.selector()),
+                update_strategy=update_strategy,
+                template=k8s.PodTemplateSpec(
+                    metadata=k8s.ObjectMeta(labels=ident.labels(), annotations=annotations or None),
+                    spec=k8s.PodSpec(
+                        service_account_name=self.service_account,
+                        automount_service_account_token=False,
+                        security_context=kube.pod_security_context(),
+                        init_containers=list(init_containers) or None,
+                        containers=list(containers),
+                        volumes=list(self._volumes.values()) or None,
+                        **pod,
+                        **kube.pod_placement(self.app.placement),
+                    ),
+                ),
+            ),
+        )
