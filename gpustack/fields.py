@@ -84,6 +84,10 @@ class Spec:
     ``pattern`` accepts, for decoding errors (``'x' is not <hint>``). ``one_or_many``: a single
     item is accepted where a list is expected. ``ref`` names a ``$defs`` entry for a reused type.
     ``document_default``: False keeps a default out of the schema (an override that inherits).
+    ``const``: the one value allowed (a format version). ``nullable``: ``null`` is a value of its
+    own (the schema allows it; strict decoding keeps it as ``None`` instead of refusing it).
+    ``fix`` says how to fix a missing required key or an empty list, for decoding errors
+    (``missing; <fix>``, ``empty list; <fix>``).
     """
 
     title: str | None = None
@@ -104,6 +108,9 @@ class Spec:
     one_or_many: bool = False
     ref: str | None = None
     document_default: bool = True
+    const: str | int | bool | None = None
+    nullable: bool = False
+    fix: str | None = None
 
 
 def key(
@@ -266,6 +273,7 @@ def _constraints(spec: Spec | None) -> Schema:
         return {}
     out: Schema = {}
     for attr, keyword in (
+        ("const", "const"),
         ("enum", "enum"),
         ("pattern", "pattern"),
         ("min_length", "minLength"),
@@ -370,6 +378,8 @@ def field_schema(f: _Field, defs: dict[str, Schema]) -> Schema:
     body = _type_schema(f.tp, spec, defs)
     if "$ref" in body or "title" in body:
         body = {k: v for k, v in body.items() if k not in ("title", "description")}
+    if spec.nullable and isinstance(body.get("type"), str):
+        body = {**body, "type": [body["type"], "null"]}
     out = _documented(spec, body)
     if not f.required and spec.document_default:
         default = schema_default(f)
@@ -454,7 +464,8 @@ def decode(cls: type[T], data: Any, *, strict: bool = False, path: str = "$") ->
     ``strict=False`` is for documents a JSON Schema validator already accepted (the profile):
     only shapes are converted, and ``null`` means "use the default". ``strict=True`` checks
     every type, enum, pattern, range, required and unknown key itself and raises
-    :class:`DecodeError` at the first problem (the device plugin, which ships no validator).
+    :class:`DecodeError` at the first problem (the device plugin, which ships no validator);
+    ``null`` is then accepted only where the field is ``nullable``, as in the schema.
     """
     return typing.cast(T, _decode_object(cls, data, path, strict))
 
@@ -500,10 +511,10 @@ def _decode_object(cls: type[Any], data: Any, path: str, strict: bool) -> Any:
         here = f"{path}.{f.json}"
         if f.json not in data or (data[f.json] is None and not strict):
             if f.required:
-                raise DecodeError(here, "missing; this key is required")
+                raise DecodeError(here, f"missing; {f.spec.fix or 'this key is required'}")
             continue  # the dataclass default applies
         value = data[f.json]
-        if value is None and _analyse(f.tp).optional:
+        if value is None and f.spec.nullable:
             kwargs[f.attr] = None
             continue
         kwargs[f.attr] = _decode_value(f.tp, f.spec, value, here, strict)
@@ -574,6 +585,8 @@ def _check_type(base: Any, value: Any, path: str) -> None:
 def _check_scalar(value: Any, spec: Spec | None, path: str) -> None:
     if spec is None:
         return
+    if spec.const is not None and (value != spec.const or type(value) is not type(spec.const)):
+        raise DecodeError(path, f"{value!r} is not supported; set it to {spec.const}")
     if spec.enum is not None and value not in spec.enum:
         raise DecodeError(
             path, f"{value!r} is not valid; use one of: {', '.join(map(str, spec.enum))}"
@@ -600,6 +613,8 @@ def _check_array(value: Any, spec: Spec | None, path: str) -> None:
     if spec is None:
         return
     if spec.min_items is not None and len(value) < spec.min_items:
+        if spec.fix is not None and not value:
+            raise DecodeError(path, f"empty list; {spec.fix}")
         raise DecodeError(path, f"empty list; give at least {spec.min_items}")
     if spec.max_items is not None and len(value) > spec.max_items:
         raise DecodeError(path, f"{len(value)} items; at most {spec.max_items} are allowed")
