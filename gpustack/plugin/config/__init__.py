@@ -4,8 +4,10 @@ The file format is NVIDIA k8s-device-plugin's config ``version: v1`` (the subset
 implements, plus ``flags.mpsRoot`` and ``sharing.mps`` for NVIDIA's plugin) and an optional
 ``gpustack:`` block for our extensions, so one ConfigMap can be read by either plugin's tooling.
 
-* :mod:`.model`: the frozen dataclasses; every key is declared once there, and parsing, writing
-  and ``schemas/device-plugin-config.schema.json`` are derived from it (:mod:`gpustack.fields`);
+* :mod:`.model` (NVIDIA's format and the whole file) and :mod:`.extensions` (the ``gpustack``
+  block): the frozen dataclasses; every key is declared once there (shared declarations in
+  :mod:`.keys`), and parsing, writing and ``schemas/device-plugin-config.schema.json`` are
+  derived from them (:mod:`gpustack.fields`);
 * :mod:`.checks`: :class:`ConfigError` and the rules between values that a schema cannot state;
 * here: :func:`load_config`, which reads the file as gpustack's plugin runs it.
 
@@ -21,31 +23,33 @@ from pathlib import Path
 import yaml
 
 from gpustack.plugin.config.checks import ConfigError, check_config, check_gpustack_plugin
-from gpustack.plugin.config.model import (
-    ALLOCATION_POLICIES,
+from gpustack.plugin.config.extensions import (
     BACKENDS,
     DEFAULT_IGNORED_XIDS,
+    Backend,
+    GpustackExtensions,
+    HealthConfig,
+    MigLayout,
+    SimulatedBackend,
+    SimulatedGpu,
+    simulated_uuid,
+)
+from gpustack.plugin.config.model import (
+    ALLOCATION_POLICIES,
     DEVICE_ID_STRATEGIES,
     DEVICE_LIST_STRATEGIES,
     MIG_STRATEGIES,
     AllocationPolicy,
-    Backend,
     DeviceIdStrategy,
     DeviceListStrategy,
     Flags,
-    GpustackExtensions,
-    HealthConfig,
-    MigLayout,
     MigStrategy,
     PluginConfig,
     PluginFlags,
     ReplicatedResource,
     ReplicatedResources,
     Sharing,
-    SimulatedBackend,
-    SimulatedGpu,
     TimeSlicing,
-    simulated_uuid,
 )
 
 __all__ = [
