@@ -84,6 +84,10 @@ class Spec:
     ``pattern`` accepts, for decoding errors (``'x' is not <hint>``). ``one_or_many``: a single
     item is accepted where a list is expected. ``ref`` names a ``$defs`` entry for a reused type.
     ``document_default``: False keeps a default out of the schema (an override that inherits).
+    ``const``: the one value allowed (a format version). ``nullable``: ``null`` is a value of its
+    own (the schema allows it; strict decoding keeps it as ``None`` instead of refusing it).
+    ``fix`` says how to fix a missing required key or an empty list, for decoding errors
+    (``missing; <fix>``, ``empty list; <fix>``).
     """
 
     title: str | None = None
@@ -104,6 +108,9 @@ class Spec:
     one_or_many: bool = False
     ref: str | None = None
     document_default: bool = True
+    const: str | int | bool | None = None
+    nullable: bool = False
+    fix: str | None = None
 
 
 def key(
@@ -266,6 +273,7 @@ def _constraints(spec: Spec | None) -> Schema:
         return {}
     out: Schema = {}
     for attr, keyword in (
+        ("const", "const"),
         ("enum", "enum"),
         ("pattern", "pattern"),
         ("min_length", "minLength"),
@@ -370,6 +378,8 @@ def field_schema(f: _Field, defs: dict[str, Schema]) -> Schema:
     body = _type_schema(f.tp, spec, defs)
     if "$ref" in body or "title" in body:
         body = {k: v for k, v in body.items() if k not in ("title", "description")}
+    if spec.nullable and isinstance(body.get("type"), str):
+        body = {**body, "type": [body["type"], "null"]}
     out = _documented(spec, body)
     if not f.required and spec.document_default:
         default = schema_default(f)
@@ -454,7 +464,8 @@ def decode(cls: type[T], data: Any, *, strict: bool = False, path: str = "$") ->
     ``strict=False`` is for documents a JSON Schema validator already accepted (the profile):
     only shapes are converted, and ``null`` means "use the default". ``strict=True`` checks
     every type, enum, pattern, range, required and unknown key itself and raises
-    :class:`DecodeError` at the first problem (the device plugin, which ships no validator).
+    :class:`DecodeError` at the first problem (the device plugin, which ships no validator);
+    ``null`` is then accepted only where the field is ``nullable``, as in the schema.
     Decoders are compiled once per class and mode: ``gpustack validate`` decodes every profile.
     """
     return typing.cast(T, _object_decoder(cls, strict)(data, path))
@@ -507,8 +518,8 @@ def _object_decoder(cls: type[Any], strict: bool) -> Decoder:
         (
             f.attr,
             f.json,
-            f.required,
-            _analyse(f.tp).optional,
+            f"missing; {f.spec.fix or 'this key is required'}" if f.required else None,
+            f.spec.nullable,
             _value_decoder(f.tp, f.spec, strict),
         )
         for f in _fields(cls)
@@ -519,11 +530,11 @@ def _object_decoder(cls: type[Any], strict: bool) -> Decoder:
         if data is None:
             data = {}
         kwargs: dict[str, Any] = {}
-        for attr, name, required, _, dec in plan:
+        for attr, name, missing, _, dec in plan:
             value = data.get(name)
             if value is None:
-                if required:
-                    raise DecodeError(f"{path}.{name}", "missing; this key is required")
+                if missing is not None:
+                    raise DecodeError(f"{path}.{name}", missing)
                 continue  # the dataclass default applies
             kwargs[attr] = dec(value, path)
         return cls(**kwargs)
@@ -531,14 +542,14 @@ def _object_decoder(cls: type[Any], strict: bool) -> Decoder:
     def checked(data: Any, path: str) -> Any:
         data = _mapping(data, path, allowed)
         kwargs: dict[str, Any] = {}
-        for attr, name, required, optional, dec in plan:
+        for attr, name, missing, nullable, dec in plan:
             here = f"{path}.{name}"
             if name not in data:
-                if required:
-                    raise DecodeError(here, "missing; this key is required")
+                if missing is not None:
+                    raise DecodeError(here, missing)
                 continue
             value = data[name]
-            kwargs[attr] = None if value is None and optional else dec(value, here)
+            kwargs[attr] = None if value is None and nullable else dec(value, here)
         return cls(**kwargs)
 
     decoder = checked if strict else lenient
@@ -635,6 +646,8 @@ def _check_type(base: Any, value: Any, path: str) -> None:
 def _check_scalar(value: Any, spec: Spec | None, path: str) -> None:
     if spec is None:
         return
+    if spec.const is not None and (value != spec.const or type(value) is not type(spec.const)):
+        raise DecodeError(path, f"{value!r} is not supported; set it to {spec.const}")
     if spec.enum is not None and value not in spec.enum:
         raise DecodeError(
             path, f"{value!r} is not valid; use one of: {', '.join(map(str, spec.enum))}"
@@ -661,6 +674,8 @@ def _check_array(value: Any, spec: Spec | None, path: str) -> None:
     if spec is None:
         return
     if spec.min_items is not None and len(value) < spec.min_items:
+        if spec.fix is not None and not value:
+            raise DecodeError(path, f"empty list; {spec.fix}")
         raise DecodeError(path, f"empty list; give at least {spec.min_items}")
     if spec.max_items is not None and len(value) > spec.max_items:
         raise DecodeError(path, f"{len(value)} items; at most {spec.max_items} are allowed")

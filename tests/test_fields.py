@@ -46,7 +46,7 @@ class Sample:
     order: Annotated[tuple[tuple[str, str], ...], MAP] = key("Order", "In order.", factory=tuple)
     parts: tuple[Part, ...] = key("Parts", "The parts.", factory=tuple)
     inner: Inner = key("Inner", "Nested.", factory=Inner)
-    numa: int | None = key("NUMA", "None is meaningful here.", default=0)
+    numa: int | None = key("NUMA", "None is meaningful here.", default=0, nullable=True)
     api_id: str = key("ID", "Renamed key.", default="a", name="apiID")
 
 

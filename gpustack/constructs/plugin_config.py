@@ -1,14 +1,12 @@
 """The device plugin's config file, built from the profile.
 
 The file is NVIDIA's config ``version: v1`` plus, for gpustack's own plugin, a ``gpustack:``
-block; NVIDIA's plugin gets the file without that block (it has no such section). The dict is
-round-tripped through :class:`gpustack.plugin.config.PluginConfig`, the model the plugin itself
-parses with, so a profile can never synthesize a ConfigMap the plugin would reject.
-
-NVIDIA-only keys are added after the round trip, since gpustack's plugin (and so its parser) does
-not know them: ``sharing.mps`` and ``flags.mpsRoot``. ``sharing.mps`` has the shape of
-``sharing.timeSlicing``, so the parser still checks it, as a time-slicing block.
-Pure Python: no cdk8s.
+block; NVIDIA's plugin gets the file without that block (it has no such section), and with
+``sharing.mps`` and ``flags.mpsRoot`` when the profile shares GPUs through MPS. The typed
+profile becomes a typed :class:`gpustack.plugin.config.PluginConfig`, the model the plugin
+itself parses into, and the file is that model written out; the written document is then parsed
+back with the plugin's own checks, so a profile can never synthesize a ConfigMap the plugin
+would reject. Pure Python: no cdk8s.
 """
 
 from __future__ import annotations
@@ -21,7 +19,17 @@ from gpustack.constructs.runtime import is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.plugin.config import (
     DEFAULT_IGNORED_XIDS,
+    Flags,
+    GpustackExtensions,
+    HealthConfig,
+    MigLayout,
     PluginConfig,
+    PluginFlags,
+    ReplicatedResource,
+    ReplicatedResources,
+    Sharing,
+    SimulatedBackend,
+    SimulatedGpu,
 )
 from gpustack.profile.catalog import ARCHITECTURES, PRODUCTS
 from gpustack.profile.model import Profile, TimeSlicing
@@ -35,7 +43,7 @@ CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
 MPS_ROOT = "/run/nvidia/mps"
 
 
-def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:
+def simulated_gpus(profile: Profile) -> tuple[SimulatedGpu, ...]:
     """``gpus.perNode`` simulated GPUs shaped like ``gpus.product`` from the catalog.
 
     Memory and compute capability come from the catalog (the architecture's capability when the
@@ -52,7 +60,7 @@ def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:
     arch = ARCHITECTURES.get(arch_name) if arch_name else None
     if product is not None:
         shape["product"] = f"NVIDIA {product.name}"
-        shape["memoryMiB"] = product.memory_gb * 1024
+        shape["memory_mib"] = product.memory_gb * 1024
         nvlink = any(tag in product.name for tag in ("SXM", "NVL")) or product.name[:2] in (
             "GH",
             "GB",
@@ -61,72 +69,84 @@ def simulated_gpus(profile: Profile) -> list[dict[str, Any]]:
         arch.compute_capability if arch else None
     )
     if capability:
-        shape["computeCapability"] = capability
-    mig = {"enabled": bool(gpus.mig), "devices": dict(gpus.mig)}
+        shape["compute_capability"] = capability
+    mig = MigLayout(enabled=bool(gpus.mig), devices=gpus.mig)
     indices = range(gpus.per_node)
-    return [
-        {
-            "index": i,
+    return tuple(
+        SimulatedGpu(
+            index=i,
             **shape,
-            "nvlinkPeers": [j for j in indices if j != i] if nvlink else [],
-            "mig": mig,
-        }
+            nvlink_peers=tuple(j for j in indices if j != i) if nvlink else (),
+            mig=mig,
+        )
         for i in indices
-    ]
+    )
+
+
+def plugin_config(profile: Profile) -> PluginConfig:
+    """The typed plugin config of ``profile`` (``gpustack`` block only for gpustack's plugin)."""
+    dp = profile.device_plugin
+    ours = dp.implementation == "gpustack"
+    if dp.mps is not None and ours:
+        # The profile rules reject this: gpustack's plugin would not share the GPUs at all.
+        raise ValueError(
+            "devicePlugin.sharing.mps: gpustack's device plugin does not implement MPS; use"
+            " implementation: nvidia"
+        )
+    if not ours:
+        for key, sharing in (("timeSlicing", dp.time_slicing), ("mps", dp.mps)):
+            if sharing is not None:
+                _no_rename(sharing, key)
+    simulated = is_simulated(profile)
+    return PluginConfig(
+        flags=Flags(
+            mig_strategy=dp.mig_strategy,
+            fail_on_init_error=dp.fail_on_init_error,
+            nvidia_driver_root="/" if simulated else profile.driver.root,
+            mps_root=MPS_ROOT if dp.mps is not None else None,
+            plugin=PluginFlags(
+                pass_device_specs=dp.pass_device_specs,
+                device_list_strategy=dp.device_list_strategy,
+                device_id_strategy=dp.device_id_strategy,
+                container_driver_root=DRIVER_ROOT_CTR_PATH,
+                shared_devices_allocation_policy=dp.shared_devices_allocation_policy,
+            ),
+        ),
+        sharing=Sharing(time_slicing=_replicated(dp.time_slicing), mps=_replicated(dp.mps)),
+        gpustack=GpustackExtensions(
+            resource_name=dp.resource_name,
+            backend=dp.backend,
+            health=HealthConfig(
+                enabled=dp.health_checks.enabled, ignored_xids=dp.health_checks.ignored_xids
+            ),
+            simulated=SimulatedBackend(gpus=simulated_gpus(profile) if simulated else ()),
+        )
+        if ours
+        else None,
+    )
 
 
 def build_config(profile: Profile) -> dict[str, Any]:
-    """The plugin config as a plain dict in file order, validated by the plugin's own parser."""
-    dp = profile.device_plugin
-    simulated = is_simulated(profile)
-    config: dict[str, Any] = {
-        "version": "v1",
-        "flags": {
-            "migStrategy": dp.mig_strategy,
-            "failOnInitError": dp.fail_on_init_error,
-            "nvidiaDriverRoot": "/" if simulated else profile.driver.root,
-            "plugin": {
-                "passDeviceSpecs": dp.pass_device_specs,
-                "deviceListStrategy": list(dp.device_list_strategy),
-                "deviceIDStrategy": dp.device_id_strategy,
-                "containerDriverRoot": DRIVER_ROOT_CTR_PATH,
-                "sharedDevicesAllocationPolicy": dp.shared_devices_allocation_policy,
-            },
-        },
-    }
-    ts = dp.time_slicing
-    if ts is not None:
-        if dp.implementation != "gpustack":
-            _no_rename(ts, "timeSlicing")
-        config["sharing"] = {"timeSlicing": _replicated(ts)}
-    if dp.implementation == "gpustack":
-        config["gpustack"] = {
-            "resourceName": dp.resource_name,
-            "backend": dp.backend,
-            "health": {
-                "enabled": dp.health_checks.enabled,
-                "ignoredXids": list(dp.health_checks.ignored_xids),
-            },
-            "simulated": {"gpus": simulated_gpus(profile) if simulated else []},
-        }
-    canonical = PluginConfig.from_dict(config).to_dict()
-    if dp.implementation != "gpustack":
-        del canonical["gpustack"]
-    if dp.mps is not None:
-        canonical = _with_mps(canonical, dp.mps, dp.implementation)
-    return canonical
+    """The plugin config file as a plain dict in file order, checked by the plugin's parser
+    (raises :class:`gpustack.plugin.config.ConfigError`, a ``ValueError``, on what the plugin
+    would refuse)."""
+    doc = plugin_config(profile).to_dict()
+    PluginConfig.from_dict(doc)
+    return doc
 
 
-def _replicated(sharing: TimeSlicing) -> dict[str, Any]:
+def _replicated(sharing: TimeSlicing | None) -> ReplicatedResources | None:
     """A ``sharing.timeSlicing`` or ``sharing.mps`` block (the two have one shape)."""
-    return {
-        "renameByDefault": sharing.rename_by_default,
-        "failRequestsGreaterThanOne": sharing.fail_requests_greater_than_one,
-        "resources": [
-            {"name": r.name, "replicas": r.replicas} | ({"rename": r.rename} if r.rename else {})
+    if sharing is None:
+        return None
+    return ReplicatedResources(
+        rename_by_default=sharing.rename_by_default,
+        fail_requests_greater_than_one=sharing.fail_requests_greater_than_one,
+        resources=tuple(
+            ReplicatedResource(name=r.name, replicas=r.replicas, rename=r.rename or None)
             for r in sharing.resources
-        ],
-    }
+        ),
+    )
 
 
 def _no_rename(sharing: TimeSlicing, key: str) -> None:
@@ -138,26 +158,6 @@ def _no_rename(sharing: TimeSlicing, key: str) -> None:
                 f"devicePlugin.sharing.{key}.resources[{i}].rename: NVIDIA's device plugin"
                 " cannot advertise a custom name; remove rename or use implementation: gpustack"
             )
-
-
-def _with_mps(canonical: dict[str, Any], mps: TimeSlicing, implementation: str) -> dict[str, Any]:
-    """NVIDIA's config with ``sharing.mps`` and ``flags.mpsRoot`` added."""
-    if implementation != "nvidia":
-        # The profile rules reject this: gpustack's plugin would not share the GPUs at all.
-        raise ValueError(
-            "devicePlugin.sharing.mps: gpustack's device plugin does not implement MPS; use"
-            " implementation: nvidia"
-        )
-    _no_rename(mps, "mps")
-    # Checked by the plugin's own parser in the time-slicing shape it shares with MPS.
-    checked = PluginConfig.from_dict(
-        {"version": "v1", "sharing": {"timeSlicing": _replicated(mps)}}
-    )
-    flags = {k: v for k, v in canonical["flags"].items() if k != "plugin"}
-    flags["mpsRoot"] = MPS_ROOT
-    flags["plugin"] = canonical["flags"]["plugin"]
-    sharing = {**canonical["sharing"], "mps": checked.to_dict()["sharing"]["timeSlicing"]}
-    return {**canonical, "flags": flags, "sharing": sharing}
 
 
 def render_config(profile: Profile) -> str:

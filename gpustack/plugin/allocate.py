@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gpustack.plugin.config import AllocationPolicy, DeviceIdStrategy, DeviceListStrategy
 from gpustack.plugin.devices import Unit
 from gpustack.plugin.health import UNHEALTHY
 from gpustack.plugin.resources import Resource
@@ -33,13 +34,13 @@ class AllocationError(ValueError):
 class AllocateSettings:
     """The Allocate-relevant part of the configuration."""
 
-    strategies: tuple[str, ...] = ("envvar",)
-    id_strategy: str = "uuid"
+    strategies: tuple[DeviceListStrategy, ...] = ("envvar",)
+    id_strategy: DeviceIdStrategy = "uuid"
     cdi_annotation_prefix: str = "cdi.k8s.io/"
     pass_device_specs: bool = False
     dev_root: str = "/"
     control_paths: tuple[str, ...] = ()
-    allocation_policy: str = "distributed"
+    allocation_policy: AllocationPolicy = "distributed"
 
 
 HealthOf = Callable[[str], str]
@@ -120,7 +121,7 @@ def preferred_allocation(
     available: Sequence[str],
     must_include: Sequence[str],
     size: int,
-    policy: str = "distributed",
+    policy: AllocationPolicy = "distributed",
 ) -> list[str]:
     """The IDs the plugin would like the kubelet to pick (advisory)."""
     unknown = [i for i in [*available, *must_include] if i not in resource.by_id]

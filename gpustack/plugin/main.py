@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         overrides = collect_overrides(args, env)
         apply_overrides(PluginConfig(), overrides)
-        XidPolicy.from_config(PluginConfig().gpustack.health, env)
+        XidPolicy.from_config(PluginConfig().extensions.health, env)
     except (ConfigError, EnvError) as exc:
         parser.error(str(exc))
     config_file = args.config_file or env.get("CONFIG_FILE") or None

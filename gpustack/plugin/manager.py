@@ -159,13 +159,13 @@ class PluginManager:
         log.info(
             "discovered %d GPUs (%s backend): %s",
             len(gpus),
-            config.gpustack.backend,
+            config.extensions.backend,
             ", ".join(f"{g.index}={g.uuid}" for g in gpus) or "none",
         )
         if not resources:
             log.info("No devices found. Waiting indefinitely.")
         self._health = HealthState(u for r in resources for u in r.units)
-        policy = XidPolicy.from_config(config.gpustack.health, self._rt.env)
+        policy = XidPolicy.from_config(config.extensions.health, self._rt.env)
         settings = AllocateSettings(
             strategies=config.flags.plugin.device_list_strategy,
             id_strategy=config.flags.plugin.device_id_strategy,
@@ -190,7 +190,7 @@ class PluginManager:
     def _write_cdi_spec(
         self, config: PluginConfig, resources: list[Resource], control_paths: tuple[str, ...]
     ) -> None:
-        simulated = config.gpustack.backend == "simulated"
+        simulated = config.extensions.backend == "simulated"
         files = (
             DriverFiles()
             if simulated

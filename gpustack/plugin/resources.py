@@ -84,7 +84,7 @@ def _advertised_migs(gpu: Gpu) -> list[MigDevice]:
 def build_resources(config: PluginConfig, gpus: Sequence[Gpu]) -> list[Resource]:
     """Advertised resources for ``gpus``; raises ``ResourceError`` for impossible layouts."""
     strategy = config.flags.mig_strategy
-    base = config.gpustack.resource_name
+    base = config.extensions.resource_name
     groups: dict[str, list[Unit]] = {}
 
     def add(name: str, unit: Unit) -> None:

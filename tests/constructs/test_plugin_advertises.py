@@ -8,12 +8,14 @@ example Jobs) rely on: renames, ``renameByDefault`` and MIG names included.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gpustack.checker import check_paths, discover
 from gpustack.constructs.plugin_config import build_config, simulated_gpus
+from gpustack.plugin import config as plugin_config
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.resources import build_resources
@@ -32,11 +34,11 @@ def load(path: Path) -> Profile:
 
 
 def plugin_names(profile: Profile) -> set[str]:
-    doc = build_config(profile)
+    rendered = PluginConfig.from_dict(build_config(profile))  # what the plugin reads
     # Same config, but on simulated GPUs of the profile's shape instead of NVML.
-    doc["gpustack"]["backend"] = "simulated"
-    doc["gpustack"]["simulated"] = {"gpus": simulated_gpus(profile)}
-    config = PluginConfig.from_dict(doc)
+    simulated = plugin_config.SimulatedBackend(gpus=simulated_gpus(profile))
+    ext = replace(rendered.extensions, backend="simulated", simulated=simulated)
+    config = replace(rendered, gpustack=ext)
     return {r.name for r in build_resources(config, SimulatedBackend(config).discover())}
 
 

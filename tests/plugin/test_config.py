@@ -1,4 +1,10 @@
-"""The typed config parser, the JSON schema, and their agreement on real case files."""
+"""The typed config: parsing, writing, the generated JSON schema, and real case files.
+
+The schema and the parser are both derived from the declarations in
+``gpustack/plugin/config/model.py``; these tests check what a declaration cannot: that the
+generated file is current, that the schema is well formed, and that parser and schema treat the
+case files alike (the cross-field rules are the parser's alone: ``# schema: accepts``).
+"""
 
 from __future__ import annotations
 
@@ -14,11 +20,13 @@ import yaml
 
 from gpustack.plugin.config import (
     ConfigError,
+    GpustackExtensions,
     PluginConfig,
     SimulatedGpu,
     load_config,
     simulated_uuid,
 )
+from gpustack.plugin.schema import render
 
 from .conftest import REPO
 
@@ -97,55 +105,11 @@ def test_defaults_and_examples_validate_against_their_own_subschema() -> None:
     assert checked > 25
 
 
-def _representative() -> dict[str, Any]:
-    """Defaults of every dataclass, including list items, in file form."""
-    return PluginConfig.from_dict(
-        {
-            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}},
-            "gpustack": {"simulated": {"gpus": [{"index": 0}]}},
-        }
-    ).to_dict()
-
-
-def _lookup(doc: Any, keys: list[str | int]) -> Any:
-    for key in keys:
-        if isinstance(key, int):
-            if not isinstance(doc, list) or len(doc) <= key:
-                return _MISSING
-        elif not isinstance(doc, dict) or key not in doc:
-            return _MISSING
-        doc = doc[key]
-    return doc
-
-
-_MISSING = object()
-
-
-def _compare_defaults(
-    schema: dict[str, Any], keys: list[str | int], docs: list[dict[str, Any]], seen: list[str]
-) -> None:
-    """Walk the schema; a default must equal the first model document that has the field."""
-    where = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
-    values = [v for v in (_lookup(d, keys) for d in docs) if v is not _MISSING]
-    if "default" in schema:
-        assert values, f"{where}: the schema defaults a field the model omits"
-        assert schema["default"] == values[0], f"{where}: {schema['default']!r} != {values[0]!r}"
-        seen.append(where)
-    for name, sub in schema.get("properties", {}).items():
-        _compare_defaults(sub, [*keys, name], docs, seen)
-    if isinstance(schema.get("items"), dict):
-        _compare_defaults(schema["items"], [*keys, 0], docs, seen)
-
-
-def test_schema_defaults_equal_dataclass_defaults() -> None:
-    seen: list[str] = []
-    # PluginConfig() first; list items and optional sections from a representative document.
-    _compare_defaults(SCHEMA, [], [PluginConfig().to_dict(), _representative()], seen)
-    gpu = _representative()["gpustack"]["simulated"]["gpus"][0]
-    assert (
-        gpu["product"] == SimulatedGpu().product and gpu["memoryMiB"] == SimulatedGpu().memory_mib
+def test_schema_file_is_generated_from_the_model() -> None:
+    """The committed schema is what ``python -m gpustack.plugin.schema`` writes."""
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), (
+        "stale schema; run: python -m gpustack.plugin.schema"
     )
-    assert len(seen) >= 20
 
 
 def test_default_config_round_trips_and_validates() -> None:
@@ -164,7 +128,9 @@ def test_valid_case(path: Path) -> None:
     VALIDATOR.validate(doc)
     assert PluginConfig.from_dict(doc) == config
     assert json.loads(json.dumps(doc)) == doc  # plain JSON types only
-    assert list(doc) == ["version", "flags", "sharing", "gpustack"]
+    # The gpustack block is written only when the file has one (NVIDIA's plugin has none).
+    present = ["gpustack"] if "gpustack" in data else []
+    assert list(doc) == ["version", "flags", "sharing", *present]
 
 
 @pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
@@ -172,8 +138,9 @@ def test_invalid_case(path: Path) -> None:
     headers = _headers(path)
     data = _load(path)
     with pytest.raises(ConfigError) as caught:
-        PluginConfig.from_dict(data)
+        load_config(path)  # what gpustack's plugin does with the file
     assert caught.value.path == headers["error"]
+    assert caught.value.source == str(path)
     assert "\n" not in str(caught.value)
     schema_errors = list(VALIDATOR.iter_errors(data))
     if headers.get("schema") == "accepts":
@@ -237,10 +204,10 @@ def test_dev_root_defaults_to_driver_root() -> None:
 def test_simulated_uuid_is_deterministic_and_distinct() -> None:
     a = PluginConfig.from_dict({"gpustack": {"simulated": {"gpus": [{"index": 0}, {"index": 1}]}}})
     b = PluginConfig.from_dict({"gpustack": {"simulated": {"gpus": [{"index": 0}, {"index": 1}]}}})
-    uuids = [g.uuid for g in a.gpustack.simulated.gpus]
-    assert uuids == [g.uuid for g in b.gpustack.simulated.gpus]
+    uuids = [g.uuid for g in a.extensions.simulated.gpus]
+    assert uuids == [g.uuid for g in b.extensions.simulated.gpus]
     assert len(set(uuids)) == 2
-    assert uuids[0] == simulated_uuid(0, SimulatedGpu().product)
+    assert uuids[0] == simulated_uuid(0, SimulatedGpu(index=0).product)
     assert re.fullmatch(r"GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", uuids[0])
 
 
@@ -248,3 +215,120 @@ def test_config_is_frozen() -> None:
     config = PluginConfig()
     with pytest.raises(AttributeError):
         config.version = "v2"  # type: ignore[misc]
+
+
+NVIDIA_MPS: dict[str, Any] = {
+    "version": "v1",
+    "flags": {"migStrategy": "none", "mpsRoot": "/run/nvidia/mps"},
+    "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+}
+
+
+def test_nvidia_mps_file_parses_and_round_trips() -> None:
+    config = PluginConfig.from_dict(NVIDIA_MPS)
+    mps = config.sharing.mps
+    assert mps is not None and mps.replicas_for("nvidia.com/gpu") == 4
+    assert config.flags.mps_root == "/run/nvidia/mps"
+    assert config.gpustack is None
+    doc = config.to_dict()
+    VALIDATOR.validate(doc)
+    assert list(doc) == ["version", "flags", "sharing"]
+    assert list(doc["flags"]) == [
+        "migStrategy",
+        "failOnInitError",
+        "nvidiaDriverRoot",
+        "mpsRoot",
+        "plugin",
+    ]
+    assert doc["sharing"] == {
+        "mps": {
+            "renameByDefault": False,
+            "failRequestsGreaterThanOne": False,
+            "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+        }
+    }
+    assert PluginConfig.from_dict(doc) == config
+
+
+def test_mps_blocks_get_the_time_slicing_checks() -> None:
+    twice = {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}] * 2}
+    with pytest.raises(ConfigError) as caught:
+        PluginConfig.from_dict({"sharing": {"mps": twice}})
+    assert caught.value.path == "$.sharing.mps.resources[1]"
+
+
+def test_gpustacks_plugin_refuses_mps_and_names_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "mps.yaml"
+    path.write_text(yaml.safe_dump(NVIDIA_MPS))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: $.sharing.mps: gpustack's device plugin does not ")
+    assert "remove sharing.mps" in message and "devicePlugin.implementation: nvidia" in message
+
+
+def test_an_absent_gpustack_block_means_its_defaults() -> None:
+    config = PluginConfig.from_dict({"flags": {"migStrategy": "single"}})
+    assert config.gpustack is None
+    assert config.extensions == GpustackExtensions()
+    assert config.extensions.resource_name == "nvidia.com/gpu"
+    assert "gpustack" not in config.to_dict()
+    assert PluginConfig().to_dict() == {
+        "version": "v1",
+        "flags": PluginConfig().to_dict()["flags"],
+        "sharing": {},
+    }
+
+
+def test_null_is_accepted_only_where_the_schema_allows_it() -> None:
+    gpu = PluginConfig.from_dict(
+        {"gpustack": {"simulated": {"gpus": [{"index": 0, "numaNode": None}]}}}
+    )
+    assert gpu.extensions.simulated.gpus[0].numa_node is None
+    assert gpu.to_dict()["gpustack"]["simulated"]["gpus"][0]["numaNode"] is None
+    for doc, where in (
+        ({"flags": {"nvidiaDevRoot": None}}, "$.flags.nvidiaDevRoot"),
+        ({"sharing": {"timeSlicing": None}}, "$.sharing.timeSlicing"),
+        ({"gpustack": None}, "$.gpustack"),
+    ):
+        assert list(VALIDATOR.iter_errors(doc)), doc
+        with pytest.raises(ConfigError) as caught:
+            PluginConfig.from_dict(doc)
+        assert caught.value.path == where
+        assert "got null" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"version": "v2"}, "'v2' is not supported; set it to v1"),
+        (
+            {"flags": {"plugin": {"deviceListStrategy": []}}},
+            "empty list; name at least one strategy, e.g. [envvar]",
+        ),
+        (
+            {"sharing": {"timeSlicing": {}}},
+            "missing; list the resources to share, e.g. [{name: nvidia.com/gpu, replicas: 2}]",
+        ),
+        (
+            {"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu"}]}}},
+            "missing; every shared resource needs name and replicas",
+        ),
+        (
+            {"gpustack": {"simulated": {"gpus": [{"product": "X"}]}}},
+            "missing; give every simulated GPU its index (0, 1, …)",
+        ),
+        (
+            {"flags": {"nvidiaDriverRoot": "run"}},
+            "'run' is not an absolute path; start it with '/'",
+        ),
+        (
+            {"gpustack": {"simulated": {"gpus": [{"index": 0, "mig": {"devices": {"x": 1}}}]}}},
+            "'x' is not a MIG profile name like '1g.10gb'",
+        ),
+    ],
+)
+def test_error_messages_say_how_to_fix(doc: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        PluginConfig.from_dict(doc)
+    assert caught.value.message == message

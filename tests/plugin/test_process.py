@@ -132,6 +132,16 @@ def test_bad_config_file_is_one_line_exit_1(sockdir: Path, run_plugin: RunPlugin
     assert f"{cfg}: $.flags.plugin.deviceIDStrategy" in lines[0] and "uuid, index" in lines[0]
 
 
+def test_mps_config_is_refused_in_one_line_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
+    cfg = sockdir / "c.yaml"
+    cfg.write_text("sharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 4}]\n")
+    proc = run_plugin("--config-file", str(cfg), "--socket-dir", str(sockdir))
+    assert proc.finish(sig=None) == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert f"{cfg}: $.sharing.mps: gpustack's device plugin does not implement MPS" in lines[0]
+
+
 def test_unusable_socket_dir_is_one_line_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
     cfg = write(sockdir / "c.yaml", two_gpus(1))
     blocker = sockdir / "not-a-dir"

@@ -1,6 +1,6 @@
 """What ``gpustack validate`` accepts, synthesis can build: the device plugin config included.
 
-The plugin parses its ConfigMap with its own, stricter-looking checks (gpustack/plugin/config.py).
+The plugin parses its ConfigMap with its own, stricter checks (gpustack/plugin/config/).
 Every schema bound (enum value, example, default, minimum, maximum, and values far outside) is put
 into one field of a few valid profiles at a time; whenever the profile still validates, the
 plugin config built from it must parse too. A bound the schema forgets shows up here, not as a

@@ -40,7 +40,7 @@ class Backend(Protocol):
 
 def make_backend(config: PluginConfig) -> Backend:
     """The backend the config names (NVML is imported only when used)."""
-    if config.gpustack.backend == "simulated":
+    if config.extensions.backend == "simulated":
         from gpustack.plugin.backends.simulated import SimulatedBackend
 
         return SimulatedBackend(config)

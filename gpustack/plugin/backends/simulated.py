@@ -75,7 +75,7 @@ class SimulatedBackend:
     """GPUs described in ``gpustack.simulated``."""
 
     def __init__(self, config: PluginConfig) -> None:
-        self._sim = config.gpustack.simulated
+        self._sim = config.extensions.simulated
 
     def discover(self) -> list[Gpu]:
         by_index = {g.index: g.uuid for g in self._sim.gpus}
