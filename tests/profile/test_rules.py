@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +16,7 @@ from gpustack.checker import discover
 from gpustack.profile import catalog, derive, rules
 from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
 from gpustack.profile.model import Profile, node_config_profile
+from gpustack.profile.rules import reference
 
 CASES = Path(__file__).parent / "cases"
 REPO_PROFILES = Path(__file__).parents[2] / "profiles"
@@ -417,3 +421,30 @@ def test_advertised_resources(profile: dict[str, object], advertised: tuple[str,
         {"metadata": {"name": "x"}, **profile, "workloads": {"examples": [{"name": "e"}]}}
     ).workloads.examples[0]
     assert derive.workload_resource(model, example) == advertised[0]
+
+
+REPO = Path(__file__).parents[2]
+
+
+def test_rules_reference_is_current() -> None:
+    text = (REPO / reference.REFERENCE_FILE).read_text(encoding="utf-8")
+    assert text == reference.render_reference(), (
+        "docs/rules.md is stale; run: python -m gpustack.profile.rules.reference"
+    )
+    for described in rules.ALL:
+        assert f"| `{described.id}` |" in text
+        assert "\n" not in described.summary + described.fix
+
+
+@pytest.mark.parametrize("where,code", [("repo", 0), ("elsewhere", 1)])
+def test_rules_reference_check_fails_when_stale(tmp_path: Path, where: str, code: int) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpustack.profile.rules.reference", "--check"],
+        cwd=REPO if where == "repo" else tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert ("stale" in proc.stderr) == bool(code)
