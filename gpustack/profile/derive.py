@@ -11,7 +11,6 @@ from __future__ import annotations
 from gpustack.profile import catalog
 from gpustack.profile.model import (
     Example,
-    Mps,
     Profile,
     TimeSlicing,
     TimeSlicingResource,
@@ -34,11 +33,6 @@ def sharing(profile: Profile) -> TimeSlicing | None:
     both are given; the rule ``mps-excludes-time-slicing`` reports that)."""
     dp = profile.device_plugin
     return dp.mps if dp.mps is not None else dp.time_slicing
-
-
-def sharing_kind(shared: TimeSlicing) -> str:
-    """How messages name a sharing section: ``MPS`` or ``time-slicing``."""
-    return "MPS" if isinstance(shared, Mps) else "time-slicing"
 
 
 def shared_name(profile: Profile, name: str) -> str:

@@ -13,7 +13,7 @@ from typing import Literal
 from gpustack.profile import catalog
 from gpustack.profile.derive import architecture_of
 from gpustack.profile.loader import JsonPath
-from gpustack.profile.model import Profile, TimeSlicing
+from gpustack.profile.model import Mps, Profile, TimeSlicing
 
 DP = "devicePlugin"
 TS: JsonPath = (DP, "sharing", "timeSlicing")
@@ -31,6 +31,11 @@ _RESOURCE_NAME = re.compile(
 def well_formed(name: str) -> bool:
     """A resource name both device plugins accept: ``nvidia.com/<DNS subdomain>``, short."""
     return _RESOURCE_NAME.match(name) is not None and len(name) <= MAX_RESOURCE_NAME
+
+
+def sharing_kind(shared: TimeSlicing) -> str:
+    """How messages name a sharing section: ``MPS`` or ``time-slicing``."""
+    return "MPS" if isinstance(shared, Mps) else "time-slicing"
 
 
 def example_path(i: int, *rest: str) -> JsonPath:

@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from gpustack.profile.derive import (
     advertised_resources,
     shared_name,
-    sharing_kind,
     unshared_resources,
 )
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
-from gpustack.profile.rules.common import MPS, TS, sharing_sections
+from gpustack.profile.rules.common import MPS, TS, sharing_kind, sharing_sections
 
 
 def nvidia_plugin_ignores_rename(p: Profile) -> Iterator[Finding]:

@@ -21,13 +21,12 @@ from gpustack.profile.derive import (
     plugin_configs,
     shared_entry,
     sharing,
-    sharing_kind,
     workload_cuda,
     workload_resource,
 )
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
-from gpustack.profile.rules.common import example_path, gpu_minimum, well_formed
+from gpustack.profile.rules.common import example_path, gpu_minimum, sharing_kind, well_formed
 
 
 def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
