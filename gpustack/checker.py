@@ -1,8 +1,12 @@
-"""Check profiles: load -> merge ``extends`` -> schema -> semantic rules -> typed model.
+"""Check profiles: load -> merge ``extends`` -> schema -> semantic rules -> accepts -> model.
 
 This is the whole of ``gpustack validate`` minus output: it never prints, it returns a
 :class:`CheckResult` that a reporter renders. It imports nothing from cdk8s and never starts
 Node, so validation stays fast enough for a pre-commit hook.
+
+Every issue names the rule that found it (``load``, ``schema`` or a registered rule's ID). A
+rule finding that a ``# gpustack: accept`` comment on its line excuses moves from the issues to
+:attr:`CheckResult.accepted` (see :mod:`gpustack.profile.rules.accept`).
 """
 
 from __future__ import annotations
@@ -23,14 +27,15 @@ from gpustack.profile.loader import (
     profiles_root,
 )
 from gpustack.profile.model import Profile
-from gpustack.profile.rules import cross_profile_findings, rule_findings
+from gpustack.profile.rules import accept, cross_profile_findings, rule_findings
+from gpustack.profile.rules.registry import ACCEPT, LOAD, SCHEMA
 
 PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
 class Issue:
-    """One problem, located: ``file:line:col: json_path: message (hint)``."""
+    """One problem, located: ``file:line:col: json_path: message (hint) (rule: id)``."""
 
     file: str
     line: int
@@ -38,10 +43,25 @@ class Issue:
     json_path: str
     message: str
     hint: str | None = None
+    rule: str | None = None
 
     def __str__(self) -> str:
-        tail = f" ({self.hint})" if self.hint else ""
-        return f"{self.file}:{self.line}:{self.col}: {self.json_path}: {self.message}{tail}"
+        return f"{self.file}:{self.line}:{self.col}: {self.json_path}: {self.text()}"
+
+    def text(self, *, rule: bool = True) -> str:
+        """What follows the JSON path: ``message (hint) (rule: id)``; without the rule's ID for
+        reports that show it elsewhere."""
+        hint = f" ({self.hint})" if self.hint else ""
+        rule_id = f" (rule: {self.rule})" if rule and self.rule else ""
+        return f"{self.message}{hint}{rule_id}"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A rule's finding that the profile accepts, with the reason its accept comment gives."""
+
+    issue: Issue
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -57,13 +77,15 @@ class CheckResult:
     """Outcome of one check run.
 
     ``files_checked`` counts profiles (bases reached through ``extends`` are not counted);
-    ``files_failed`` how many of them had at least one issue.
+    ``files_failed`` how many of them had at least one issue. ``accepted`` are findings that
+    accept comments excuse: they fail nothing.
     """
 
     profiles: tuple[LoadedProfile, ...]
     issues: tuple[Issue, ...]
     files_checked: int
     files_failed: int = 0
+    accepted: tuple[Accepted, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -107,11 +129,11 @@ def discover(paths: Sequence[Path]) -> list[Path]:
 _Found = tuple[Issue, str | None]
 
 
-def _issue(doc: Document, finding: Finding, *, merged: bool = False) -> _Found:
+def _issue(doc: Document, finding: Finding, *, rule: str, merged: bool = False) -> _Found:
     """Locate a finding. ``merged``: it is about the profile as a whole (a rule), so when it
     points into a shared base, remember the profile: others extending that base may be fine."""
     file, line, col = doc.locate(finding.path, key=finding.at_key)
-    issue = Issue(file, line, col, format_path(finding.path), finding.message, finding.hint)
+    issue = Issue(file, line, col, format_path(finding.path), finding.message, finding.hint, rule)
     return issue, (doc.file if merged and file != doc.file else None)
 
 
@@ -127,12 +149,40 @@ def display_path(path: Path) -> str:
     return os.path.normpath(path) if not path.is_absolute() else str(path)
 
 
+@dataclass
+class _Outcome:
+    """One profile file after load, schema and rules: its issues so far, and for a profile
+    that reached the rules, its document, model and the files it was read from."""
+
+    file: Path
+    found: list[_Found]
+    doc: Document | None = None
+    profile: Profile | None = None
+    files: tuple[str, ...] = ()
+
+
 def check_paths(paths: Sequence[Path]) -> CheckResult:
     """Check every profile under ``paths`` and collect all issues (see module docstring).
 
     The profiles root that ``extends`` may not leave is :func:`profiles_root` of each path given.
     """
     loader = ProfileLoader()
+    outcomes: list[_Outcome] = []
+    seen: set[Path] = set()
+    whole_roots = True  # every path given is a whole profiles root (see _Accepts.unused)
+    for given in paths:
+        root = profiles_root(given)
+        whole_roots = whole_roots and given.is_dir() and given.resolve() == root
+        for file in discover([given]):
+            if file.resolve() in seen:
+                continue  # named twice (a folder and a file in it): check it once
+            seen.add(file.resolve())
+            outcomes.append(_check_one(loader, file, root))
+
+    accepts = _Accepts()
+    accepted = accepts.apply(outcomes)
+    accepts.report(outcomes, whole_roots=whole_roots)
+
     issues: dict[Issue, list[str]] = {}  # each issue once, with the profiles it was found for
 
     def add(found: _Found) -> None:
@@ -140,61 +190,144 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
         if found[1] is not None and found[1] not in profiles:
             profiles.append(found[1])
 
-    loaded: list[LoadedProfile] = []
     documents: list[tuple[Path, Document, Profile]] = []
-    failed = 0
-    checked = 0
-    seen: set[Path] = set()
-    for given in paths:
-        root = profiles_root(given)
-        for file in discover([given]):
-            if file.resolve() in seen:
-                continue  # named twice (a folder and a file in it): check it once
-            seen.add(file.resolve())
-            checked += 1
-            found = _check_one(loader, file, root)
-            if isinstance(found, list):
-                failed += 1
-                for one in found:
-                    add(one)
-            else:
-                doc, profile = found
-                documents.append((file, doc, profile))
+    for outcome in outcomes:
+        for one in sorted(outcome.found, key=_order):
+            add(one)
+        if not outcome.found and outcome.doc is not None and outcome.profile is not None:
+            documents.append((outcome.file, outcome.doc, outcome.profile))
     failed_files: set[Path] = set()
     for file, doc, finding in cross_profile_findings(documents):
-        add(_issue(doc, finding, merged=True))
+        add(_issue(doc, finding, rule=finding.rule or "", merged=True))
         failed_files.add(file)
-    for file, _doc, profile in documents:
-        if file not in failed_files:
-            loaded.append(LoadedProfile(path=file, profile=profile))
+    loaded = [
+        LoadedProfile(path=file, profile=profile)
+        for file, _doc, profile in documents
+        if file not in failed_files
+    ]
     return CheckResult(
         profiles=tuple(loaded),
         issues=tuple(_name_profiles(issue, profiles) for issue, profiles in issues.items()),
-        files_checked=checked,
-        files_failed=failed + len(failed_files),
+        files_checked=len(outcomes),
+        files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
+        accepted=tuple(accepted),
     )
 
 
-def _check_one(
-    loader: ProfileLoader, file: Path, root: Path
-) -> list[_Found] | tuple[Document, Profile]:
+def _check_one(loader: ProfileLoader, file: Path, root: Path) -> _Outcome:
     display = display_path(file)
     try:
         doc = loader.load(file, display, root)
     except ProfileError as exc:
         line_file, line, col = exc.loc
-        issue = Issue(line_file, line, col, format_path(exc.json_path), exc.message, exc.hint)
-        return [(issue, None)]
+        issue = Issue(
+            line_file, line, col, format_path(exc.json_path), exc.message, exc.hint, LOAD.id
+        )
+        return _Outcome(file, [(issue, None)])
     found = schema_findings(doc.data, doc.written)
     if found:
-        return sorted((_issue(doc, f) for f in found), key=_order)
+        return _Outcome(file, [_issue(doc, f, rule=SCHEMA.id) for f in found])
     profile = Profile.from_dict(doc.data)
-    found = rule_findings(profile)
-    if found:
-        return sorted((_issue(doc, f, merged=True) for f in found), key=_order)
-    return doc, profile
+    rules_found = [_issue(doc, f, rule=f.rule or "", merged=True) for f in rule_findings(profile)]
+    files = {doc.file: None}  # the profile first, then the bases it was merged from
+    files.update((value[0], None) for value, _key in doc.where.values())
+    return _Outcome(file, rules_found, doc, profile, tuple(files))
 
 
 def _order(found: _Found) -> tuple[str, int, int, str]:
     issue = found[0]
     return (issue.file, issue.line, issue.col, issue.json_path)
+
+
+class _Accepts:
+    """The accept comments of every file that profiles reaching the rules were read from."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, accept.Directives] = {}
+        self._used: set[tuple[accept.Accept, str]] = set()
+        self._rules_ran_everywhere = True
+
+    def directives(self, file: str) -> accept.Directives:
+        found = self._files.get(file)
+        if found is None:
+            try:
+                text = Path(file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""  # the loader read it a moment ago; without it there is no comment
+            found = self._files[file] = accept.parse(file, text)
+        return found
+
+    def apply(self, outcomes: list[_Outcome]) -> list[Accepted]:
+        """Move each rule finding an accept excuses out of its profile's issues."""
+        accepted: dict[Issue, Accepted] = {}
+        for outcome in outcomes:
+            if outcome.doc is None:
+                self._rules_ran_everywhere = False
+                continue
+            by_line: dict[tuple[str, int], list[accept.Accept]] = {}
+            for file in outcome.files:
+                for one in self.directives(file).accepts:
+                    by_line.setdefault((file, one.target), []).append(one)
+            if not by_line:
+                continue
+            kept: list[_Found] = []
+            for found in outcome.found:
+                issue = found[0]
+                match = next(
+                    (
+                        one
+                        for one in by_line.get((issue.file, issue.line), ())
+                        if issue.rule in one.rules
+                    ),
+                    None,
+                )
+                if match is None:
+                    kept.append(found)
+                    continue
+                self._used.add((match, issue.rule or ""))
+                accepted.setdefault(issue, Accepted(issue, match.reason))
+            outcome.found = kept
+        return list(accepted.values())
+
+    def report(self, outcomes: list[_Outcome], *, whole_roots: bool) -> None:
+        """Add to each profile the broken accepts of its files, and the unused ones.
+
+        An accept in the profile's own file is unused when no finding matched it. One in a base
+        is reported unused only when the run checked whole profiles roots and every profile
+        reached the rules: otherwise a profile that needs it may not have been checked.
+        """
+        for outcome in outcomes:
+            if outcome.doc is None:
+                continue
+            for file in outcome.files:
+                directives = self.directives(file)
+                for bad in directives.malformed:
+                    where = (file, bad.line, bad.col)
+                    outcome.found.append(
+                        self._issue(outcome.doc, where, bad.target, bad.message, bad.hint)
+                    )
+                if file != outcome.doc.file and not (whole_roots and self._rules_ran_everywhere):
+                    continue
+                for one in directives.accepts:
+                    for rule_id in one.rules:
+                        if (one, rule_id) not in self._used:
+                            message, hint = accept.unused_message(one, rule_id)
+                            where = (file, one.line, one.col)
+                            outcome.found.append(
+                                self._issue(outcome.doc, where, one.target, message, hint)
+                            )
+
+    @staticmethod
+    def _issue(
+        doc: Document, where: tuple[str, int, int], target: int, message: str, hint: str
+    ) -> _Found:
+        """An issue about a comment at ``where``, with the JSON path of the line it is for:
+        the first key on that line (the innermost, for ``- name: x``), else ``$``."""
+        file, line, col = where
+        keys = [
+            (key[2], -len(path), path)
+            for path, (_value, key) in doc.where.items()
+            if path and key[0] == file and key[1] == target
+        ]
+        path = min(keys)[2] if keys else ()
+        return Issue(file, line, col, format_path(path), message, hint, ACCEPT.id), None

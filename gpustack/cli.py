@@ -76,7 +76,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
 
 
 def _products() -> list[str]:
-    from gpustack.profile.scaffold import products
+    from gpustack.scaffold import products
 
     return products()
 
@@ -112,14 +112,14 @@ def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> Non
     existing file is never replaced. The profile schemas are written beside PROFILES (in
     ../schemas/, where the editor modeline points) unless a file there is not gpustack's.
     """
-    from gpustack.profile.scaffold import (
+    from gpustack.report import render_text
+    from gpustack.scaffold import (
         ProfileExists,
         create_profile,
         profile_text,
         schema_ref,
         write_schemas,
     )
-    from gpustack.report import render_text
 
     target = profiles_dir / f"{name}.yaml"
     text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir))

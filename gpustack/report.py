@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import click
 
-from gpustack.checker import CheckResult, Issue, display_path
+from gpustack.checker import Accepted, CheckResult, Issue, display_path
 
 FORMATS = ("text", "json", "github")
 
@@ -21,22 +21,27 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(result: CheckResult) -> str:
-    """One line: ``2 errors in 1 of 5 profiles`` or ``5 profiles valid``."""
+    """One line: ``2 errors in 1 of 5 profiles`` or ``5 profiles valid``, and how many findings
+    accept comments excuse (``(1 finding accepted)``), so accepts never go unnoticed."""
     if result.ok:
-        return f"{_plural(result.files_checked, 'profile')} valid"
-    errors = _plural(len(result.issues), "error")
-    return f"{errors} in {result.files_failed} of {_plural(result.files_checked, 'profile')}"
+        line = f"{_plural(result.files_checked, 'profile')} valid"
+    else:
+        errors = _plural(len(result.issues), "error")
+        line = f"{errors} in {result.files_failed} of {_plural(result.files_checked, 'profile')}"
+    if result.accepted:
+        line += f" ({_plural(len(result.accepted), 'finding')} accepted)"
+    return line
 
 
 def render_text(result: CheckResult, *, color: bool = False) -> str:
-    """One ``file:line:col: $.path: message (hint)`` line per issue, then the summary."""
+    """One ``file:line:col: $.path: message (hint) (rule: id)`` line per issue, then the
+    summary."""
     lines = []
     for issue in result.issues:
         where = f"{issue.file}:{issue.line}:{issue.col}:"
         if color:
             where = click.style(where, fg="yellow", bold=True)
-        tail = f" ({issue.hint})" if issue.hint else ""
-        lines.append(f"{where} {issue.json_path}: {issue.message}{tail}")
+        lines.append(f"{where} {issue.json_path}: {issue.text()}")
     last = summary(result)
     if color:
         last = click.style(last, fg="green" if result.ok else "red")
@@ -52,16 +57,23 @@ def _issue_json(issue: Issue) -> dict[str, object]:
         "jsonPath": issue.json_path,
         "message": issue.message,
         "hint": issue.hint,
+        "rule": issue.rule,
     }
 
 
+def _accepted_json(accepted: Accepted) -> dict[str, object]:
+    return {**_issue_json(accepted.issue), "reason": accepted.reason}
+
+
 def render_json(result: CheckResult, *, color: bool = False) -> str:
-    """A JSON object for machines: ``ok``, counts, issues, valid profiles and the summary."""
+    """A JSON object for machines: ``ok``, counts, issues, accepted findings (each with its
+    ``reason``), valid profiles and the summary."""
     doc = {
         "ok": result.ok,
         "filesChecked": result.files_checked,
         "filesFailed": result.files_failed,
         "issues": [_issue_json(i) for i in result.issues],
+        "accepted": [_accepted_json(a) for a in result.accepted],
         "profiles": [
             {"file": display_path(p.path), "name": p.profile.name} for p in result.profiles
         ],
@@ -79,16 +91,17 @@ def _escape_property(text: str) -> str:
 
 
 def render_github(result: CheckResult, *, color: bool = False) -> str:
-    """GitHub Actions workflow commands: one ``::error`` annotation per issue, then the summary."""
+    """GitHub Actions workflow commands: one ``::error`` annotation per issue, titled with the
+    rule's ID (as the annotation's heading shows it), then the summary."""
     lines = []
     for issue in result.issues:
-        tail = f" ({issue.hint})" if issue.hint else ""
+        title = f"gpustack validate ({issue.rule})" if issue.rule else "gpustack validate"
         props = (
             f"file={_escape_property(issue.file)},line={issue.line},col={issue.col},"
-            f"title={_escape_property('gpustack validate')}"
+            f"title={_escape_property(title)}"
         )
         lines.append(
-            f"::error {props}::{_escape_data(f'{issue.json_path}: {issue.message}{tail}')}"
+            f"::error {props}::{_escape_data(f'{issue.json_path}: {issue.text(rule=False)}')}"
         )
     lines.append(summary(result))
     return "\n".join(lines) + "\n"

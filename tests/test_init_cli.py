@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 from gpustack.checker import check_paths
 from gpustack.cli import main
 from gpustack.profile import catalog
-from gpustack.profile.scaffold import products
 from gpustack.profile.schema import BASE_SCHEMA_ID, render
+from gpustack.scaffold import products
 from tests.k8s_schema import assert_valid
 
 

@@ -93,7 +93,7 @@ def test_hook_fails_when_a_base_breaks_untouched_overlays(repo: Path) -> None:
         "525.60.13 or newer, but driver.version is 520.61.05 [in profiles profiles/east.yaml, "
         "profiles/west.yaml] (raise driver.version to at least "
         "525.60.13, ideally 550.54.14 for full CUDA 12.4 support, or use an image built for an "
-        "older CUDA)",
+        "older CUDA) (rule: workload-cuda-fits-driver)",
         "1 error in 2 of 2 profiles",
     ]
 

@@ -47,7 +47,8 @@ def test_invalid_profile_exits_1_with_one_line_per_error(tree: Path) -> None:
     code, out = run()
     assert code == 1
     assert out.splitlines() == [
-        "profiles/c.yaml:6:3: $.driver.verison: unknown key 'verison' (did you mean 'version'?)",
+        "profiles/c.yaml:6:3: $.driver.verison: unknown key 'verison' (did you mean 'version'?)"
+        " (rule: schema)",
         "1 error in 1 of 3 profiles",
     ]
 
@@ -99,8 +100,10 @@ def test_json_format(tree: Path) -> None:
             "jsonPath": "$.driver.verison",
             "message": "unknown key 'verison'",
             "hint": "did you mean 'version'?",
+            "rule": "schema",
         }
     ]
+    assert doc["accepted"] == []
     assert [p["name"] for p in doc["profiles"]] == ["a", "b"]
     # valid profiles are named the way issues name files, whatever the path looked like
     code, out = run("--format", "json", "profiles/../profiles")
@@ -114,7 +117,7 @@ def test_github_format(tree: Path) -> None:
     code, out = run("--format", "github")
     assert code == 1
     assert out.splitlines() == [
-        "::error file=profiles/c.yaml,line=6,col=3,title=gpustack validate::"
+        "::error file=profiles/c.yaml,line=6,col=3,title=gpustack validate (schema)::"
         "$.driver.verison: unknown key 'verison' (did you mean 'version'?)",
         "1 error in 1 of 3 profiles",
     ]

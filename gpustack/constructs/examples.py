@@ -20,8 +20,8 @@ from gpustack.constructs.labels import Identity, label_value
 from gpustack.constructs.placement import Placement
 from gpustack.constructs.runtime import is_simulated, workload_runtime_class
 from gpustack.constructs.scripts import EXAMPLE_CHECK
+from gpustack.profile.derive import workload_resource
 from gpustack.profile.model import Example, Profile
-from gpustack.profile.rules import workload_resource
 
 SERVICE_ACCOUNT: Final = "gpustack-example"
 CONTAINER: Final = "gpu-check"
@@ -43,7 +43,7 @@ class ExampleJob:
     - ``image``: a PyTorch image with CUDA.
     - ``gpus``: how many units of ``resource`` to request.
     - ``resource``: the extended resource name the validation rules check
-      (:func:`gpustack.profile.rules.workload_resource`): the example's ``resourceName``, else
+      (:func:`gpustack.profile.derive.workload_resource`): the example's ``resourceName``, else
       the plugin's, ``<name>.shared`` with ``renameByDefault``.
     - ``command``: container command: the example's, else ``python -c`` with the built-in check.
     """

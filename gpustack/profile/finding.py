@@ -15,10 +15,13 @@ from gpustack.profile.loader import JsonPath
 class Finding:
     """What is wrong (``message``), at which path, and how to fix it (``hint``).
 
-    ``at_key`` points at the key rather than its value (unknown or duplicate keys).
+    ``at_key`` points at the key rather than its value (unknown or duplicate keys). ``rule`` is
+    the ID of the rule that found it (see :mod:`gpustack.profile.rules.registry`); the registry
+    stamps it, so a rule function never spells its own ID a second time.
     """
 
     path: JsonPath
     message: str
     hint: str | None = None
     at_key: bool = False
+    rule: str | None = None

@@ -19,8 +19,8 @@ from gpustack.plugin import config as plugin_config
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.resources import build_resources
+from gpustack.profile.derive import advertised_resources
 from gpustack.profile.model import Profile, node_config_profile
-from gpustack.profile.rules import advertised_resources
 
 REPO = Path(__file__).resolve().parents[2]
 PATHS = discover([REPO / "tests" / "profile" / "cases" / "valid", REPO / "profiles"])

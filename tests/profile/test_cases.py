@@ -7,11 +7,13 @@ depend on where the repository lives). Folders starting with ``_`` hold bases fo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from gpustack.checker import check_paths, discover
+from gpustack.profile import rules
 
 CASES = Path(__file__).parent / "cases"
 VALID = sorted(p.name for p in discover([CASES / "valid"]))
@@ -86,6 +88,7 @@ def test_the_same_name_in_two_profiles_fails_the_second(tmp_path: Path) -> None:
         ("b.yaml", 4, "$.metadata.name")
     ]
     assert "also used by" in result.issues[0].message
+    assert result.issues[0].rule == "profile-names-unique"
     assert [p.path.name for p in result.profiles] == ["a.yaml"]
     assert (result.files_checked, result.files_failed) == (2, 1)
 
@@ -120,3 +123,21 @@ def test_a_rule_broken_only_with_a_base_names_the_profile(tmp_path: Path) -> Non
     assert [(Path(i.file).name, i.line) for i in result.issues] == [("b.yaml", 2)]
     assert result.issues[0].message.endswith(f"[in profile {tmp_path / 'blackwell.yaml'}]")
     assert [p.profile.name for p in result.profiles] == ["hopper"]
+
+
+def test_expected_files_name_registered_rules_and_cover_every_rule() -> None:
+    named = {
+        m.group(1)
+        for p in (CASES / "invalid").glob("*.expected")
+        for m in re.finditer(r" \(rule: ([a-z0-9-]+)\)$", p.read_text(encoding="utf-8"), re.M)
+    }
+    lines = [
+        line
+        for p in (CASES / "invalid").glob("*.expected")
+        for line in p.read_text(encoding="utf-8").splitlines()
+    ]
+    assert all(re.search(r" \(rule: [a-z0-9-]+\)$", line) for line in lines)
+    assert named <= {d.id for d in rules.ALL}
+    # every rule shows up as gpustack validate prints it (accept and profile-names-unique need
+    # more than one file; tests/profile/test_accept.py and the twin test above show those)
+    assert named >= {r.id for r in rules.RULES} | {"load", "schema"}

@@ -7,13 +7,33 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.checker import CheckResult, Issue, LoadedProfile
+from gpustack.checker import Accepted, CheckResult, Issue, LoadedProfile
 from gpustack.profile.model import Profile
 from gpustack.report import render, summary
 
 ISSUES = (
-    Issue("profiles/a.yaml", 4, 12, "$.driver.version", "'535' does not match x", "e.g. 580.1"),
-    Issue("profiles/b,c.yaml", 1, 1, "$", "invalid YAML: 100% wrong\nreally"),
+    Issue(
+        "profiles/a.yaml",
+        4,
+        12,
+        "$.driver.version",
+        "'535' does not match x",
+        "e.g. 580.1",
+        "schema",
+    ),
+    Issue("profiles/b,c.yaml", 1, 1, "$", "invalid YAML: 100% wrong\nreally", rule="load"),
+)
+ACCEPTED = Accepted(
+    Issue(
+        "profiles/ok.yaml",
+        6,
+        22,
+        "$.cluster.kubernetesVersion",
+        "Kubernetes 1.99 is not supported",
+        "use 1.29 to 1.35",
+        "kubernetes-version-supported",
+    ),
+    "canary clusters",
 )
 GOOD = LoadedProfile(Path("profiles/ok.yaml"), Profile.from_dict({"metadata": {"name": "ok"}}))
 FAILED = CheckResult(profiles=(GOOD,), issues=ISSUES, files_checked=3, files_failed=2)
@@ -26,6 +46,11 @@ PASSED = CheckResult(profiles=(GOOD,), issues=(), files_checked=1)
         (FAILED, "2 errors in 2 of 3 profiles"),
         (PASSED, "1 profile valid"),
         (CheckResult((), ISSUES[:1], 1, 1), "1 error in 1 of 1 profile"),
+        (CheckResult((GOOD,), (), 1, accepted=(ACCEPTED,)), "1 profile valid (1 finding accepted)"),
+        (
+            CheckResult((), ISSUES, 3, 2, accepted=(ACCEPTED, ACCEPTED)),
+            "2 errors in 2 of 3 profiles (2 findings accepted)",
+        ),
     ],
 )
 def test_summary(result: CheckResult, line: str) -> None:
@@ -34,8 +59,9 @@ def test_summary(result: CheckResult, line: str) -> None:
 
 def test_text() -> None:
     assert render(FAILED, "text") == (
-        "profiles/a.yaml:4:12: $.driver.version: '535' does not match x (e.g. 580.1)\n"
-        "profiles/b,c.yaml:1:1: $: invalid YAML: 100% wrong\nreally\n"
+        "profiles/a.yaml:4:12: $.driver.version: '535' does not match x (e.g. 580.1)"
+        " (rule: schema)\n"
+        "profiles/b,c.yaml:1:1: $: invalid YAML: 100% wrong\nreally (rule: load)\n"
         "2 errors in 2 of 3 profiles\n"
     )
     assert render(PASSED, "text") == "1 profile valid\n"
@@ -61,6 +87,7 @@ def test_json() -> None:
                 "jsonPath": "$.driver.version",
                 "message": "'535' does not match x",
                 "hint": "e.g. 580.1",
+                "rule": "schema",
             },
             {
                 "file": "profiles/b,c.yaml",
@@ -69,8 +96,10 @@ def test_json() -> None:
                 "jsonPath": "$",
                 "message": "invalid YAML: 100% wrong\nreally",
                 "hint": None,
+                "rule": "load",
             },
         ],
+        "accepted": [],
         "profiles": [{"file": "profiles/ok.yaml", "name": "ok"}],
         "summary": "2 errors in 2 of 3 profiles",
     }
@@ -78,9 +107,27 @@ def test_json() -> None:
 
 def test_github_annotations_escape_data_and_properties() -> None:
     assert render(FAILED, "github").splitlines() == [
-        "::error file=profiles/a.yaml,line=4,col=12,title=gpustack validate::"
+        "::error file=profiles/a.yaml,line=4,col=12,title=gpustack validate (schema)::"
         "$.driver.version: '535' does not match x (e.g. 580.1)",
-        "::error file=profiles/b%2Cc.yaml,line=1,col=1,title=gpustack validate::"
+        "::error file=profiles/b%2Cc.yaml,line=1,col=1,title=gpustack validate (load)::"
         "$: invalid YAML: 100%25 wrong%0Areally",
         "2 errors in 2 of 3 profiles",
     ]
+
+
+def test_json_lists_accepted_findings_with_their_reason() -> None:
+    doc = json.loads(render(CheckResult((GOOD,), (), 1, accepted=(ACCEPTED,)), "json"))
+    assert doc["ok"] is True
+    assert doc["accepted"] == [
+        {
+            "file": "profiles/ok.yaml",
+            "line": 6,
+            "col": 22,
+            "jsonPath": "$.cluster.kubernetesVersion",
+            "message": "Kubernetes 1.99 is not supported",
+            "hint": "use 1.29 to 1.35",
+            "rule": "kubernetes-version-supported",
+            "reason": "canary clusters",
+        }
+    ]
+    assert doc["summary"] == "1 profile valid (1 finding accepted)"

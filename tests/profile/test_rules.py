@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -10,100 +13,101 @@ from typing import Any
 import pytest
 
 from gpustack.checker import discover
-from gpustack.profile import catalog, rules
+from gpustack.profile import catalog, derive, rules
 from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
 from gpustack.profile.model import Profile, node_config_profile
+from gpustack.profile.rules import reference
 
 CASES = Path(__file__).parent / "cases"
 REPO_PROFILES = Path(__file__).parents[2] / "profiles"
 
-#: rule -> (invalid case, JSON path of its finding)
+#: rule ID -> (invalid case, JSON path of its finding)
 TRIGGERS: dict[str, tuple[str, str]] = {
-    "kubernetes_version_supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
-    "runtime_matches_distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
-    "crio_restart_not_signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
-    "cdi_strategy_needs_runtime_cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
-    "precompiled_needs_kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
-    "driver_config_maps_known_os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
-    "rdma_needs_driver_container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
-    "host_mofed_needs_rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
-    "product_matches_architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
-    "driver_supports_gpu": ("b200-driver-too-old", "$.driver.version"),
-    "driver_still_supports_gpu": ("k80-driver-too-new", "$.driver.version"),
-    "kernel_modules_fit_gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),
-    "open_modules_need_r515": ("open-modules-on-old-driver", "$.driver.kernelModuleType"),
-    "simulated_needs_gpustack": ("simulated-with-nvidia-plugin", "$.devicePlugin.backend"),
-    "nvidia_plugin_resource_name": ("nvidia-plugin-custom-resource", "$.devicePlugin.resourceName"),
-    "nvidia_plugin_time_slicing_rename": (
+    "kubernetes-version-supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
+    "runtime-matches-distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
+    "crio-restart-not-signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
+    "cdi-strategy-needs-runtime-cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
+    "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
+    "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
+    "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
+    "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
+    "product-matches-architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
+    "driver-supports-gpu": ("b200-driver-too-old", "$.driver.version"),
+    "driver-still-supports-gpu": ("k80-driver-too-new", "$.driver.version"),
+    "kernel-modules-fit-gpu": ("blackwell-proprietary", "$.driver.kernelModuleType"),
+    "open-modules-need-r515": ("open-modules-on-old-driver", "$.driver.kernelModuleType"),
+    "simulated-needs-gpustack": ("simulated-with-nvidia-plugin", "$.devicePlugin.backend"),
+    "nvidia-plugin-resource-name": ("nvidia-plugin-custom-resource", "$.devicePlugin.resourceName"),
+    "nvidia-plugin-ignores-rename": (
         "nvidia-plugin-time-slicing-rename",
         "$.devicePlugin.sharing.timeSlicing.resources[0].rename",
     ),
-    "resource_names_well_formed": ("bad-resource-name", "$.devicePlugin.resourceName"),
-    "time_slicing_replicas": (
+    "resource-names-well-formed": ("bad-resource-name", "$.devicePlugin.resourceName"),
+    "sharing-needs-two-replicas": (
         "replicas-one",
         "$.devicePlugin.sharing.timeSlicing.resources[0].replicas",
     ),
-    "time_slicing_resources_unique": (
+    "time-slicing-resources-unique": (
         "time-slicing-duplicate",
         "$.devicePlugin.sharing.timeSlicing.resources[1].name",
     ),
-    "time_slicing_resources_exist": (
+    "time-slicing-resources-exist": (
         "time-slicing-unknown-resource",
         "$.devicePlugin.sharing.timeSlicing.resources[0].name",
     ),
-    "mps_needs_nvidia_plugin": ("mps-with-gpustack-plugin", "$.devicePlugin.sharing.mps"),
-    "mps_excludes_time_slicing": ("mps-with-time-slicing", "$.devicePlugin.sharing.mps"),
-    "mps_not_with_mig_devices": ("mps-with-mixed-mig", "$.devicePlugin.sharing.mps"),
-    "mps_shares_whole_gpus": (
+    "mps-needs-nvidia-plugin": ("mps-with-gpustack-plugin", "$.devicePlugin.sharing.mps"),
+    "mps-excludes-time-slicing": ("mps-with-time-slicing", "$.devicePlugin.sharing.mps"),
+    "mps-not-with-mig-devices": ("mps-with-mixed-mig", "$.devicePlugin.sharing.mps"),
+    "mps-shares-whole-gpus": (
         "mps-shares-mig-resource",
         "$.devicePlugin.sharing.mps.resources[0].name",
     ),
-    "mig_needs_capable_gpu": ("mig-on-t4", "$.devicePlugin.migStrategy"),
-    "mig_layout_fits": ("mig-layout-too-big", "$.gpus.mig"),
-    "mig_strategy_matches_layout": ("mig-single-not-uniform", "$.gpus.mig"),
-    "workload_names_unique": ("duplicate-example-name", "$.workloads.examples[1].name"),
-    "workload_cuda_fits_driver": ("driver-too-old-for-cuda", "$.workloads.examples[0].image"),
-    "workload_cuda_fits_gpu": ("cuda13-on-volta", "$.workloads.examples[0].image"),
-    "workload_cuda_knows_gpu": ("cuda12-on-blackwell", "$.workloads.examples[0].image"),
-    "workload_fits_sharing": ("shared-request-over-one", "$.workloads.examples[0].gpus"),
-    "workload_fits_node": ("job-larger-than-node", "$.workloads.examples[0].gpus"),
-    "workload_resource_advertised": (
+    "mig-needs-capable-gpu": ("mig-on-t4", "$.devicePlugin.migStrategy"),
+    "mig-layout-fits": ("mig-layout-too-big", "$.gpus.mig"),
+    "mig-strategy-matches-layout": ("mig-single-not-uniform", "$.gpus.mig"),
+    "workload-names-unique": ("duplicate-example-name", "$.workloads.examples[1].name"),
+    "workload-cuda-fits-driver": ("driver-too-old-for-cuda", "$.workloads.examples[0].image"),
+    "workload-cuda-fits-gpu": ("cuda13-on-volta", "$.workloads.examples[0].image"),
+    "workload-cuda-knows-gpu": ("cuda12-on-blackwell", "$.workloads.examples[0].image"),
+    "workload-fits-sharing": ("shared-request-over-one", "$.workloads.examples[0].gpus"),
+    "workload-fits-node": ("job-larger-than-node", "$.workloads.examples[0].gpus"),
+    "workload-resource-advertised": (
         "workload-resource-not-advertised",
         "$.workloads.examples[0].resourceName",
     ),
-    "node_configs_need_plugin": ("node-configs-plugin-disabled", "$.devicePlugin.nodeConfigs"),
-    "node_config_names_unique": (
+    "node-configs-need-plugin": ("node-configs-plugin-disabled", "$.devicePlugin.nodeConfigs"),
+    "node-config-names-unique": (
         "node-config-duplicate-name",
         "$.devicePlugin.nodeConfigs[1].name",
     ),
 }
 
 _NC0 = "$.devicePlugin.nodeConfigs[0]"
-#: rule -> (invalid case, JSON paths of its findings) for a rule broken only by a node config.
+#: rule ID -> (invalid case, JSON paths of its findings) for a rule broken only by a node config.
 NODE_CONFIG_TRIGGERS: dict[str, tuple[str, list[str]]] = {
-    "time_slicing_replicas": (
+    "sharing-needs-two-replicas": (
         "node-config-replicas-one",
         [f"{_NC0}.sharing.timeSlicing.resources[0].replicas"],
     ),
-    "nvidia_plugin_time_slicing_rename": (
+    "nvidia-plugin-ignores-rename": (
         "node-config-nvidia-rename",
         [f"{_NC0}.sharing.timeSlicing.resources[0].rename"],
     ),
-    "mig_needs_capable_gpu": ("node-config-mig-on-t4", [f"{_NC0}.migStrategy"]),
+    "mig-needs-capable-gpu": ("node-config-mig-on-t4", [f"{_NC0}.migStrategy"]),
     # inherited values that break only with the node config's own: reported at its name
-    "time_slicing_resources_exist": ("node-config-inherits-mig-sharing", [f"{_NC0}.name"]),
-    "mig_strategy_matches_layout": ("node-config-inherits-mig-sharing", [f"{_NC0}.name"]),
-    "node_config_names_unique": ("node-config-reserved-name", [f"{_NC0}.name"]),
-    "workload_fits_node": ("node-config-job-too-big", ["$.workloads.examples[0].gpus"]),
-    "workload_fits_sharing": ("node-config-refuses-shared-job", ["$.workloads.examples[0].gpus"]),
-    "mps_needs_nvidia_plugin": ("node-config-mps-with-gpustack", [f"{_NC0}.sharing.mps"]),
+    "time-slicing-resources-exist": ("node-config-inherits-mig-sharing", [f"{_NC0}.name"]),
+    "mig-strategy-matches-layout": ("node-config-inherits-mig-sharing", [f"{_NC0}.name"]),
+    "node-config-names-unique": ("node-config-reserved-name", [f"{_NC0}.name"]),
+    "workload-fits-node": ("node-config-job-too-big", ["$.workloads.examples[0].gpus"]),
+    "workload-fits-sharing": ("node-config-refuses-shared-job", ["$.workloads.examples[0].gpus"]),
+    "mps-needs-nvidia-plugin": ("node-config-mps-with-gpustack", [f"{_NC0}.sharing.mps"]),
 }
 
 _MPS = "$.devicePlugin.sharing.mps"
-#: Rules shared by time-slicing and MPS -> (MPS invalid case, JSON paths of its findings).
+#: IDs of rules shared by time-slicing and MPS -> (MPS invalid case, JSON paths of findings).
 MPS_TRIGGERS: dict[str, tuple[str, list[str]]] = {
-    "time_slicing_replicas": ("mps-replicas-one", [f"{_MPS}.resources[0].replicas"]),
-    "workload_fits_sharing": ("mps-refuses-multi-gpu-job", ["$.workloads.examples[0].gpus"]),
+    "sharing-needs-two-replicas": ("mps-replicas-one", [f"{_MPS}.resources[0].replicas"]),
+    "workload-fits-sharing": ("mps-refuses-multi-gpu-job", ["$.workloads.examples[0].gpus"]),
 }
 
 
@@ -116,36 +120,64 @@ def valid_profiles() -> list[Path]:
     return discover([CASES / "valid", REPO_PROFILES])
 
 
+def rule(rule_id: str) -> rules.Rule:
+    found = rules.get(rule_id)
+    assert isinstance(found, rules.Rule), rule_id
+    return found
+
+
 def test_every_rule_has_a_trigger() -> None:
-    assert {rule.__name__ for rule in rules.RULES} == set(TRIGGERS)
+    assert {r.id for r in rules.RULES} == set(TRIGGERS)
+    assert set(NODE_CONFIG_TRIGGERS) | set(MPS_TRIGGERS) <= set(TRIGGERS)
 
 
-@pytest.mark.parametrize("rule", rules.RULES, ids=lambda r: r.__name__)
-def test_rule_fires_on_its_case(rule: rules.Rule) -> None:
-    case, path = TRIGGERS[rule.__name__]
-    findings = list(rule(load(CASES / "invalid" / f"{case}.yaml")))
+def test_rule_ids_are_unique_kebab_case_and_name_their_function() -> None:
+    ids = [d.id for d in rules.ALL]
+    assert len(ids) == len(set(ids))
+    for described in rules.ALL:
+        assert rules.registry.ID_PATTERN.match(described.id), described.id
+        assert described.summary and described.fix and described.section, described.id
+    for r in rules.RULES:
+        # one name per rule: grep finds the function from the ID a user sees
+        assert r.check.__name__ == r.id.replace("-", "_"), r.id
+        assert r.check.__module__.startswith("gpustack.profile.rules."), r.id
+
+
+def test_per_node_config_is_declared_only_for_rules_a_node_config_can_break() -> None:
+    # a node config replaces sharing, migStrategy and gpus.mig/perNode: rules reading only
+    # those (and what derives from them) run per node config; the others never do
+    per_node = {r.id for r in rules.RULES if r.per_node_config}
+    sections = {r.section for r in rules.RULES if r.per_node_config}
+    assert sections <= {"devicePlugin", "devicePlugin.sharing", "gpus"}
+    assert "product-matches-architecture" not in per_node
+    assert {r.id for r in rules.RULES if r.id.startswith(("mps-", "mig-"))} <= per_node
+
+
+@pytest.mark.parametrize("rule_id", sorted(TRIGGERS))
+def test_rule_fires_on_its_case(rule_id: str) -> None:
+    case, path = TRIGGERS[rule_id]
+    findings = list(rule(rule_id)(load(CASES / "invalid" / f"{case}.yaml")))
     assert [format_path(f.path) for f in findings] == [path]
     assert findings[0].message and findings[0].hint
+    assert {f.rule for f in findings} == {rule_id}
 
 
-@pytest.mark.parametrize("name", sorted(NODE_CONFIG_TRIGGERS))
-def test_rule_fires_on_a_node_config(name: str) -> None:
-    (rule,) = [r for r in rules.RULES if r.__name__ == name]
-    case, paths = NODE_CONFIG_TRIGGERS[name]
+@pytest.mark.parametrize("rule_id", sorted(NODE_CONFIG_TRIGGERS))
+def test_rule_fires_on_a_node_config(rule_id: str) -> None:
+    case, paths = NODE_CONFIG_TRIGGERS[rule_id]
     profile = load(CASES / "invalid" / f"{case}.yaml")
-    findings = list(rule(profile))
+    findings = list(rule(rule_id)(profile))
     assert [format_path(f.path) for f in findings] == paths
-    assert all(f.message and f.hint for f in findings)
+    assert all(f.message and f.hint and f.rule == rule_id for f in findings)
     # what the rule says depends on the node configs (most say nothing without them)
     plain = replace(profile, device_plugin=replace(profile.device_plugin, node_configs=()))
-    assert list(rule(plain)) != findings
+    assert list(rule(rule_id)(plain)) != findings
 
 
-@pytest.mark.parametrize("name", sorted(MPS_TRIGGERS))
-def test_rule_fires_on_mps(name: str) -> None:
-    (rule,) = [r for r in rules.RULES if r.__name__ == name]
-    case, paths = MPS_TRIGGERS[name]
-    findings = list(rule(load(CASES / "invalid" / f"{case}.yaml")))
+@pytest.mark.parametrize("rule_id", sorted(MPS_TRIGGERS))
+def test_rule_fires_on_mps(rule_id: str) -> None:
+    case, paths = MPS_TRIGGERS[rule_id]
+    findings = list(rule(rule_id)(load(CASES / "invalid" / f"{case}.yaml")))
     assert [format_path(f.path) for f in findings] == paths
     assert all(f.message and f.hint for f in findings)
 
@@ -198,21 +230,21 @@ def test_mps_of_a_node_config_replaces_the_top_level_sharing() -> None:
     view = node_config_profile(profile, profile.device_plugin.node_configs[0])
     assert view.device_plugin.time_slicing is None
     assert view.device_plugin.mps is not None
-    assert rules.advertised_resources(view) == ("nvidia.com/gpu.shared",)
+    assert derive.advertised_resources(view) == ("nvidia.com/gpu.shared",)
 
 
 def test_mps_rename_is_refused_like_time_slicing_rename() -> None:
     mps = {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "rename": "nvidia.com/x"}]}
     data = {"devicePlugin": {"implementation": "nvidia", "sharing": {"mps": mps}}}
     profile = Profile.from_dict({"metadata": {"name": "x"}, **data})
-    assert [format_path(f.path) for f in rules.nvidia_plugin_time_slicing_rename(profile)] == [
+    assert [format_path(f.path) for f in rule("nvidia-plugin-ignores-rename")(profile)] == [
         "$.devicePlugin.sharing.mps.resources[0].rename"
     ]
 
 
 def test_a_node_config_may_not_take_the_mps_daemons_name() -> None:
     profile = _with_node_configs({}, {"name": "mps-control-daemon"})
-    (finding,) = rules.node_config_names_unique(profile)
+    (finding,) = rule("node-config-names-unique")(profile)
     assert "nvidia-device-plugin-mps-control-daemon" in finding.message
 
 
@@ -284,10 +316,10 @@ def test_node_config_profile_overrides_only_what_it_names() -> None:
     )
 
 
-@pytest.mark.parametrize("rule", rules.RULES, ids=lambda r: r.__name__)
-def test_rule_is_quiet_on_valid_profiles(rule: rules.Rule) -> None:
+@pytest.mark.parametrize("rule_id", [r.id for r in rules.RULES])
+def test_rule_is_quiet_on_valid_profiles(rule_id: str) -> None:
     for path in valid_profiles():
-        assert list(rule(load(path))) == [], path
+        assert list(rule(rule_id)(load(path))) == [], path
 
 
 def test_rules_need_a_compatible_driver_only_for_known_gpus() -> None:
@@ -384,8 +416,35 @@ def test_mig_layouts_of_every_product_fit_when_full() -> None:
 )
 def test_advertised_resources(profile: dict[str, object], advertised: tuple[str, ...]) -> None:
     model = Profile.from_dict({"metadata": {"name": "x"}, **profile})
-    assert rules.advertised_resources(model) == advertised
+    assert derive.advertised_resources(model) == advertised
     example = Profile.from_dict(
         {"metadata": {"name": "x"}, **profile, "workloads": {"examples": [{"name": "e"}]}}
     ).workloads.examples[0]
-    assert rules.workload_resource(model, example) == advertised[0]
+    assert derive.workload_resource(model, example) == advertised[0]
+
+
+REPO = Path(__file__).parents[2]
+
+
+def test_rules_reference_is_current() -> None:
+    text = (REPO / reference.REFERENCE_FILE).read_text(encoding="utf-8")
+    assert text == reference.render_reference(), (
+        "docs/rules.md is stale; run: python -m gpustack.profile.rules.reference"
+    )
+    for described in rules.ALL:
+        assert f"| `{described.id}` |" in text
+        assert "\n" not in described.summary + described.fix
+
+
+@pytest.mark.parametrize("where,code", [("repo", 0), ("elsewhere", 1)])
+def test_rules_reference_check_fails_when_stale(tmp_path: Path, where: str, code: int) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpustack.profile.rules.reference", "--check"],
+        cwd=REPO if where == "repo" else tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert ("stale" in proc.stderr) == bool(code)

@@ -5,6 +5,9 @@ The profile sets only what a platform team decides first (the GPU product, GPUs 
 driver, one example job) and leaves every other field to the defaults the schema documents. The
 schemas are copied next to the profiles folder because the modeline points there; a schema file
 gpustack did not write (another ``$id``) is never replaced.
+
+It lives beside :mod:`gpustack.checker`, not in :mod:`gpustack.profile`: it validates what it
+writes with the checker, and the profile package imports nothing above itself.
 """
 
 from __future__ import annotations

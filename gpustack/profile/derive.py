@@ -1,0 +1,123 @@
+"""What a profile means: facts derived from it that validation and synthesis both rely on.
+
+Why a module of its own: the rules check these facts and the constructs render them (the
+resource an example job requests, the plugin config each node pool gets). Stated once here, the
+two cannot drift apart, and neither has to import the other: rules and constructs both import
+this module, which imports only the model and the catalog. Nothing here produces a finding.
+"""
+
+from __future__ import annotations
+
+from gpustack.profile import catalog
+from gpustack.profile.model import (
+    Example,
+    Profile,
+    TimeSlicing,
+    TimeSlicingResource,
+    node_config_profile,
+)
+
+#: Prefix of the resources a mixed MIG strategy advertises, one per MIG profile.
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
+
+def architecture_of(profile: Profile) -> catalog.Architecture | None:
+    """The GPUs' architecture: from the product when given, else ``gpus.architecture``."""
+    gpus = profile.gpus
+    name = catalog.PRODUCTS[gpus.product].architecture if gpus.product else gpus.architecture
+    return catalog.ARCHITECTURES.get(name) if name else None
+
+
+def sharing(profile: Profile) -> TimeSlicing | None:
+    """The sharing the plugin applies: MPS, else time-slicing (NVIDIA's plugin picks MPS when
+    both are given; the rule ``mps-excludes-time-slicing`` reports that)."""
+    dp = profile.device_plugin
+    return dp.mps if dp.mps is not None else dp.time_slicing
+
+
+def shared_name(profile: Profile, name: str) -> str:
+    """The name the plugin advertises resource ``name`` under once sharing applies: its
+    ``rename``, else ``<name>.shared`` with ``renameByDefault``, else ``name`` unchanged."""
+    shared = sharing(profile)
+    if shared is None:
+        return name
+    for res in shared.resources:
+        if res.name == name:
+            if res.rename:
+                return res.rename
+            return f"{name}.shared" if shared.rename_by_default else name
+    return name
+
+
+def unshared_resources(profile: Profile) -> list[str]:
+    """Resources the plugin has before sharing: the plugin's name, and with migStrategy mixed
+    one per MIG profile of the layout."""
+    dp = profile.device_plugin
+    names = [dp.resource_name]
+    if dp.mig_strategy == "mixed":
+        names += [f"{MIG_RESOURCE_PREFIX}{name}" for name, _ in profile.gpus.mig]
+    return names
+
+
+def advertised_resources(profile: Profile) -> tuple[str, ...]:
+    """Resource names the device plugin advertises, after MIG and sharing (time-slicing or MPS)
+    renames."""
+    return tuple(shared_name(profile, name) for name in unshared_resources(profile))
+
+
+def shared_entry(profile: Profile, wanted: str) -> TimeSlicingResource | None:
+    """The sharing (time-slicing or MPS) entry whose shared resource is ``wanted``, if any."""
+    shared = sharing(profile)
+    for res in shared.resources if shared else ():
+        if shared_name(profile, res.name) == wanted:
+            return res
+    return None
+
+
+def workload_resource(profile: Profile, example: Example) -> str:
+    """The resource an example job requests: its own ``resourceName``, else the plugin's
+    (time-slicing or MPS rename applied)."""
+    return example.resource_name or shared_name(profile, profile.device_plugin.resource_name)
+
+
+def workload_cuda(example: Example) -> str | None:
+    """CUDA release of an example: ``cudaVersion`` wins over what the image tag says."""
+    return example.cuda_version or catalog.cuda_from_image(example.image)
+
+
+def plugin_configs(profile: Profile) -> list[tuple[str | None, Profile]]:
+    """The top-level plugin config (name ``None``) and each node config, as the profile its
+    nodes see (see :func:`gpustack.profile.model.node_config_profile`)."""
+    configs: list[tuple[str | None, Profile]] = [(None, profile)]
+    for nc in profile.device_plugin.node_configs:
+        configs.append((nc.name, node_config_profile(profile, nc)))
+    return configs
+
+
+def advertised_anywhere(profile: Profile) -> list[str]:
+    """Resources advertised by the top-level config or any node config, in first-seen order."""
+    names: dict[str, None] = {}
+    for _, view in plugin_configs(profile):
+        names.update(dict.fromkeys(advertised_resources(view)))
+    return list(names)
+
+
+def mig_resources_unknown(profile: Profile) -> bool:
+    """Some config is mixed without a layout: its MIG resources are unknown, not wrong."""
+    return any(
+        v.device_plugin.mig_strategy == "mixed" and not v.gpus.mig
+        for _, v in plugin_configs(profile)
+    )
+
+
+def node_capacity(profile: Profile, wanted: str) -> tuple[int, str] | None:
+    """How many ``wanted`` one node of this config offers, and what they are; ``None`` when it
+    offers none (MIG devices are not counted: their number per GPU is not known here)."""
+    dp = profile.device_plugin
+    shared = shared_entry(profile, wanted)
+    if shared is not None:
+        kind = "MPS" if dp.mps is not None else "time-sliced"
+        return profile.gpus.per_node * shared.replicas, f"{kind} replicas"
+    if wanted == dp.resource_name and wanted in advertised_resources(profile):
+        return profile.gpus.per_node, "GPU" if profile.gpus.per_node == 1 else "GPUs"
+    return None

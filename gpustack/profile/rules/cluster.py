@@ -1,0 +1,69 @@
+"""Rules on ``cluster``: the Kubernetes version and the container runtime gpustack configures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.profile.finding import Finding
+from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
+
+
+def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
+    version = p.cluster.kubernetes_version
+    if version not in SUPPORTED_KUBERNETES:
+        yield Finding(
+            ("cluster", "kubernetesVersion"),
+            f"Kubernetes {version} is not supported",
+            f"use {SUPPORTED_KUBERNETES[0]} to {SUPPORTED_KUBERNETES[-1]}",
+        )
+
+
+def runtime_matches_distribution(p: Profile) -> Iterator[Finding]:
+    runtime = p.cluster.runtime
+    if runtime.name == "crio" and runtime.distribution != "generic":
+        yield Finding(
+            ("cluster", "runtime", "distribution"),
+            f"{runtime.distribution} ships containerd, not CRI-O",
+            "set runtime.name: containerd, or distribution: generic",
+        )
+
+
+def crio_restart_not_signal(p: Profile) -> Iterator[Finding]:
+    # With CDI the installer edits CRI-O's config and must restart CRI-O, which it can only do
+    # through systemd; in hook mode (CDI off) it restarts nothing, so a signal is harmless there.
+    runtime = p.cluster.runtime
+    if (
+        runtime.name == "crio"
+        and runtime.restart_mode == "signal"
+        and p.toolkit.enabled
+        and p.toolkit.cdi.enabled
+    ):
+        yield Finding(
+            ("cluster", "runtime", "restartMode"),
+            "the container toolkit cannot restart CRI-O with a signal; every toolkit pod"
+            " would fail",
+            "remove restartMode (CRI-O defaults to systemd), or set none to restart CRI-O yourself",
+        )
+
+
+def cdi_strategy_needs_runtime_cdi(p: Profile) -> Iterator[Finding]:
+    # CDI device names from the plugin resolve only where the runtime has CDI on. The toolkit
+    # turns it on in containerd's config when toolkit.cdi is enabled; otherwise containerd 1.x
+    # leaves it off (2.0 enables it by default, CRI-O always has it).
+    dp, runtime = p.device_plugin, p.cluster.runtime
+    cdi = [s for s in dp.device_list_strategy if s.startswith("cdi-")]
+    if not (dp.enabled and cdi and p.toolkit.enabled and not p.toolkit.cdi.enabled):
+        return
+    if runtime.name != "containerd":
+        return
+    major = int(runtime.version.split(".")[0]) if runtime.version else None
+    if major is not None and major >= 2:
+        return
+    which = f"containerd {runtime.version}" if runtime.version else "containerd before 2.0"
+    yield Finding(
+        ("toolkit", "cdi", "enabled"),
+        f"deviceListStrategy {', '.join(cdi)} hands pods CDI devices, but with toolkit.cdi off"
+        f" {which} does not resolve them",
+        "set toolkit.cdi.enabled: true, or use deviceListStrategy envvar"
+        + ("" if runtime.version else " (or set cluster.runtime.version if it is 2.x)"),
+    )

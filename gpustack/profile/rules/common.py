@@ -1,0 +1,66 @@
+"""What several rule modules share: where sections live (JSON paths) and how to name a GPU.
+
+Only helpers that speak the rules' language (paths, message fragments) belong here; what a
+profile means goes to :mod:`gpustack.profile.derive`, which the constructs share too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Literal
+
+from gpustack.profile import catalog
+from gpustack.profile.derive import architecture_of
+from gpustack.profile.loader import JsonPath
+from gpustack.profile.model import Mps, Profile, TimeSlicing
+
+DP = "devicePlugin"
+TS: JsonPath = (DP, "sharing", "timeSlicing")
+MPS: JsonPath = (DP, "sharing", "mps")
+NC: JsonPath = (DP, "nodeConfigs")
+
+#: NVIDIA's plugin and gpustack's cap the whole name (prefix included) at 63 characters.
+MAX_RESOURCE_NAME = 63
+
+_RESOURCE_NAME = re.compile(
+    r"^nvidia\.com/([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$"
+)
+
+
+def well_formed(name: str) -> bool:
+    """A resource name both device plugins accept: ``nvidia.com/<DNS subdomain>``, short."""
+    return _RESOURCE_NAME.match(name) is not None and len(name) <= MAX_RESOURCE_NAME
+
+
+def sharing_kind(shared: TimeSlicing) -> str:
+    """How messages name a sharing section: ``MPS`` or ``time-slicing``."""
+    return "MPS" if isinstance(shared, Mps) else "time-slicing"
+
+
+def example_path(i: int, *rest: str) -> JsonPath:
+    return ("workloads", "examples", i, *rest)
+
+
+def sharing_sections(profile: Profile) -> Iterator[tuple[JsonPath, TimeSlicing]]:
+    """Each sharing section the profile gives, with its path: timeSlicing, then mps."""
+    dp = profile.device_plugin
+    if dp.time_slicing is not None:
+        yield TS, dp.time_slicing
+    if dp.mps is not None:
+        yield MPS, dp.mps
+
+
+def gpu_minimum(
+    profile: Profile, attr: Literal["min_driver", "first_cuda"]
+) -> tuple[str, str] | None:
+    """A minimum (``min_driver`` or ``first_cuda``) of the profile's GPUs, with how to name who
+    needs it: the product where it overrides its architecture, else the architecture."""
+    arch = architecture_of(profile)
+    if arch is None:
+        return None
+    product = catalog.PRODUCTS.get(profile.gpus.product or "")
+    if product is not None and getattr(product, attr) is not None:
+        return getattr(product, attr), f"{product.name}, which needs"
+    minimum = getattr(arch, attr)
+    return (minimum, f"{arch.name.capitalize()} GPUs, which need") if minimum else None

@@ -1,0 +1,139 @@
+"""Rules on ``driver``: how it is installed, and whether it drives the profile's GPUs.
+
+Which driver a GPU needs (and which it outlived) comes from :mod:`gpustack.profile.catalog`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.profile import catalog
+from gpustack.profile.catalog import parse_driver
+from gpustack.profile.derive import architecture_of
+from gpustack.profile.finding import Finding
+from gpustack.profile.model import DRIVER_OS_PATHS, Profile
+from gpustack.profile.rules.common import gpu_minimum
+
+
+def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
+    if p.driver.enabled and p.driver.use_precompiled and not p.driver.kernel_version:
+        yield Finding(
+            ("driver", "usePrecompiled"),
+            "precompiled driver images are tagged by kernel, but driver.kernelVersion is unset",
+            "set driver.kernelVersion, e.g. 6.8.0-60-generic",
+        )
+
+
+def driver_config_maps_known_os(p: Profile) -> Iterator[Finding]:
+    # Repository and certificate ConfigMaps go where the driver image's OS reads them; for an
+    # OS gpustack does not know that place, and they only matter to gpustack's driver pod.
+    d = p.driver
+    for key, value, what in (
+        ("repoConfigMap", d.repo_config_map, "package repository files"),
+        ("certConfigMap", d.cert_config_map, "CA certificates"),
+    ):
+        if value is None:
+            continue
+        if not d.enabled:
+            yield Finding(
+                ("driver", key),
+                "the driver is preinstalled on the host (driver.enabled: false), so no driver"
+                " container would use this ConfigMap",
+                f"remove driver.{key}",
+            )
+        elif d.os_family not in DRIVER_OS_PATHS:
+            yield Finding(
+                ("driver", key),
+                f"gpustack does not know where a {d.os_tag} driver image reads {what}",
+                f"use a driver image for {', '.join(sorted(DRIVER_OS_PATHS))}, or build one with"
+                " your repositories and certificates inside",
+            )
+
+
+def rdma_needs_driver_container(p: Profile) -> Iterator[Finding]:
+    # nvidia-peermem is loaded by a sidecar of gpustack's driver pod; with a host-installed
+    # driver there is no driver pod, so the setting would silently do nothing.
+    if p.driver.rdma.enabled and not p.driver.enabled:
+        yield Finding(
+            ("driver", "rdma", "enabled"),
+            "GPUDirect RDMA is enabled, but the driver is installed on the host"
+            " (driver.enabled: false), so gpustack cannot load nvidia-peermem",
+            "load nvidia-peermem on the host and remove driver.rdma, or let gpustack install"
+            " the driver: driver.enabled: true",
+        )
+
+
+def host_mofed_needs_rdma(p: Profile) -> Iterator[Finding]:
+    rdma = p.driver.rdma
+    if rdma.use_host_mofed and not rdma.enabled:
+        yield Finding(
+            ("driver", "rdma", "useHostMofed"),
+            "driver.rdma.useHostMofed is set, but GPUDirect RDMA is not enabled, so it has"
+            " no effect",
+            "set driver.rdma.enabled: true, or remove useHostMofed",
+        )
+
+
+def driver_supports_gpu(p: Profile) -> Iterator[Finding]:
+    found = gpu_minimum(p, "min_driver")
+    if found is None:
+        return
+    minimum, what = found
+    if parse_driver(p.driver.version) < parse_driver(minimum):
+        yield Finding(
+            ("driver", "version"),
+            f"driver {p.driver.version} is too old for {what} {minimum} or newer",
+            f"set driver.version to {minimum} or newer",
+        )
+
+
+def driver_still_supports_gpu(p: Profile) -> Iterator[Finding]:
+    # Legacy architectures stay on their last branch: a newer driver does not see the GPU.
+    arch = architecture_of(p)
+    if arch is None or arch.last_driver_branch is None:
+        return
+    if parse_driver(p.driver.version)[0] > arch.last_driver_branch:
+        branch = arch.last_driver_branch
+        yield Finding(
+            ("driver", "version"),
+            f"driver {p.driver.version} no longer supports {arch.name.capitalize()} GPUs;"
+            f" R{branch} is the last driver branch that does",
+            f"set driver.version to an R{branch} release, {branch}.x",
+        )
+
+
+def kernel_modules_fit_gpu(p: Profile) -> Iterator[Finding]:
+    arch = architecture_of(p)
+    if arch is None:
+        return
+    product = catalog.PRODUCTS.get(p.gpus.product or "")
+    module = p.driver.kernel_module_type
+    if module == "proprietary" and (arch.open_required or (product and product.open_required)):
+        if product and product.open_required:
+            what = f"{product.name} needs"
+        else:
+            what = f"{arch.name.capitalize()} GPUs need"
+        yield Finding(
+            ("driver", "kernelModuleType"),
+            f"{what} the open GPU kernel modules; the proprietary ones do not support it",
+            "set driver.kernelModuleType: open or auto",
+        )
+    if module == "open" and not arch.open_modules:
+        yield Finding(
+            ("driver", "kernelModuleType"),
+            f"the open GPU kernel modules do not support {arch.name.capitalize()} GPUs, which "
+            "lack a GSP",
+            "set driver.kernelModuleType: proprietary or auto",
+        )
+
+
+def open_modules_need_r515(p: Profile) -> Iterator[Finding]:
+    first = catalog.FIRST_OPEN_MODULE_DRIVER
+    if p.driver.kernel_module_type == "open" and parse_driver(p.driver.version) < parse_driver(
+        first
+    ):
+        yield Finding(
+            ("driver", "kernelModuleType"),
+            f"driver {p.driver.version} has no open GPU kernel modules; they ship from {first}",
+            f"set driver.version to {first} or newer, or kernelModuleType: proprietary",
+        )

@@ -1,0 +1,399 @@
+"""The rule registry: one row per rule, the only place a rule's ID, check and meaning are given.
+
+Why one table: the ID a finding prints, the function that finds it, the section it belongs to,
+what the reference says it checks and how to fix it, whether it also runs on each node config
+and whether a profile may accept its finding are facts about one rule. Stated side by side (as
+pre-commit's hook tables do), none can be added, renamed or documented without the others;
+``docs/rules.md`` is rendered from this table and a test keeps it current.
+
+Findings that no rule function makes get an ID here too, so every line ``gpustack validate``
+prints names its source: ``load`` (the file is no profile document), ``schema`` (the JSON
+Schema), ``profile-names-unique`` (across profiles) and ``accept`` (a broken accept comment).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+from gpustack.profile.finding import Finding
+from gpustack.profile.model import Profile
+from gpustack.profile.rules import (
+    cluster,
+    device_plugin,
+    driver,
+    gpus,
+    node_configs,
+    profiles,
+    sharing,
+    workloads,
+)
+
+Check = Callable[[Profile], Iterator[Finding]]
+
+#: A rule ID: lowercase words joined by single hyphens.
+ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Described:
+    """A kind of finding as the reference documents it.
+
+    ``acceptable``: a profile may accept the finding with a ``# gpustack: accept`` comment. Only
+    rules about facts gpustack's tables may not know yet (a new Kubernetes release, a driver or
+    CUDA combination NVIDIA supports by other means) are; rules that keep the synthesized
+    manifests consistent (names, resources, MIG layouts) never are.
+    """
+
+    id: str
+    section: str
+    summary: str
+    fix: str
+    acceptable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule(Described):
+    """A semantic rule: ``check`` finds its problems in one schema-valid profile.
+
+    ``per_node_config``: a device plugin rule that must also hold for each node config's view
+    (see :func:`~gpustack.profile.rules.node_configs.per_node_config`). Calling the rule runs it
+    that way and stamps its ID on every finding.
+    """
+
+    check: Check
+    per_node_config: bool = False
+    _run: Check = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        run = node_configs.per_node_config(self.check) if self.per_node_config else self.check
+        object.__setattr__(self, "_run", run)
+
+    def __call__(self, profile: Profile) -> Iterator[Finding]:
+        for finding in self._run(profile):
+            yield replace(finding, rule=self.id)
+
+
+LOAD = Described(
+    id="load",
+    section="file",
+    summary="the file reads as one YAML mapping (UTF-8, no duplicate keys, no tabs, no merge keys"
+    " or custom tags) and its `extends` chain resolves inside the profiles root",
+    fix="fix the YAML at the line shown, or the `extends` path",
+)
+SCHEMA = Described(
+    id="schema",
+    section="any",
+    summary="every key and value is one the profile schema allows (types, enums, patterns,"
+    " required keys)",
+    fix="follow the hint; [profile.md](../schemas/profile.md) documents each field",
+)
+PROFILE_NAMES_UNIQUE = Described(
+    id=profiles.PROFILE_NAMES_UNIQUE,
+    section="metadata",
+    summary="no two profiles checked together share `metadata.name` (each writes"
+    " dist/clusters/<name>/)",
+    fix="give every profile its own name",
+)
+ACCEPT = Described(
+    id="accept",
+    section="comments",
+    summary="each `# gpustack: accept <rule> -- <reason>` comment names an acceptable rule, gives"
+    " a reason, and matches a finding of that rule on its line",
+    fix="fix the comment, or remove it once the finding is gone",
+)
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="kubernetes-version-supported",
+        check=cluster.kubernetes_version_supported,
+        section="cluster",
+        summary="`kubernetesVersion` is one gpustack supports",
+        fix="use a supported version, or accept it for a release gpustack does not know yet",
+        acceptable=True,
+    ),
+    Rule(
+        id="runtime-matches-distribution",
+        check=cluster.runtime_matches_distribution,
+        section="cluster",
+        summary="CRI-O only with distribution `generic` (k3s, RKE2 and k0s ship containerd)",
+        fix="set `runtime.name: containerd`, or `distribution: generic`",
+    ),
+    Rule(
+        id="crio-restart-not-signal",
+        check=cluster.crio_restart_not_signal,
+        section="cluster",
+        summary="CRI-O with the toolkit's CDI is not restarted by a signal (only systemd works)",
+        fix="remove `restartMode`, or set `none`",
+    ),
+    Rule(
+        id="cdi-strategy-needs-runtime-cdi",
+        check=cluster.cdi_strategy_needs_runtime_cdi,
+        section="cluster",
+        summary="a `cdi-*` device list strategy only where containerd resolves CDI devices"
+        " (toolkit CDI on, or containerd 2.x)",
+        fix="set `toolkit.cdi.enabled: true`, `cluster.runtime.version`, or strategy `envvar`",
+        acceptable=True,
+    ),
+    Rule(
+        id="precompiled-needs-kernel",
+        check=driver.precompiled_needs_kernel,
+        section="driver",
+        summary="precompiled driver images name the kernel they are built for",
+        fix="set `driver.kernelVersion`",
+    ),
+    Rule(
+        id="driver-config-maps-known-os",
+        check=driver.driver_config_maps_known_os,
+        section="driver",
+        summary="repository and certificate ConfigMaps only for a driver container gpustack"
+        " knows where to mount them in",
+        fix="remove the ConfigMap, or use a driver image for a known OS",
+    ),
+    Rule(
+        id="rdma-needs-driver-container",
+        check=driver.rdma_needs_driver_container,
+        section="driver",
+        summary="GPUDirect RDMA only with gpustack's driver pod (it loads nvidia-peermem)",
+        fix="set `driver.enabled: true`, or load nvidia-peermem on the host",
+    ),
+    Rule(
+        id="host-mofed-needs-rdma",
+        check=driver.host_mofed_needs_rdma,
+        section="driver",
+        summary="`rdma.useHostMofed` only with RDMA enabled",
+        fix="set `driver.rdma.enabled: true`, or remove `useHostMofed`",
+    ),
+    Rule(
+        id="product-matches-architecture",
+        check=gpus.product_matches_architecture,
+        section="gpus",
+        summary="`gpus.architecture` agrees with the product's",
+        fix="remove `gpus.architecture`, or set the product's",
+    ),
+    Rule(
+        id="driver-supports-gpu",
+        check=driver.driver_supports_gpu,
+        section="driver",
+        summary="the driver is new enough for the GPU product or architecture",
+        fix="raise `driver.version` to the minimum shown",
+        acceptable=True,
+    ),
+    Rule(
+        id="driver-still-supports-gpu",
+        check=driver.driver_still_supports_gpu,
+        section="driver",
+        summary="the driver branch still supports the architecture (legacy GPUs stay on their"
+        " last branch)",
+        fix="use a release of the last branch shown",
+        acceptable=True,
+    ),
+    Rule(
+        id="kernel-modules-fit-gpu",
+        check=driver.kernel_modules_fit_gpu,
+        section="driver",
+        summary="open kernel modules where the GPU needs them, proprietary where it lacks a GSP",
+        fix="set `driver.kernelModuleType` as the hint says, or `auto`",
+    ),
+    Rule(
+        id="open-modules-need-r515",
+        check=driver.open_modules_need_r515,
+        section="driver",
+        summary="open kernel modules only with a driver that ships them",
+        fix="raise `driver.version`, or use proprietary modules",
+    ),
+    Rule(
+        id="simulated-needs-gpustack",
+        check=device_plugin.simulated_needs_gpustack,
+        section="devicePlugin",
+        summary="the simulated backend only with gpustack's device plugin",
+        fix="set `implementation: gpustack`, or `backend: nvml`",
+    ),
+    Rule(
+        id="nvidia-plugin-resource-name",
+        check=device_plugin.nvidia_plugin_resource_name,
+        section="devicePlugin",
+        summary="NVIDIA's plugin only with `resourceName: nvidia.com/gpu`",
+        fix="remove `resourceName`, or use `implementation: gpustack`",
+    ),
+    Rule(
+        id="nvidia-plugin-ignores-rename",
+        check=sharing.nvidia_plugin_ignores_rename,
+        section="devicePlugin.sharing",
+        summary="no sharing `rename` with NVIDIA's plugin, which drops it",
+        fix="remove `rename`, or use `implementation: gpustack`",
+        per_node_config=True,
+    ),
+    Rule(
+        id="resource-names-well-formed",
+        check=device_plugin.resource_names_well_formed,
+        section="devicePlugin",
+        summary="every resource name is `nvidia.com/<name>`, at most 63 characters",
+        fix="use lowercase letters, digits, `-` and `.` after `nvidia.com/`",
+        per_node_config=True,
+    ),
+    Rule(
+        id="sharing-needs-two-replicas",
+        check=sharing.sharing_needs_two_replicas,
+        section="devicePlugin.sharing",
+        summary="time-slicing and MPS replicas are 2 or more",
+        fix="set `replicas` to 2 or more, or remove the sharing",
+        per_node_config=True,
+    ),
+    Rule(
+        id="time-slicing-resources-unique",
+        check=sharing.time_slicing_resources_unique,
+        section="devicePlugin.sharing",
+        summary="each resource is time-sliced once, and no rename is advertised twice",
+        fix="keep one entry per resource, and a rename of its own",
+        per_node_config=True,
+    ),
+    Rule(
+        id="time-slicing-resources-exist",
+        check=sharing.time_slicing_resources_exist,
+        section="devicePlugin.sharing",
+        summary="time-slicing shares only resources the plugin has",
+        fix="share one of the resources listed",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mps-needs-nvidia-plugin",
+        check=sharing.mps_needs_nvidia_plugin,
+        section="devicePlugin.sharing",
+        summary="MPS only with NVIDIA's plugin",
+        fix="set `implementation: nvidia`, or share with `timeSlicing`",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mps-excludes-time-slicing",
+        check=sharing.mps_excludes_time_slicing,
+        section="devicePlugin.sharing",
+        summary="MPS and time-slicing are not both given",
+        fix="keep either `sharing.mps` or `sharing.timeSlicing`",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mps-not-with-mig-devices",
+        check=sharing.mps_not_with_mig_devices,
+        section="devicePlugin.sharing",
+        summary="MPS shares whole GPUs, never MIG devices",
+        fix="set `migStrategy: none`, or remove `sharing.mps`",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mps-shares-whole-gpus",
+        check=sharing.mps_shares_whole_gpus,
+        section="devicePlugin.sharing",
+        summary="MPS shares the plugin's whole-GPU resource, once",
+        fix="set `name` to the plugin's `resourceName`; one entry",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mig-needs-capable-gpu",
+        check=gpus.mig_needs_capable_gpu,
+        section="gpus",
+        summary="MIG only on a MIG-capable product, and a MIG layout only with `gpus.product`",
+        fix="remove the MIG settings, or set a MIG-capable product",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mig-layout-fits",
+        check=gpus.mig_layout_fits,
+        section="gpus",
+        summary="the MIG layout uses the product's MIG profiles and fits its slices",
+        fix="use the product's profiles; fewer or smaller instances",
+        per_node_config=True,
+    ),
+    Rule(
+        id="mig-strategy-matches-layout",
+        check=gpus.mig_strategy_matches_layout,
+        section="gpus",
+        summary="a MIG layout with a MIG strategy; `single` with one MIG profile only",
+        fix="set `migStrategy: mixed` (or `single` for a uniform layout)",
+        per_node_config=True,
+    ),
+    Rule(
+        id="node-configs-need-plugin",
+        check=node_configs.node_configs_need_plugin,
+        section="devicePlugin.nodeConfigs",
+        summary="node configs only with gpustack's device plugin DaemonSets enabled",
+        fix="remove `nodeConfigs`, or set `devicePlugin.enabled: true`",
+    ),
+    Rule(
+        id="node-config-names-unique",
+        check=node_configs.node_config_names_unique,
+        section="devicePlugin.nodeConfigs",
+        summary="node config names are unique and take no other DaemonSet's name",
+        fix="give each node config its own name",
+    ),
+    Rule(
+        id="workload-names-unique",
+        check=workloads.workload_names_unique,
+        section="workloads",
+        summary="example names are unique (each is a Job's name)",
+        fix="give each example its own name",
+    ),
+    Rule(
+        id="workload-cuda-fits-driver",
+        check=workloads.workload_cuda_fits_driver,
+        section="workloads",
+        summary="the example's CUDA release is known and runs on `driver.version`",
+        fix="set `cudaVersion`, raise `driver.version`, or use an older CUDA image; accept it"
+        " with CUDA forward compatibility",
+        acceptable=True,
+    ),
+    Rule(
+        id="workload-cuda-fits-gpu",
+        check=workloads.workload_cuda_fits_gpu,
+        section="workloads",
+        summary="the example's CUDA release still supports the GPU architecture",
+        fix="use an image built for the last CUDA release shown",
+        acceptable=True,
+    ),
+    Rule(
+        id="workload-cuda-knows-gpu",
+        check=workloads.workload_cuda_knows_gpu,
+        section="workloads",
+        summary="the example's CUDA release is new enough to know the GPU architecture",
+        fix="use an image built for the CUDA release shown or newer",
+        acceptable=True,
+    ),
+    Rule(
+        id="workload-resource-advertised",
+        check=workloads.workload_resource_advertised,
+        section="workloads",
+        summary="the example requests a resource some plugin config advertises",
+        fix="request one of the resources listed",
+    ),
+    Rule(
+        id="workload-fits-sharing",
+        check=workloads.workload_fits_sharing,
+        section="workloads",
+        summary="no request for more than one shared GPU where `failRequestsGreaterThanOne`"
+        " refuses it",
+        fix="set `gpus: 1`, or `failRequestsGreaterThanOne: false`",
+    ),
+    Rule(
+        id="workload-fits-node",
+        check=workloads.workload_fits_node,
+        section="workloads",
+        summary="the example requests no more than one node offers",
+        fix="request fewer, or set `gpus.perNode` to what the nodes have",
+    ),
+)
+
+#: Every kind of finding, in the order the reference lists them.
+ALL: tuple[Described, ...] = (LOAD, SCHEMA, *RULES, PROFILE_NAMES_UNIQUE, ACCEPT)
+
+_BY_ID: dict[str, Described] = {d.id: d for d in ALL}
+
+
+def get(rule_id: str) -> Described | None:
+    """The registered rule (or built-in finding kind) with this ID, if any."""
+    return _BY_ID.get(rule_id)
+
+
+def rule_findings(profile: Profile, rules: Iterable[Rule] = RULES) -> list[Finding]:
+    """Every rule's findings for one (schema-valid) profile, in rule order, each with its ID."""
+    return [finding for rule in rules for finding in rule(profile)]
