@@ -41,13 +41,13 @@ from gpustack.constructs.plugin_config import (
 )
 from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.profile.derive import plugin_configs
 from gpustack.profile.model import (
     PLUGIN_IMAGES,
     Implementation,
     MigStrategy,
     Profile,
     Resources,
-    node_config_profile,
 )
 
 NAME: Final = "nvidia-device-plugin"
@@ -192,13 +192,13 @@ class DevicePluginProps:
             ),
             node_configs=tuple(
                 NodeConfigProps(
-                    name=nc.name,
+                    name=name,
                     config_yaml=render_config(view),
                     mig_strategy=view.device_plugin.mig_strategy,
                     mps=view.device_plugin.mps is not None,
                 )
-                for nc in dp.node_configs
-                for view in [node_config_profile(profile, nc)]
+                for name, view in plugin_configs(profile)
+                if name is not None
             ),
             node_config_label=dp.node_config_label,
             mps=dp.mps is not None,

@@ -31,7 +31,8 @@ from gpustack.plugin.config import (
     SimulatedBackend,
     SimulatedGpu,
 )
-from gpustack.profile.catalog import ARCHITECTURES, PRODUCTS
+from gpustack.profile.catalog import PRODUCTS
+from gpustack.profile.derive import architecture_of
 from gpustack.profile.model import Profile, TimeSlicing
 
 #: Key of the config file in the ConfigMap, and where the plugin container finds it.
@@ -56,8 +57,7 @@ def simulated_gpus(profile: Profile) -> tuple[SimulatedGpu, ...]:
     shape: dict[str, Any] = {}
     nvlink = False
     product = PRODUCTS.get(gpus.product) if gpus.product else None
-    arch_name = product.architecture if product else gpus.architecture
-    arch = ARCHITECTURES.get(arch_name) if arch_name else None
+    arch = architecture_of(profile)
     if product is not None:
         shape["product"] = f"NVIDIA {product.name}"
         shape["memory_mib"] = product.memory_gb * 1024

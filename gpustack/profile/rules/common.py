@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
+from gpustack.plugin.config.keys import MAX_RESOURCE_NAME
 from gpustack.profile import catalog
 from gpustack.profile.derive import architecture_of
 from gpustack.profile.loader import JsonPath
@@ -20,16 +21,14 @@ TS: JsonPath = (DP, "sharing", "timeSlicing")
 MPS: JsonPath = (DP, "sharing", "mps")
 NC: JsonPath = (DP, "nodeConfigs")
 
-#: NVIDIA's plugin and gpustack's cap the whole name (prefix included) at 63 characters.
-MAX_RESOURCE_NAME = 63
-
 _RESOURCE_NAME = re.compile(
     r"^nvidia\.com/([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$"
 )
 
 
 def well_formed(name: str) -> bool:
-    """A resource name both device plugins accept: ``nvidia.com/<DNS subdomain>``, short."""
+    """A resource name both device plugins accept: ``nvidia.com/<DNS subdomain>``, at most
+    :data:`MAX_RESOURCE_NAME` characters with the prefix (the plugin config's own limit)."""
     return _RESOURCE_NAME.match(name) is not None and len(name) <= MAX_RESOURCE_NAME
 
 

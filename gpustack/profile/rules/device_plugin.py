@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.plugin.config.keys import MAX_RESOURCE_NAME
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 from gpustack.profile.rules.common import (
     DP,
-    MAX_RESOURCE_NAME,
     example_path,
     sharing_sections,
     well_formed,
