@@ -8,11 +8,13 @@ runs planning from the same index.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpustack.synth import writer
 from gpustack.synth.errors import SynthError
@@ -48,11 +50,12 @@ def test_an_index_naming_a_path_outside_the_clusters_folder_is_refused(
     victim.mkdir()
     (victim / "precious.txt").write_text("keep")
     key = key.replace("/ABS/victim", str(victim))
-    entry = {"profile": "../profiles/gone.yaml", "files": {"x.yaml": "sha256:" + "0" * 64}}
-    set_index_clusters(out, {**index_of(out)["clusters"], key: entry})  # type: ignore[dict-item]
+    clusters: dict[str, object] = index_of(out)["clusters"]  # type: ignore[assignment]
+    entry = {**clusters["a"], "profile": "../profiles/gone.yaml"}  # type: ignore[dict-item]
+    set_index_clusters(out, {**clusters, key: entry})
     before = tree(workdir)
     with pytest.raises(SynthError) as err:
-        apply(make_plan(out, [cluster("a")], prune=True))
+        apply(make_plan(out, [cluster("a")]))
     message = str(err.value)
     assert "\n" not in message
     assert message.startswith(f"{out}/.gpustack/index.json:")
@@ -283,3 +286,30 @@ def test_a_run_that_cannot_get_the_lock_in_time_fails_clearly(workdir: Path) -> 
         assert done.wait(5)
     assert len(errors) == 1
     assert str(errors[0]).startswith(f"another gpustack synth has been writing {out} for ")
+
+
+# --- the README says what protects a cluster, and names only tests that exist ------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_applicationset_preserves_a_removed_clusters_stack() -> None:
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    docs = [d for b in blocks for d in yaml.safe_load_all(b) if isinstance(d, dict)]
+    (appset,) = [d for d in docs if d.get("kind") == "ApplicationSet"]
+    assert appset["spec"]["syncPolicy"]["preserveResourcesOnDeletion"] is True
+
+
+def test_readme_guarantees_table_names_existing_tests() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = text.split("## What gpustack guarantees", 1)[1].split("\n## ", 1)[0]
+    tests_dir = README.parent / "tests"
+    sources = {p.name: p.read_text(encoding="utf-8") for p in tests_dir.rglob("test_*.py")}
+    named = re.findall(r"`(?:[\w/]*/)?(test_\w+\.py)(?:::(\w+))?`", table)
+    assert len(named) >= 20
+    for file, test in named:
+        assert file in sources, file
+        assert not test or f"def {test}(" in sources[file], f"{file}::{test}"
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) >= 7  # a header and one row per guarantee
