@@ -167,16 +167,38 @@ def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> Non
 @click.option(
     "--force",
     is_flag=True,
-    help="Take over folders gpustack did not create (their content is replaced).",
+    help="Replace what gpustack did not write: folders it did not create, and files in its "
+    "folders edited by hand (each is named in a warning).",
 )
-def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Delete the folders of clusters whose profile was deleted or renamed (a GitOps tool "
+    "that prunes then uninstalls the stack from that cluster).",
+)
+@click.option(
+    "--default-profile",
+    is_flag=True,
+    help="Synthesize the packaged default profile (without PATH and profiles/, only a folder "
+    "holding no clusters of other profiles gets it).",
+)
+def synth(
+    paths: tuple[Path, ...],
+    out: Path,
+    check: bool,
+    force: bool,
+    prune: bool,
+    default_profile: bool,
+) -> None:
     """Synthesize the GPU stack of each profile (default: profiles/) into OUT.
 
     Every profile is validated first; if any has an issue, nothing is written. Each cluster
     folder is written aside and swapped in whole, so readers never see a half-written one, and
     files of removed components disappear. A cluster whose profile was deleted or renamed is
-    removed; clusters of existing profiles left out of PATHS are kept. Without profiles/ and
-    PATH, the packaged default profile is used.
+    removed only with --prune (without it the run lists the folders and writes nothing); clusters
+    of existing profiles left out of PATHS are kept. Files edited by hand in gpustack's folders
+    are named and kept unless --force. Without profiles/ and PATH, the packaged default profile
+    is used if OUT holds no clusters of real profiles. A run waits for another one writing OUT.
     """
     import sys
 
@@ -185,10 +207,15 @@ def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
     from gpustack.synth.errors import SynthError
     from gpustack.synth.pipeline import Source, synthesize_clusters
     from gpustack.synth.sources import resolve_inputs
-    from gpustack.synth.writer import apply, compare, make_plan
+    from gpustack.synth.writer import run
 
-    inputs = resolve_inputs(paths)
-    if inputs.packaged:
+    if default_profile and paths:
+        raise click.UsageError("--default-profile synthesizes the packaged profile; give no PATH")
+    try:
+        inputs = resolve_inputs(paths, out=out, default=default_profile)
+    except SynthError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if inputs.packaged and not default_profile:
         click.echo(
             "gpustack: no profiles/ here; synthesizing the packaged default profile "
             "(`gpustack init <cluster> --product <GPU>` writes one of your own)",
@@ -201,27 +228,34 @@ def synth(paths: tuple[Path, ...], out: Path, check: bool, force: bool) -> None:
     if not result.profiles:
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, inputs.paths))}")
     sources = [Source(p.path, p.profile, packaged=inputs.packaged) for p in result.profiles]
+
+    def waiting() -> None:
+        click.echo(f"gpustack: waiting for another gpustack synth writing {out}", err=True)
+
     try:
-        plan = make_plan(out, synthesize_clusters(sources, out), force=force)
-        if check:
-            diffs = compare(plan)
-            for d in diffs:
-                click.echo(f"{d.kind}: {d.path}")
-            if diffs:
-                raise click.ClickException(
-                    f"{out} is out of date ({_count(len(diffs), 'file')}); "
-                    "run `gpustack synth` to update it"
-                )
-            click.echo(f"{out} is up to date ({_count(len(plan.write), 'cluster')})")
-            return
-        summary = apply(plan)
+        clusters = synthesize_clusters(sources, out)
+        done = run(out, clusters, check=check, force=force, prune=prune, on_wait=waiting)
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
-    for name in summary.written:
+    plan = done.plan
+    if check:
+        for d in done.differences:
+            click.echo(f"{d.kind}: {d.path}")
+        if done.differences:
+            raise click.ClickException(
+                f"{out} is out of date ({_count(len(done.differences), 'file')}); "
+                "run `gpustack synth` to update it"
+            )
+        click.echo(f"{out} is up to date ({_count(len(plan.write), 'cluster')})")
+        return
+    assert done.summary is not None
+    for path in plan.overwrites:
+        click.echo(f"gpustack: warning: overwrote {path}, edited by hand (--force)", err=True)
+    for name in done.summary.written:
         click.echo(f"wrote {plan.cluster_dir(name)}")
-    for name in summary.unchanged:
+    for name in done.summary.unchanged:
         click.echo(f"unchanged {plan.cluster_dir(name)}")
-    for name in summary.removed:
+    for name in done.summary.removed:
         click.echo(f"removed {plan.cluster_dir(name)}")
 
 

@@ -235,8 +235,9 @@ def test_check_counts_read_as_english(
 
 def test_help_says_which_clusters_are_removed_and_which_kept() -> None:
     text = " ".join(CliRunner().invoke(main, ["synth", "--help"]).stdout.split())
-    assert "A cluster whose profile was deleted or renamed is removed" in text
+    assert "A cluster whose profile was deleted or renamed is removed only with --prune" in text
     assert "clusters of existing profiles left out of PATHS are kept" in text
+    assert "edited by hand in gpustack's folders are named and kept unless --force" in text
 
 
 def test_check_of_a_missing_output_reports_missing_files(profiles: Path) -> None:
@@ -311,14 +312,46 @@ def test_removing_a_component_removes_its_folder(profiles: Path) -> None:
     assert not [r for r in listed["resources"] if r.startswith(("examples/", "container-toolkit/"))]
 
 
-def test_deleting_a_profile_removes_its_cluster(profiles: Path) -> None:
+def test_deleting_a_profile_removes_its_cluster_only_with_prune(profiles: Path) -> None:
     out = profiles.parent / "dist"
     assert synth(profiles, "--out", out).exit_code == 0
     (profiles / "beta.yaml").unlink()
-    result = synth(profiles, "--out", out)
+    before = files(out)
+    refused = synth(profiles, "--out", out)
+    assert refused.exit_code == 1
+    assert refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        f"Error: this run would delete this cluster folder: {out}/clusters/beta (its profile "
+        f"{profiles}/beta.yaml is gone); pass --prune to delete (a GitOps tool that prunes then "
+        "uninstalls the GPU stack from that cluster), or restore the profile; nothing was written"
+    ]
+    assert files(out) == before
+    check = synth(profiles, "--out", out, "--check")
+    assert check.exit_code == 1 and f"extra: {out}/clusters/beta/kustomization.yaml" in check.stdout
+    result = synth(profiles, "--out", out, "--prune")
     assert result.exit_code == 0, result.output
     assert f"removed {out}/clusters/beta" in result.stdout.splitlines()
     assert os.listdir(out / "clusters") == ["alpha"]
+
+
+def test_hand_edits_are_named_and_kept_unless_forced(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    assert synth(profiles, "--out", out).exit_code == 0
+    kust = out / "clusters" / "alpha" / "kustomization.yaml"
+    kust.write_text("edited\n")
+    (profiles / "alpha.yaml").write_text(PROFILE.format(name="alpha").replace('"580', '"570'))
+    before = files(out)
+    refused = synth(profiles, "--out", out)
+    assert refused.exit_code == 1
+    assert len(refused.stderr.splitlines()) == 1
+    assert f"{kust} (changed)" in refused.stderr and "--force" in refused.stderr
+    assert files(out) == before
+    forced = synth(profiles, "--out", out, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert forced.stderr.splitlines() == [
+        f"gpustack: warning: overwrote {kust}, edited by hand (--force)"
+    ]
+    assert kust.read_text() != "edited\n"
 
 
 def test_default_profile_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -327,6 +360,54 @@ def test_default_profile_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 0, result.output
     assert result.stderr.count("\n") == 1 and "packaged default profile" in result.stderr
     assert os.listdir(tmp_path / "dist" / "clusters") == ["default"]
+
+
+def _owned_dist(root: Path) -> dict[str, bytes]:
+    """A repository's dist/ with one cluster from a real profile, written without Node."""
+    from gpustack.synth.writer import apply, make_plan
+    from tests.synth.objects import cluster
+
+    (root / "profiles").mkdir()
+    (root / "profiles" / "prod.yaml").write_text(PROFILE.format(name="prod"))
+    apply(make_plan(root / "dist", [cluster("prod")]))
+    return files(root / "dist")
+
+
+@pytest.mark.parametrize("how", ["deleted", "dangling link"])
+def test_missing_profiles_never_fall_back_over_earlier_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    before = _owned_dist(tmp_path)
+    shutil.rmtree(tmp_path / "profiles")
+    if how == "dangling link":
+        (tmp_path / "profiles").symlink_to(tmp_path / "gone")
+    monkeypatch.chdir(tmp_path)
+    result = synth()
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    if how == "deleted":
+        assert line == (
+            "Error: no profiles/ here, but dist/.gpustack/index.json lists clusters synthesized "
+            "from profiles (prod); run gpustack where profiles/ is, or name the profiles as PATH "
+            "(--default-profile synthesizes the packaged default profile anyway)"
+        )
+    else:
+        assert line.startswith(f"Error: profiles is a link to {tmp_path}/gone, which does not")
+    assert files(tmp_path / "dist") == before
+
+
+def test_default_profile_on_request_still_removes_nothing_without_prune(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _owned_dist(tmp_path)
+    shutil.rmtree(tmp_path / "profiles")
+    monkeypatch.chdir(tmp_path)
+    result = synth("--default-profile")
+    assert result.exit_code == 1
+    assert "dist/clusters/prod (its profile profiles/prod.yaml is gone)" in result.stderr
+    assert files(tmp_path / "dist") == before
+    assert synth("--default-profile", "profiles").exit_code == 2
 
 
 USAGE_ERRORS = {

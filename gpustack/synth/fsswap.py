@@ -53,13 +53,14 @@ def sibling(path: Path, tag: str) -> Path:
 
 
 def swap_in(staged: Path, target: Path) -> Path | None:
-    """Move ``staged`` to ``target``; returns where the previous ``target`` now is, if any."""
+    """Move ``staged`` to ``target``; returns where the previous ``target`` now is, if any
+    (in ``staged``'s folder, which must be on the same filesystem as ``target``)."""
     if not os.path.lexists(target):
         os.rename(staged, target)
         return None
     if exchange(staged, target):
         return staged
-    old = sibling(target, "old")
+    old = sibling(staged.parent / target.name, "old")  # beside the staged copy, not the target
     os.rename(target, old)
     try:
         os.rename(staged, target)

@@ -7,18 +7,28 @@ may replace or delete. It is deterministic (sorted keys, no timestamps, no tool 
 re-running ``gpustack synth`` never changes it without a reason.
 
 Each cluster records the profile it came from, as a path relative to the output directory (or
-:data:`PACKAGED_DEFAULT` for the built-in profile). The writer uses that to tell a cluster whose
-profile was deleted or renamed (remove it) from one whose profile merely wasn't part of this run
-(keep it).
+:data:`PACKAGED_DEFAULT` for the built-in profile), and the SHA-256 digest of every file gpustack
+wrote there, so a file changed or added by hand is told apart from gpustack's own output.
+
+The index is committed, so it is input like any other: a pull request can edit it. Every name
+read from it must be a cluster name (a DNS label, hence a folder right inside ``clusters/``) and
+every file a relative path inside its cluster; anything else is an error, never a path to use.
+
+Format 2 (current): ``files`` maps each path to ``"sha256:<hex>"``; ``previous``, present only
+after a run was killed while swapping folders in, holds the digests of the folder it was
+replacing (the folder holds one or the other). Format 1 listed paths without digests; it is still
+read (a changed file can't be told then, an added one can) and rewritten as format 2.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpustack.synth.errors import SynthError
@@ -26,9 +36,21 @@ from gpustack.synth.errors import SynthError
 INDEX_DIR = ".gpustack"
 INDEX_FILE = "index.json"
 #: Bumped when the file's meaning changes; older gpustack refuses newer indexes.
-FORMAT = 1
+FORMAT = 2
+#: Formats this gpustack reads (older ones are rewritten in :data:`FORMAT`).
+READABLE = (1, 2)
 #: Profile reference recorded for clusters synthesized from the packaged default profile.
 PACKAGED_DEFAULT = "gpustack:default-profile.yaml"
+#: A cluster name is a DNS label, so it can only ever be one folder right inside ``clusters/``.
+CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+#: Digests of a cluster's files by path; ``None`` where the index has no digest (format 1).
+Digests = Mapping[str, "str | None"]
+
+
+def digest(content: bytes) -> str:
+    return "sha256:" + hashlib.sha256(content).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -36,7 +58,16 @@ class IndexEntry:
     """One owned cluster folder: the profile it came from and the files gpustack wrote there."""
 
     profile: str
-    files: tuple[str, ...] = ()
+    files: Digests = field(default_factory=dict)
+    #: Only after an interrupted swap: the digests of the folder that was being replaced.
+    previous: Digests = field(default_factory=dict)
+
+    def knows(self, path: str, found: str) -> bool:
+        """Whether a file at ``path`` with digest ``found`` is one gpustack wrote."""
+        for recorded in (self.files, self.previous):
+            if path in recorded and recorded[path] in (None, found):
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -46,45 +77,95 @@ class OwnershipIndex:
     clusters: Mapping[str, IndexEntry] = field(default_factory=dict)
 
     def to_bytes(self) -> bytes:
-        doc = {
-            "format": FORMAT,
-            "generator": "gpustack",
-            "clusters": {
-                name: {"profile": e.profile, "files": list(e.files)}
-                for name, e in sorted(self.clusters.items())
-            },
-        }
+        clusters: dict[str, Any] = {}
+        for name, e in sorted(self.clusters.items()):
+            doc: dict[str, Any] = {"profile": e.profile, "files": dict(e.files)}
+            if e.previous:
+                doc["previous"] = dict(e.previous)
+            clusters[name] = doc
+        doc = {"format": FORMAT, "generator": "gpustack", "clusters": clusters}
         return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str) -> OwnershipIndex:
+        restore = f"restore it from git (`git checkout -- {where}`)"
         bad = (
-            f"{where} is not a gpustack index; restore it from git, or delete the output "
-            "folder's .gpustack/ and re-run with --force to take the folder over"
+            f"{where} is not a gpustack index; {restore}, or delete the output folder's "
+            ".gpustack/ and re-run with --force to take the folder over"
         )
         try:
-            doc: Any = json.loads(data)
+            text = data.decode()
+            doc: Any = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SynthError(bad) from exc
         if not isinstance(doc, dict) or doc.get("generator") != "gpustack":
             raise SynthError(bad)
-        if doc.get("format") != FORMAT:
+        if doc.get("format") not in READABLE:
             raise SynthError(
-                f"{where} has format {doc.get('format')!r}, this gpustack reads format {FORMAT}; "
-                "use the gpustack version that wrote it"
+                f"{where} has format {doc.get('format')!r}, this gpustack reads formats "
+                f"{', '.join(map(str, READABLE))}; use the gpustack version that wrote it"
             )
-        clusters: dict[str, IndexEntry] = {}
         raw = doc.get("clusters")
         if not isinstance(raw, dict):
             raise SynthError(bad)
+
+        def unsafe(needle: Any, what: str) -> SynthError:
+            return SynthError(
+                f"{_locate(where, text, needle)}: {what}; the index only names clusters "
+                f"gpustack wrote, so it was edited: {restore}"
+            )
+
+        clusters: dict[str, IndexEntry] = {}
         for name, entry in raw.items():
+            if not CLUSTER_NAME.fullmatch(name):
+                raise unsafe(
+                    name,
+                    f"cluster name {name!r} is not a DNS label (lowercase letters, digits and "
+                    "'-'), so it is no folder inside clusters/",
+                )
             if not isinstance(entry, dict) or not isinstance(entry.get("profile"), str):
                 raise SynthError(bad)
-            files = entry.get("files", [])
-            if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-                raise SynthError(bad)
-            clusters[str(name)] = IndexEntry(profile=entry["profile"], files=tuple(files))
+            digests: list[Digests] = []
+            for key in ("files", "previous"):
+                value = entry.get(key, {} if key == "previous" or doc["format"] > 1 else [])
+                if doc["format"] == 1 and key == "files" and isinstance(value, list):
+                    value = dict.fromkeys(value)
+                if not isinstance(value, dict):
+                    raise SynthError(bad)
+                for path, hashed in value.items():
+                    if not _inside(path):
+                        raise unsafe(
+                            path,
+                            f"file {path!r} of cluster {name!r} is not a relative path inside "
+                            "its cluster folder",
+                        )
+                    if (hashed is not None or doc["format"] > 1) and (
+                        not isinstance(hashed, str) or not _DIGEST.fullmatch(hashed)
+                    ):
+                        raise unsafe(hashed, f"file {path!r} has no sha256 digest")
+                digests.append(value)
+            clusters[name] = IndexEntry(entry["profile"], digests[0], digests[1])
         return cls(clusters=clusters)
+
+
+def _inside(path: str) -> bool:
+    """A relative POSIX path that stays inside the folder it is relative to."""
+    if not isinstance(path, str) or not path or "\\" in path or "\0" in path:
+        return False
+    parts = PurePosixPath(path).parts
+    return not path.startswith("/") and all(p not in (".", "..") for p in parts) and bool(parts)
+
+
+def _locate(where: str, text: str, needle: Any) -> str:
+    """``file:line:col`` of the first occurrence of ``needle`` as a JSON string, if found."""
+    at = text.find(json.dumps(needle, ensure_ascii=False)) if isinstance(needle, str) else -1
+    if at < 0:
+        at = text.find(json.dumps(needle)) if isinstance(needle, str) else -1
+    if at < 0:
+        return where
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"{where}:{line}:{col}"
 
 
 def index_path(out: Path) -> Path:

@@ -11,15 +11,17 @@ import pytest
 
 from gpustack.synth import fsswap
 from gpustack.synth.errors import SynthError
-from gpustack.synth.index import PACKAGED_DEFAULT
+from gpustack.synth.index import PACKAGED_DEFAULT, digest
 from gpustack.synth.layout import ClusterOutput, ManifestFile
-from gpustack.synth.writer import SourcedCluster, _locked, apply, compare, make_plan
+from gpustack.synth.writer import SourcedCluster, apply, compare, make_plan
 
 from .objects import cluster, tree
 
 
-def write(out: Path, *clusters: SourcedCluster, force: bool = False) -> tuple[str, ...]:
-    return apply(make_plan(out, clusters, force=force)).written
+def write(
+    out: Path, *clusters: SourcedCluster, force: bool = False, prune: bool = False
+) -> tuple[str, ...]:
+    return apply(make_plan(out, clusters, force=force, prune=prune)).written
 
 
 def hidden_entries(out: Path) -> list[str]:
@@ -44,11 +46,14 @@ def test_first_write_lays_out_every_file_and_the_index(workdir: Path) -> None:
     expected[".gpustack/index.json"] = (out / ".gpustack" / "index.json").read_bytes()
     assert tree(out) == expected
     assert index == {
-        "format": 1,
+        "format": 2,
         "generator": "gpustack",
         "clusters": {
-            "a": {"profile": "../profiles/a.yaml", "files": list(a.output.paths())},
-            "b": {"profile": "../profiles/b.yaml", "files": list(b.output.paths())},
+            c.output.name: {
+                "profile": f"../profiles/{c.output.name}.yaml",
+                "files": {f.path: digest(f.content) for f in c.output.files},
+            }
+            for c in (a, b)
         },
     }
 
@@ -74,12 +79,14 @@ def test_removed_component_disappears_and_no_staging_is_left(workdir: Path) -> N
     assert hidden_entries(out) == []
 
 
-def test_hand_edits_inside_an_owned_cluster_are_replaced(workdir: Path) -> None:
+def test_hand_edits_inside_an_owned_cluster_are_replaced_when_forced(workdir: Path) -> None:
     out = workdir / "dist"
     write(out, cluster("a"))
     (out / "clusters" / "a" / "driver" / "notes.yaml").write_text("x: 1\n")
     (out / "clusters" / "a" / "kustomization.yaml").write_text("edited\n")
-    assert write(out, cluster("a")) == ("a",)
+    with pytest.raises(SynthError, match="edited by hand"):
+        write(out, cluster("a"))
+    assert write(out, cluster("a"), force=True) == ("a",)
     assert not (out / "clusters" / "a" / "driver" / "notes.yaml").exists()
     assert (out / "clusters" / "a" / "kustomization.yaml").read_bytes() == dict(
         (f.path, f.content) for f in cluster("a").output.files
@@ -204,7 +211,7 @@ def test_cluster_of_a_deleted_profile_is_removed(workdir: Path) -> None:
     out = workdir / "dist"
     write(out, cluster("a"), cluster("b"))
     (workdir / "profiles" / "b.yaml").unlink()
-    summary = apply(make_plan(out, [cluster("a")]))
+    summary = apply(make_plan(out, [cluster("a")], prune=True))
     assert summary.removed == ("b",)
     assert sorted(os.listdir(out / "clusters")) == ["a"]
     assert list(json.loads((out / ".gpustack" / "index.json").read_bytes())["clusters"]) == ["a"]
@@ -221,7 +228,7 @@ def test_cluster_of_a_profile_left_out_of_this_run_is_kept(workdir: Path) -> Non
 def test_renamed_cluster_replaces_the_old_folder(workdir: Path) -> None:
     out = workdir / "dist"
     write(out, cluster("a"))
-    summary = apply(make_plan(out, [cluster("a-renamed", "../profiles/a.yaml")]))
+    summary = apply(make_plan(out, [cluster("a-renamed", "../profiles/a.yaml")], prune=True))
     assert (summary.written, summary.removed) == (("a-renamed",), ("a",))
     assert sorted(os.listdir(out / "clusters")) == ["a-renamed"]
 
@@ -229,7 +236,7 @@ def test_renamed_cluster_replaces_the_old_folder(workdir: Path) -> None:
 def test_packaged_default_cluster_goes_once_real_profiles_are_used(workdir: Path) -> None:
     out = workdir / "dist"
     write(out, cluster("default", PACKAGED_DEFAULT))
-    assert apply(make_plan(out, [cluster("a")])).removed == ("default",)
+    assert apply(make_plan(out, [cluster("a")], prune=True)).removed == ("default",)
     assert sorted(os.listdir(out / "clusters")) == ["a"]
 
 
@@ -356,13 +363,6 @@ def test_unwritable_clusters_folder_names_the_cluster_not_the_staging_copy(
     assert str(err.value).startswith(f"cannot write {out}/clusters/a: ")
     assert "gpustack-tmp" not in str(err.value) and "staged" not in str(err.value)
     assert tree(workdir) == before
-
-
-def test_a_concurrent_run_is_refused(workdir: Path) -> None:
-    out = workdir / "dist"
-    write(out, cluster("a"))
-    with _locked(out / ".gpustack"), pytest.raises(SynthError, match="another gpustack synth"):
-        apply(make_plan(out, [cluster("a", examples=False)]))
 
 
 def test_compare_lists_every_difference_and_writes_nothing(workdir: Path) -> None:
