@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Final, Literal, get_args
 
 from gpustack.fields import MAP, Spec, documented, item, key
-from gpustack.plugin.config.keys import abs_path, resource_name
+from gpustack.plugin.config.keys import GPU_RESOURCE, abs_path, resource_name
 
 #: Shared with the profile (which imports them from :mod:`gpustack.plugin.config`).
 Backend = Literal["nvml", "simulated"]
@@ -156,7 +156,7 @@ class GpustackExtensions:
     resource_name: str = resource_name(
         "Resource name",
         "Resource advertised for whole GPUs (NVIDIA hard-codes nvidia.com/gpu).",
-        default="nvidia.com/gpu",
+        default=GPU_RESOURCE,
     )
     backend: Backend = key(
         "Backend",

@@ -16,6 +16,8 @@ RESOURCE_NAME: Final = (
     r"/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"  # name
 )
 MAX_RESOURCE_NAME: Final = 63
+#: The resource of whole GPUs: NVIDIA's plugin always advertises it; gpustack's by default.
+GPU_RESOURCE: Final = "nvidia.com/gpu"
 
 _PATH = "an absolute path; start it with '/'"
 

@@ -19,6 +19,7 @@ from gpustack.plugin.config import (
     DeviceListStrategy,
     MigStrategy,
 )
+from gpustack.plugin.config.keys import GPU_RESOURCE
 from gpustack.profile.model.common import (
     DNS_LABEL,
     IMAGE,
@@ -231,7 +232,7 @@ class DevicePlugin:
     resource_name: str = key(
         "Resource name",
         "Extended resource for whole GPUs.",
-        default="nvidia.com/gpu",
+        default=GPU_RESOURCE,
         examples=["nvidia.com/gpu"],
     )
     backend: Backend = key(

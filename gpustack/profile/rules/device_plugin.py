@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.plugin.config.keys import MAX_RESOURCE_NAME
+from gpustack.plugin.config.keys import GPU_RESOURCE, MAX_RESOURCE_NAME
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
@@ -31,7 +31,7 @@ def simulated_needs_gpustack(p: Profile) -> Iterator[Finding]:
 
 def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
     dp = p.device_plugin
-    if dp.implementation == "nvidia" and dp.resource_name != "nvidia.com/gpu":
+    if dp.implementation == "nvidia" and dp.resource_name != GPU_RESOURCE:
         yield Finding(
             (DP, "resourceName"),
             "NVIDIA's device plugin always advertises nvidia.com/gpu",
