@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -12,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from gpustack import fields
 from gpustack.fields import MAP, SORTED_MAP, DecodeError, Spec, documented, inherit, item, key
+from gpustack.fields.generated import write_or_check
 from gpustack.profile import model
 from gpustack.profile.schema import build_schema
 
@@ -238,3 +240,14 @@ def test_the_profile_schema_documents_a_default_for_every_non_derived_field() ->
             if has_default and "default" not in prop:
                 value = f.default if f.default is not dataclasses.MISSING else f.default_factory()
                 assert value is None, f"{cls.__name__}.{f.name} hides its default {value!r}"
+
+
+def test_generated_files_are_written_then_checked(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "schema.json"
+    write_or_check({target: "new\n"}, "make it", argv=[])
+    assert target.read_text(encoding="utf-8") == "new\n"
+    write_or_check({target: "new\n"}, "make it", argv=["--check"])  # current: no exit
+    target.write_text("old\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"schema.json is stale; run: make it"):
+        write_or_check({target: "new\n"}, "make it", argv=["--check"])
+    assert target.read_text(encoding="utf-8") == "old\n"  # --check writes nothing

@@ -13,7 +13,6 @@ The schema keeps to the subset every yaml-language-server understands: ``enum``,
 from __future__ import annotations
 
 import json
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from gpustack import fields
+from gpustack.fields.generated import write_or_check
 from gpustack.profile import model
 
 SCHEMA_ID = "https://gpustack.dev/schemas/profile.schema.json"
@@ -131,19 +131,14 @@ def render_reference_doc() -> str:
 
 def main() -> None:
     """Rewrite (or with ``--check``, verify) the schemas and the field reference."""
-    files = {
-        SCHEMA_FILE: render(),
-        BASE_SCHEMA_FILE: render_base(),
-        REFERENCE_FILE: render_reference_doc(),
-    }
-    if "--check" in sys.argv[1:]:
-        for path, text in files.items():
-            if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                sys.exit(f"{path} is stale; run: python -m gpustack.profile.schema")
-        return
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_or_check(
+        {
+            SCHEMA_FILE: render(),
+            BASE_SCHEMA_FILE: render_base(),
+            REFERENCE_FILE: render_reference_doc(),
+        },
+        "python -m gpustack.profile.schema",
+    )
 
 
 if __name__ == "__main__":
