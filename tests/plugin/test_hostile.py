@@ -23,11 +23,11 @@ import yaml
 
 from gpustack.plugin import server
 from gpustack.plugin.backends import simulated
-from gpustack.plugin.config import PluginConfig
+from gpustack.plugin.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, PluginConfig
 from gpustack.plugin.testkubelet import KubeletSimulator
 from gpustack.plugin.v1beta1 import api_pb2, api_pb2_grpc
 
-from .conftest import H100X8, InProcessPlugin, PluginProcess, StartPlugin, sim_config
+from .conftest import H100X8, REPO, InProcessPlugin, PluginProcess, StartPlugin, sim_config
 
 GPU = "nvidia.com/gpu"
 U = [g.uuid for g in PluginConfig.from_dict(H100X8).gpustack.simulated.gpus]
@@ -337,3 +337,15 @@ def test_event_lines_do_not_depend_on_how_the_file_is_read(chunk: int) -> None:
     assert lines == [b"a", b"xid 1 79", b"", b"y" * limit]
     assert reader.offset == len(data)
     assert reader.feed(b"\n") == [b"unfinished"]
+
+
+def test_readme_states_the_limits_the_code_enforces() -> None:
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    for sentence in (
+        f"at most {server.MAX_STREAMS} ListAndWatch streams per resource",
+        f"{server.MAX_WORKERS - server.MAX_STREAMS} of the {server.MAX_WORKERS} per resource",
+        f"at most {MAX_CONFIG_BYTES >> 20} MiB, nested at most {MAX_CONFIG_DEPTH}",
+        f"longer than {simulated.MAX_EVENT_LINE} bytes is skipped",
+        f"in {simulated.READ_CHUNK >> 10} KiB steps",
+    ):
+        assert sentence in readme, sentence
