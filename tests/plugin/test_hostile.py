@@ -211,6 +211,29 @@ def test_an_unexpected_reload_error_keeps_the_old_config(
         assert plugin.stop() == 0
 
 
+@pytest.mark.parametrize("outcome", ["raises", "loads"])
+def test_a_stop_requested_during_a_reload_is_honoured(
+    kubelet: KubeletSimulator, sockdir: Path, outcome: str
+) -> None:
+    """SIGTERM while SIGHUP's parse runs (the handler only sets a flag): the plugin stops."""
+    cfg = write(sockdir / "c.yaml", two_gpus())
+    plugin = InProcessPlugin(kubelet.socket_dir, cfg, {})
+    kubelet.wait_for_registration(GPU)
+    real = plugin.manager._rt.load_config
+
+    def interrupted() -> PluginConfig:
+        plugin.manager.request_stop()  # what the SIGTERM handler does, mid-parse
+        if outcome == "raises":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real()
+
+    object.__setattr__(plugin.manager._rt, "load_config", interrupted)
+    plugin.manager.request_reload()
+    plugin.thread.join(timeout=5)
+    assert not plugin.thread.is_alive() and plugin.exit_code == 0
+    assert not (Path(kubelet.socket_dir) / "nvidia-gpu.sock").exists()
+
+
 # --- item 18: the simulated events file --------------------------------------------------------
 
 
