@@ -137,6 +137,14 @@ RULES: tuple[Rule, ...] = (
         acceptable=True,
     ),
     Rule(
+        id="tolerations-valid",
+        check=cluster.tolerations_valid,
+        section="cluster",
+        summary="each toleration is one the API server accepts: no value with `Exists`, a key"
+        " with `Equal`, `tolerationSeconds` only with effect `NoExecute`",
+        fix="remove the value (or use `Equal`), give a key, or set `effect: NoExecute`",
+    ),
+    Rule(
         id="precompiled-needs-kernel",
         check=driver.precompiled_needs_kernel,
         section="driver",
