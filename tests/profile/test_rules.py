@@ -25,6 +25,7 @@ REPO_PROFILES = Path(__file__).parents[2] / "profiles"
 TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes-version-supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
     "tolerations-valid": ("tolerations-invalid", "$.cluster.tolerations[0].value"),
+    "env-not-managed": ("env-overrides-managed", "$.toolkit.env[0].name"),
     "runtime-matches-distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
     "crio-restart-not-signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "cdi-strategy-needs-runtime-cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
