@@ -50,7 +50,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     import os
     import sys
 
-    from gpustack.checker import check_paths, discover
+    from gpustack.checker import check_paths, scan
     from gpustack.report import render
 
     if not paths:
@@ -58,7 +58,8 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
         if not default.is_dir():
             raise click.UsageError(f"no PATH given and no {DEFAULT_PROFILES}/ folder here")
         paths = (default,)
-    if not discover(list(paths)):
+    found = scan(list(paths))
+    if not found.files and not found.unreadable:
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
     result = check_paths(list(paths))
     color = (
