@@ -2,8 +2,11 @@
 
 The toolkit's installer always registers three handlers in containerd or CRI-O: the main one
 (``toolkit.runtimeClass``, default ``nvidia``) and ``nvidia-cdi``/``nvidia-legacy``, which force a
-mode. Exception: CRI-O without CDI is configured with an OCI hook that applies to every
-container, so there is no handler to name.
+mode. Exceptions: CRI-O without CDI is configured with an OCI hook that applies to every
+container, so there is no handler to name; and k3s/RKE2 render containerd's config themselves on
+every start, keeping only the handler they register for the runtime binary they find
+(``nvidia``), so the installer's ``nvidia-cdi``/``nvidia-legacy`` do not survive there
+(``tests/node/`` shows each distribution's loaded config).
 Pure Python: no cdk8s.
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from gpustack.profile.model import Profile
+from gpustack.profile.model import SELF_CONFIGURING, Profile
 
 #: Handlers the toolkit registers next to the main one (fixed names in nvidia-ctk-installer).
 EXTRA_HANDLERS: Final = ("nvidia-cdi", "nvidia-legacy")
@@ -35,7 +38,8 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
 
     ``nvidia-cdi``/``nvidia-legacy`` are declared only when gpustack runs the toolkit (so the
     handlers are known to exist) with CDI on: ``nvidia-cdi`` needs the CDI specs the toolkit writes
-    only then, and without CDI ``nvidia`` already is the legacy mode.
+    only then, and without CDI ``nvidia`` already is the legacy mode. Never on k3s/RKE2, whose
+    regenerated config has no such handlers.
     """
     main = gpu_runtime_class(profile)
     if main is None or (is_simulated(profile) and not profile.toolkit.enabled):
@@ -43,7 +47,8 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
         # such nodes (kind, k3d) usually have no NVIDIA handler at all.
         return ()
     names = [main]
-    if profile.toolkit.enabled and profile.toolkit.cdi.enabled:
+    self_configuring = profile.cluster.runtime.distribution in SELF_CONFIGURING
+    if profile.toolkit.enabled and profile.toolkit.cdi.enabled and not self_configuring:
         names += [h for h in EXTRA_HANDLERS if h != main]
     return tuple(names)
 

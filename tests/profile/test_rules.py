@@ -25,6 +25,15 @@ REPO_PROFILES = Path(__file__).parents[2] / "profiles"
 TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes-version-supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
     "runtime-matches-distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
+    "k3s-keeps-only-its-nvidia-handler": ("k3s-foreign-handler", "$.toolkit.runtimeClass"),
+    "k3s-cdi-needs-containerd-2": (
+        "k3s-cdi-containerd-1",
+        "$.devicePlugin.deviceListStrategy",
+    ),
+    "host-driver-root-needs-host-driver": (
+        "host-driver-root-with-driver-container",
+        "$.driver.hostDriverRoot",
+    ),
     "crio-restart-not-signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "cdi-strategy-needs-runtime-cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
