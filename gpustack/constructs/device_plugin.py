@@ -29,7 +29,13 @@ from gpustack.constructs.mps import (
     mps_control_daemon,
     mps_volumes,
 )
-from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import (
+    CONFIG_CHECKSUM,
+    VALIDATIONS,
+    NodeApp,
+    NodeDaemonSet,
+    WaitFor,
+)
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.plugin_config import (
     CONFIG_DIR,
@@ -40,7 +46,12 @@ from gpustack.constructs.plugin_config import (
     render_config,
 )
 from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
-from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.constructs.scripts import (
+    DRIVER_ROOT_CTR_PATH,
+    RUNTIME_CHECK,
+    TOOLKIT_CONFIGURED,
+    TOOLKIT_READY,
+)
 from gpustack.profile.derive import plugin_configs
 from gpustack.profile.model import (
     PLUGIN_IMAGES,
@@ -54,6 +65,8 @@ NAME: Final = "nvidia-device-plugin"
 DAEMONSET: Final = "nvidia-device-plugin-daemonset"
 CONTAINER: Final = "nvidia-device-plugin"
 INIT_CONTAINER: Final = "toolkit-validation"
+#: Init container that proves the NVIDIA runtime (``nvidia-smi``) and writes ``toolkit-ready``.
+RUNTIME_CHECK_CONTAINER: Final = "runtime-validation"
 CONFIG_MAP: Final = "nvidia-device-plugin-config"
 #: The kubelet's device plugin directory as the plugin container sees it (its registration
 #: socket and ours live here); the host folder is ``<kubelet root>/device-plugins``.
@@ -129,6 +142,11 @@ class DevicePluginProps:
     - ``mps``: the config shares GPUs with CUDA MPS (``sharing.mps``, NVIDIA's plugin only): the
       plugin mounts the MPS root (``/run/nvidia/mps`` at ``/mps``) and its shared memory (at
       ``/dev/shm``), and :data:`MPS_DAEMON` runs on the same nodes.
+    - ``runtime_check``: with gpustack's toolkit (and real GPUs), the plugin pod first waits for
+      the toolkit's ``toolkit-configured``, then :data:`RUNTIME_CHECK_CONTAINER` (toolkit image,
+      started through the pod's ``nvidia`` runtime) runs ``nvidia-smi`` and writes
+      ``toolkit-ready``, which ``wait_for`` names for everything else (the MPS daemon); ``None``
+      waits for ``wait_for`` alone.
     """
 
     container: ContainerSettings
@@ -148,18 +166,20 @@ class DevicePluginProps:
     node_config_label: str
     device_plugin_host_dir: str
     mps: bool
+    runtime_check: WaitFor | None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
         dp, toolkit, driver = profile.device_plugin, profile.toolkit, profile.driver
         simulated = is_simulated(profile)
         wait_for: WaitFor | None = None
+        runtime_check: WaitFor | None = None
         if simulated:
             pass  # a simulated stack must come up on nodes without GPUs: nothing to wait for
         elif toolkit.enabled:
-            wait_for = WaitFor(
-                f"{VALIDATIONS_DIR}/toolkit-ready", toolkit.image_ref(), toolkit.image_pull_policy
-            )
+            image, pull = toolkit.image_ref(), toolkit.image_pull_policy
+            wait_for = WaitFor(f"{VALIDATIONS_DIR}/{TOOLKIT_READY}", image, pull)
+            runtime_check = WaitFor(f"{VALIDATIONS_DIR}/{TOOLKIT_CONFIGURED}", image, pull)
         elif driver.enabled:
             wait_for = WaitFor(
                 f"{VALIDATIONS_DIR}/driver-ready", driver.image_ref(), driver.image_pull_policy
@@ -202,6 +222,7 @@ class DevicePluginProps:
             ),
             node_config_label=dp.node_config_label,
             mps=dp.mps is not None,
+            runtime_check=runtime_check,
         )
 
     @property
@@ -377,7 +398,15 @@ def _plugin(
         security_context=security_context(props),
         volume_mounts=mounts,
     )
-    waits = [ds.wait_for(props.wait_for, INIT_CONTAINER)] if props.wait_for is not None else []
+    if props.runtime_check is not None:
+        waits = [
+            ds.wait_for(props.runtime_check, INIT_CONTAINER),
+            _runtime_check(ds, props.runtime_check),
+        ]
+    elif props.wait_for is not None:
+        waits = [ds.wait_for(props.wait_for, INIT_CONTAINER)]
+    else:
+        waits = []
     ds.add(
         f"{prefix}daemonset",
         daemonset,
@@ -385,4 +414,21 @@ def _plugin(
         init_containers=waits,
         runtime_class_name=props.runtime_class,
         affinity=affinity,
+    )
+
+
+def _runtime_check(ds: NodeDaemonSet, wait: WaitFor) -> k8s.Container:
+    """:data:`RUNTIME_CHECK_CONTAINER`: ``nvidia-smi`` in a container of this pod (same runtime
+    class), then ``toolkit-ready``. No privileges: the runtime injects the GPUs and
+    ``nvidia-smi``; it writes only the readiness file."""
+    return k8s.Container(
+        name=RUNTIME_CHECK_CONTAINER,
+        image=wait.image,
+        image_pull_policy=wait.image_pull_policy,
+        command=["sh", "-c", RUNTIME_CHECK.format(validations=VALIDATIONS_DIR)],
+        env=kube.env_list(
+            [("NVIDIA_VISIBLE_DEVICES", "all"), ("NVIDIA_DRIVER_CAPABILITIES", "utility")]
+        ),
+        security_context=kube.unprivileged(),
+        volume_mounts=[ds.mount(VALIDATIONS, VALIDATIONS_DIR)],
     )

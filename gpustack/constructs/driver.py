@@ -81,6 +81,11 @@ class DriverProps:
       ``nvidia-driver reload_nvidia_peermem`` with ``/run/nvidia`` and ``/run/mellanox/drivers``
       mounted and the same two variables; the startupProbe records
       ``GPU_DIRECT_RDMA_ENABLED=true`` in ``.driver-ctr-ready``.
+    - ``os_release``: ``(ID, VERSION_ID)`` of the OS the image is built for (from
+      ``driver.osTag``): a node that Node Feature Discovery labels with another OS
+      (``feature.node.kubernetes.io/system-os_release.ID``/``.VERSION_ID``) gets no driver pod
+      instead of one that pulls an image for another OS and fails to build; nodes without those
+      labels are taken to run that OS (see :func:`os_affinity`).
     - ``peermem_liveness``: the sidecar's livenessProbe (``nvidia-driver probe_nvidia_peermem``).
       Default every 30 s, 10 s timeout, restart after 3 failures (about 90 s without the module;
       the restarted sidecar loads it again). Its startupProbe runs the same command with the
@@ -97,6 +102,7 @@ class DriverProps:
     repo_config: tuple[str, str] | None
     cert_config: tuple[str, str] | None
     rdma: Rdma
+    os_release: tuple[str, str]
     termination_grace_period_seconds: int = 300
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
@@ -120,6 +126,7 @@ class DriverProps:
             repo_config=(d.repo_config_map, repo_dir) if d.repo_config_map else None,
             cert_config=(d.cert_config_map, cert_dir) if d.cert_config_map else None,
             rdma=d.rdma,
+            os_release=d.os_release,
         )
 
 
@@ -268,11 +275,14 @@ class NvidiaDriver(Construct):
             "daemonset",
             DAEMONSET,
             containers=containers,
+            init_containers=mofed_wait(props, ds),
             default_container=True,
             update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
             host_pid=True,
             termination_grace_period_seconds=props.termination_grace_period_seconds,
-            affinity=k8s.Affinity(pod_anti_affinity=one_per_node),
+            affinity=k8s.Affinity(
+                pod_anti_affinity=one_per_node, node_affinity=os_affinity(props.os_release)
+            ),
         )
 
     @staticmethod
@@ -301,3 +311,62 @@ class NvidiaDriver(Construct):
             ),
             volume_mounts=[mounts["run-nvidia"], mounts["run-mellanox-drivers"]],
         )
+
+
+#: Where a MOFED driver container (NVIDIA's network operator) announces its driver is loaded.
+MOFED_READY: Final = "/run/mellanox/drivers/.driver-ready"
+#: Init container that waits for it (GPUDirect RDMA without a host MOFED).
+MOFED_WAIT_CONTAINER: Final = "mofed-validation"
+#: Node Feature Discovery's labels for ``/etc/os-release`` ``ID`` and ``VERSION_ID``.
+OS_ID_LABEL: Final = "feature.node.kubernetes.io/system-os_release.ID"
+OS_VERSION_LABEL: Final = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
+
+
+def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
+    """With GPUDirect RDMA from a MOFED driver container, wait for its ``.driver-ready`` before
+    the GPU driver builds: built against the inbox RDMA stack, ``nvidia-peermem`` never loads.
+    A host MOFED (``useHostMofed``) is there before any pod: nothing to wait for."""
+    rdma = props.rdma
+    if not rdma.enabled or rdma.use_host_mofed:
+        return []
+    script = (
+        f'until [ -f "{MOFED_READY}" ]; do echo "waiting for the MOFED driver ({MOFED_READY})";'
+        " sleep 5; done"
+    )
+    volume = kube.host_path("run-mellanox-drivers", "/run/mellanox/drivers", "DirectoryOrCreate")
+    container = k8s.Container(
+        name=MOFED_WAIT_CONTAINER,
+        image=props.container.image,
+        image_pull_policy=props.container.image_pull_policy,
+        command=["sh", "-c", script],
+        security_context=kube.unprivileged(),
+        volume_mounts=[
+            ds.mount(volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer")
+        ],
+    )
+    return [container]
+
+
+def os_affinity(os_release: tuple[str, str]) -> k8s.NodeAffinity:
+    """Keep the driver off nodes that Node Feature Discovery says run another OS.
+
+    One image serves one OS release (``driver.osTag``); the GPU Operator picks the tag per node
+    from these labels. gpustack's profile names one OS (a fleet's GPU nodes normally share an
+    image): a node labelled with another OS is left without a driver pod rather than given one
+    that cannot build, and a node without the labels (no NFD) is taken to run that OS.
+    """
+    os_id, version = os_release
+    match = k8s.NodeSelectorTerm(
+        match_expressions=[
+            k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="In", values=[os_id]),
+            k8s.NodeSelectorRequirement(key=OS_VERSION_LABEL, operator="In", values=[version]),
+        ]
+    )
+    unlabelled = k8s.NodeSelectorTerm(
+        match_expressions=[k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="DoesNotExist")]
+    )
+    return k8s.NodeAffinity(
+        required_during_scheduling_ignored_during_execution=k8s.NodeSelector(
+            node_selector_terms=[match, unlabelled]
+        )
+    )

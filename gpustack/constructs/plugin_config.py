@@ -103,6 +103,8 @@ def plugin_config(profile: Profile) -> PluginConfig:
             mig_strategy=dp.mig_strategy,
             fail_on_init_error=dp.fail_on_init_error,
             nvidia_driver_root="/" if simulated else profile.driver.root,
+            # A host driver kept outside / (GKE) has its device nodes in the host's /dev.
+            nvidia_dev_root="/" if not simulated and profile.driver.root_is_not_dev_root else None,
             mps_root=MPS_ROOT if dp.mps is not None else None,
             plugin=PluginFlags(
                 pass_device_specs=dp.pass_device_specs,

@@ -2,8 +2,11 @@
 
 The toolkit's installer always registers three handlers in containerd or CRI-O: the main one
 (``toolkit.runtimeClass``, default ``nvidia``) and ``nvidia-cdi``/``nvidia-legacy``, which force a
-mode. Exception: CRI-O without CDI is configured with an OCI hook that applies to every
-container, so there is no handler to name.
+mode. Exceptions: CRI-O without CDI is configured with an OCI hook that applies to every
+container, so there is no handler to name; and k3s/RKE2 render containerd's config themselves on
+every start, keeping only the handler they register for the runtime binary they find
+(``nvidia``), so the installer's ``nvidia-cdi``/``nvidia-legacy`` do not survive there
+(``tests/node/`` shows each distribution's loaded config).
 Pure Python: no cdk8s.
 """
 

@@ -8,8 +8,11 @@ readiness files that order the stack on each node:
   NVIDIA_DRIVER_ROOT, DRIVER_ROOT_CTR_PATH, NVIDIA_DEV_ROOT, DEV_ROOT_CTR_PATH.
 - ``.driver-ctr-ready`` (written by the driver's startupProbe) says the driver container is up;
   with GPUDirect RDMA it holds ``GPU_DIRECT_RDMA_ENABLED=true``, as the operator's does.
-- ``toolkit-ready`` (written by the toolkit's startupProbe) tells the device plugin the runtime
-  is configured.
+- ``toolkit-configured`` (written by the toolkit's startupProbe) says the installer configured
+  the runtime and the ``/dev/char`` links exist; the device plugin's pod then starts through the
+  ``nvidia`` runtime and writes
+- ``toolkit-ready`` only after ``nvidia-smi`` ran inside it (:data:`RUNTIME_CHECK`): proof that
+  the runtime injects the GPUs, as NVIDIA's validator proves it before writing the same file.
 
 Files are written to a temporary name and renamed so a reader never sources half a file.
 """
@@ -26,6 +29,9 @@ DRIVER_ROOT_CTR_PATH: Final = "/driver-root"
 HOST_ROOT_CTR_PATH: Final = "/host"
 #: Where scripts ConfigMaps are mounted in the containers.
 SCRIPTS_DIR: Final = "/usr/local/lib/gpustack"
+#: Readiness files under the validations folder (see the module docstring).
+TOOLKIT_CONFIGURED: Final = "toolkit-configured"
+TOOLKIT_READY: Final = "toolkit-ready"
 
 _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
@@ -87,17 +93,29 @@ TOOLKIT_WAIT_FOR_DRIVER = _ENV.from_string(
 #!/bin/sh
 # Init container of the toolkit: block until the driver on this node works.
 set -eu
-mkdir -p "{{ validations }}"
 {% if host_driver %}
+mkdir -p "{{ validations }}"
 # The driver is preinstalled on the host: check it there and publish driver-ready ourselves.
 """
     + _WRITE_DRIVER_READY
     + """\
+{% if host_driver_root == "/" %}
 until chroot "{{ host_root_ctr }}" nvidia-smi > /dev/null; do
   echo "waiting for the host driver: 'nvidia-smi' fails on the host" >&2
   sleep 10
 done
 write_driver_ready true / / "{{ driver_root_ctr }}"
+{% else %}
+# The driver lives under {{ host_driver_root }} (not a root filesystem of its own): run its
+# nvidia-smi with the host's loader and the driver's libraries. Device nodes are the host's.
+until chroot "{{ host_root_ctr }}" env \\
+    LD_LIBRARY_PATH="{{ host_driver_root }}/lib64:{{ host_driver_root }}/lib" \\
+    "{{ host_driver_root }}/bin/nvidia-smi" > /dev/null; do
+  echo "waiting for the host driver: '{{ host_driver_root }}/bin/nvidia-smi' fails" >&2
+  sleep 10
+done
+write_driver_ready true "{{ host_driver_root }}" / "{{ host_root_ctr }}"
+{% endif %}
 {% else %}
 until [ -f "{{ validations }}/driver-ready" ]; do
   echo "waiting for the driver container ({{ validations }}/driver-ready)"
@@ -132,20 +150,74 @@ TOOLKIT_READY_PROBE = _ENV.from_string(
     """\
 #!/bin/sh
 # startupProbe of the toolkit: succeeds once the installer has installed the runtime and
-# configured the node's container runtime, then tells the device plugin (toolkit-ready).
+# configured the node's container runtime and every NVIDIA device node is linked under
+# /dev/char; then tells the device plugin ({{ configured }}), whose pod proves the runtime.
 set -eu
 test -f "$TOOLKIT_PID_FILE"
 test -x "{{ install_dir }}/toolkit/nvidia-container-runtime"
 {% if hook_dir %}
 ls "{{ hook_dir }}"/*nvidia*.json > /dev/null
 {% else %}
-grep -q nvidia-container-runtime "{{ runtime_config }}"
+# The handler the installer wrote names our runtime by its full path: a stock config may
+# mention nvidia-container-runtime without it (MicroK8s's template does).
+grep -qF '"{{ install_dir }}/toolkit/nvidia-container-runtime"' "{{ runtime_config }}"
+{% if drop_in_host %}
+grep -qF '"{{ drop_in_host }}"' "{{ top_level_config }}"
+{% endif %}
 {% endif %}
 {% if cdi %}
 ls "{{ cdi_root }}"/*nvidia.com-gpu* > /dev/null
 {% endif %}
-touch "{{ validations }}/toolkit-ready"
+set -a
+. "{{ validations }}/driver-ready"
+set +a
+sh "{{ scripts_dir }}/dev-char-symlinks.sh" "$DEV_ROOT_CTR_PATH" "$NVIDIA_DEV_ROOT" \\
+  "{{ dev_char }}"
+touch "{{ validations }}/{{ configured }}"
 """
+)
+
+#: Links ``/dev/char/<major>:<minor>`` to every NVIDIA device node, as ``nvidia-ctk system
+#: create-dev-char-symlinks`` does for NVIDIA's validator: on systemd-cgroup nodes,
+#: ``systemctl daemon-reload`` rebuilds a container's device rules from ``/dev/char``, and a GPU
+#: with no link there is cut off from running containers ("Failed to initialize NVML: Unknown
+#: Error"). Device numbers come from ``stat`` (``%t``/``%T``: major and minor, in hex); the link
+#: names the node's *host* path (inside the driver container's root when it made the nodes).
+DEV_CHAR_SYMLINKS: Final = """\
+#!/bin/sh
+# usage: dev-char-symlinks.sh DEV_ROOT_HERE DEV_ROOT_ON_HOST CHAR_DIR_HERE
+# Links CHAR_DIR/<major>:<minor> -> <DEV_ROOT_ON_HOST>/dev/<node> for every NVIDIA device node
+# under DEV_ROOT_HERE/dev; fails while there is none (the driver has not made them yet).
+set -eu
+here=$1
+host=${2%/}
+chars=$3
+mkdir -p "$chars"
+count=0
+for node in "$here"/dev/nvidia* "$here"/dev/nvidia-caps/* \\
+    "$here"/dev/nvidia-caps-imex-channels/*; do
+  [ -e "$node" ] && [ ! -d "$node" ] || continue
+  numbers=$(stat -L -c '%t %T' "$node")
+  major=$(printf '%d' "0x${numbers% *}")
+  minor=$(printf '%d' "0x${numbers#* }")
+  [ "$major" -ne 0 ] || continue  # not a device node
+  ln -sfn "$host${node#"$here"}" "$chars/$major:$minor"
+  count=$((count + 1))
+done
+if [ "$count" -eq 0 ]; then
+  echo "no NVIDIA device nodes under $here/dev yet" >&2
+  exit 1
+fi
+echo "linked $count NVIDIA device nodes under /dev/char"
+"""
+
+#: The device plugin pod's proof that the runtime works: it runs with the ``nvidia``
+#: RuntimeClass (or CRI-O's hook), so ``nvidia-smi`` exists and sees the GPUs only if the
+#: runtime injected them; only then is ``toolkit-ready`` written (``{validations}``).
+RUNTIME_CHECK: Final = (
+    "nvidia-smi -L"
+    ' && tmp="{validations}/.toolkit-ready.tmp"'
+    ' && : > "$tmp" && mv -f "$tmp" "{validations}/toolkit-ready"'
 )
 
 #: One all_reduce across every process torchrun starts (one per GPU): NCCL on GPUs, gloo on a

@@ -24,14 +24,18 @@ from gpustack.constructs.node_daemonset import VALIDATIONS, NodeApp, NodeDaemonS
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import cdi_only
 from gpustack.constructs.scripts import (
+    DEV_CHAR_SYMLINKS,
     DRIVER_ROOT_CTR_PATH,
     HOST_ROOT_CTR_PATH,
     SCRIPTS_DIR,
+    TOOLKIT_CONFIGURED,
     TOOLKIT_ENTRYPOINT,
+    TOOLKIT_READY,
     TOOLKIT_READY_PROBE,
     TOOLKIT_WAIT_FOR_DRIVER,
 )
 from gpustack.profile.model import (
+    SELF_CONFIGURING,
     Profile,
     RestartMode,
     RuntimeName,
@@ -47,8 +51,8 @@ INIT_CONTAINER: Final = "driver-validation"
 TOOLKIT_RUN_DIR: Final = "/run/nvidia/toolkit"
 PID_FILE: Final = f"{TOOLKIT_RUN_DIR}/toolkit.pid"
 CDI_KIND: Final = "management.nvidia.com/gpu"
-#: CRI-O reads OCI hooks here; the toolkit installs its hook here when CDI is off.
-CRIO_HOOKS_DIR: Final = "/usr/share/containers/oci/hooks.d"
+#: Where the toolkit sees the host's ``/dev/char`` (it links every NVIDIA device node there).
+DEV_CHAR_CTR: Final = "/host-dev-char"
 CONFIG_DIR_CTR: Final = "/runtime/config-dir/"
 DROP_IN_DIR_CTR: Final = "/runtime/config-dir.d/"
 SOCKET_DIR_CTR: Final = "/runtime/sock-dir/"
@@ -81,9 +85,16 @@ class ToolkitProps:
       that name only CDI devices still get CDI).
     - ``install_dir``: host directory the toolkit installs into.
     - ``driver_root``: host path of the driver root (``driver.root``: the driver container's, or
-      ``/`` for a preinstalled driver).
+      ``driver.hostDriverRoot`` for a preinstalled driver, ``/`` unless it lives elsewhere).
     - ``host_driver``: the driver is preinstalled, so the init container checks it with
-      ``chroot /host nvidia-smi`` and writes ``driver-ready`` itself.
+      ``nvidia-smi`` on the host and writes ``driver-ready`` itself.
+    - ``volume_mounts``: the device plugin may hand out GPUs as volume mounts
+      (``deviceListStrategy: volume-mounts``), which the runtime honours only when told to
+      (``ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS``), and must then ignore the
+      environment variable in unprivileged pods, as NVIDIA's chart sets it.
+    - ``self_configuring``: k3s or RKE2, which render containerd's config themselves (and
+      register the ``nvidia`` handler they find) on every start: the installer's imports line in
+      their ``config.toml`` lasts only until then, so the probe does not look for it.
     """
 
     container: ContainerSettings
@@ -99,6 +110,8 @@ class ToolkitProps:
     install_dir: str
     driver_root: str
     host_driver: bool
+    volume_mounts: bool
+    self_configuring: bool
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ToolkitProps:
@@ -117,6 +130,8 @@ class ToolkitProps:
             install_dir=t.install_dir,
             driver_root=profile.driver.root,
             host_driver=not profile.driver.enabled,
+            volume_mounts=_volume_mounts(profile),
+            self_configuring=runtime.distribution in SELF_CONFIGURING,
         )
 
     @property
@@ -125,9 +140,8 @@ class ToolkitProps:
         return CONFIG_DIR_CTR + posixpath.basename(self.paths.config)
 
     @property
-    def drop_in_ctr(self) -> str | None:
-        drop_in = self.paths.drop_in_config
-        return DROP_IN_DIR_CTR + posixpath.basename(drop_in) if drop_in else None
+    def drop_in_ctr(self) -> str:
+        return DROP_IN_DIR_CTR + posixpath.basename(self.paths.drop_in_config)
 
     @property
     def socket_ctr(self) -> str | None:
@@ -138,6 +152,13 @@ class ToolkitProps:
     def crio_hooks(self) -> bool:
         """CRI-O without CDI is configured through an OCI hook, not a runtime handler."""
         return self.runtime == "crio" and not self.cdi
+
+
+def _volume_mounts(profile: Profile) -> bool:
+    """gpustack's device plugin hands out devices as volume mounts (node configs share the
+    default config's strategy)."""
+    dp = profile.device_plugin
+    return dp.enabled and "volume-mounts" in dp.device_list_strategy
 
 
 def _bool(value: bool) -> str:
@@ -155,14 +176,15 @@ def toolkit_env(props: ToolkitProps) -> list[tuple[str, str]]:
         ("RUNTIME_CONFIG", props.config_ctr),
         ("CONTAINERD_CONFIG" if containerd else "CRIO_CONFIG", props.config_ctr),
     ]
-    if props.drop_in_ctr and props.paths.drop_in_config:
-        env += [
-            ("RUNTIME_DROP_IN_CONFIG", props.drop_in_ctr),
-            ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", props.paths.drop_in_config),
-        ]
-    else:
-        # No drop-in directory on this distribution: the installer edits the top-level config.
-        env.append(("RUNTIME_DROP_IN_CONFIG", ""))
+    # Never empty: the installer would then write the handlers into the top-level file and
+    # rewrite it with its original tree plus an imports line, losing them (issue #10, item 1).
+    env += [
+        ("RUNTIME_DROP_IN_CONFIG", props.drop_in_ctr),
+        ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", props.paths.drop_in_config),
+    ]
+    if props.paths.executable:
+        # For the `command` config source: the runtime binary is not on the host's PATH (k0s).
+        env.append(("RUNTIME_EXECUTABLE_PATH", props.paths.executable))
     if props.socket_ctr:
         env.append(("RUNTIME_SOCKET", props.socket_ctr))
         if containerd:
@@ -189,8 +211,15 @@ def toolkit_env(props: ToolkitProps) -> list[tuple[str, str]]:
             ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", CDI_KIND),
             ("CDI_OUTPUT_DIR", CDI_ROOT),
         ]
+    if props.volume_mounts:
+        env += [
+            ("ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS", "true"),
+            ("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "false"),
+        ]
     if props.runtime == "crio":
         env.append(("CRIO_CONFIG_MODE", "hook" if props.crio_hooks else "config"))
+        if props.crio_hooks and props.paths.hooks_dir:
+            env.append(("CRIO_HOOKS_DIR", props.paths.hooks_dir))
     return env
 
 
@@ -206,14 +235,20 @@ def render_scripts(props: ToolkitProps) -> dict[str, str]:
         "ready-probe.sh": TOOLKIT_READY_PROBE.render(
             **common,
             install_dir=props.install_dir,
-            hook_dir=CRIO_HOOKS_DIR if props.crio_hooks else None,
-            runtime_config=props.drop_in_ctr or props.config_ctr,
+            hook_dir=props.paths.hooks_dir if props.crio_hooks else None,
+            runtime_config=props.drop_in_ctr,
+            top_level_config=props.config_ctr,
+            drop_in_host=None if props.self_configuring else props.paths.drop_in_config,
             cdi=props.cdi,
             cdi_root=CDI_ROOT,
+            scripts_dir=SCRIPTS_DIR,
+            dev_char=DEV_CHAR_CTR,
+            configured=TOOLKIT_CONFIGURED,
         ),
         "wait-for-driver.sh": TOOLKIT_WAIT_FOR_DRIVER.render(
-            **common, host_driver=props.host_driver
+            **common, host_driver=props.host_driver, host_driver_root=props.driver_root
         ),
+        "dev-char-symlinks.sh": DEV_CHAR_SYMLINKS,
     }
 
 
@@ -221,9 +256,13 @@ class ContainerToolkit(Construct):
     """ServiceAccount, scripts ConfigMap ``nvidia-container-toolkit-scripts`` and the
     ``nvidia-container-toolkit-daemonset``.
 
-    The init container waits for ``driver-ready`` (or, with a preinstalled driver, checks the host
-    driver and writes it). The startupProbe writes ``toolkit-ready`` once the runtime is
-    configured; preStop removes it, and the installer undoes its runtime changes on exit.
+    The init container waits for ``driver-ready`` (unprivileged, reading one file) or, with a
+    preinstalled driver, checks the host driver and writes it (privileged: it runs the host's
+    ``nvidia-smi``). The startupProbe links every NVIDIA device node under the host's
+    ``/dev/char`` and writes ``toolkit-configured`` once the runtime is configured; the device
+    plugin's pod, started through the ``nvidia`` runtime, proves it with ``nvidia-smi`` and only
+    then writes ``toolkit-ready``. preStop removes both, and the installer undoes its runtime
+    changes on exit.
     RBAC: none and no API token: the installer only touches host files and signals the runtime
     (the operator's Role exists for OpenShift SCCs and its own DaemonSet lookups).
     """
@@ -264,16 +303,18 @@ class ContainerToolkit(Construct):
                 CONFIG_DIR_CTR,
             ),
         ]
-        if props.paths.drop_in_config:
-            drop_in_dir = posixpath.dirname(props.paths.drop_in_config)
-            volume = kube.host_path(f"{runtime}-drop-in-config", drop_in_dir, "DirectoryOrCreate")
-            mounts.append(ds.mount(volume, DROP_IN_DIR_CTR))
+        drop_in_dir = posixpath.dirname(props.paths.drop_in_config)
+        volume = kube.host_path(f"{runtime}-drop-in-config", drop_in_dir, "DirectoryOrCreate")
+        mounts.append(ds.mount(volume, DROP_IN_DIR_CTR))
         if props.paths.socket:
             volume = kube.host_path(f"{runtime}-socket", posixpath.dirname(props.paths.socket))
             mounts.append(ds.mount(volume, SOCKET_DIR_CTR))
-        if props.crio_hooks:
-            volume = kube.host_path("crio-hooks", CRIO_HOOKS_DIR, "DirectoryOrCreate")
-            mounts.append(ds.mount(volume, CRIO_HOOKS_DIR))
+        dev_char = kube.host_path("host-dev-char", "/dev/char", "DirectoryOrCreate")
+        mounts.append(ds.mount(dev_char, DEV_CHAR_CTR))
+        hooks_dir = props.paths.hooks_dir
+        if props.crio_hooks and hooks_dir:
+            volume = kube.host_path("crio-hooks", hooks_dir, "DirectoryOrCreate")
+            mounts.append(ds.mount(volume, hooks_dir))
         if props.cdi:
             volume = kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate")
             mounts.append(ds.mount(volume, CDI_ROOT))
@@ -281,21 +322,8 @@ class ContainerToolkit(Construct):
         privileged = k8s.SecurityContext(
             privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
         )
-        init = k8s.Container(
-            name=INIT_CONTAINER,
-            image=props.container.image,
-            image_pull_policy=props.container.image_pull_policy,
-            command=["sh", f"{SCRIPTS_DIR}/wait-for-driver.sh"],
-            security_context=privileged,
-            volume_mounts=[
-                ds.mount(VALIDATIONS, VALIDATIONS_DIR),
-                ds.mount(
-                    host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
-                ),
-                ds.mount(scripts, SCRIPTS_DIR, read_only=True),
-            ],
-        )
-        ready = f"{VALIDATIONS_DIR}/toolkit-ready"
+        init = _init_container(props, ds, host_root, scripts, privileged)
+        ready = f"{VALIDATIONS_DIR}/{TOOLKIT_CONFIGURED} {VALIDATIONS_DIR}/{TOOLKIT_READY}"
         container = kube.main_container(
             CONTAINER,
             props.container,
@@ -310,7 +338,7 @@ class ContainerToolkit(Construct):
                 failure_threshold=120,
             ),
             lifecycle=k8s.Lifecycle(
-                pre_stop=k8s.LifecycleHandler(exec=kube.exec_action("rm", "-f", ready))
+                pre_stop=k8s.LifecycleHandler(exec=kube.exec_action("sh", "-c", f"rm -f {ready}"))
             ),
             volume_mounts=mounts,
         )
@@ -322,3 +350,39 @@ class ContainerToolkit(Construct):
             default_container=True,
             host_pid=True,
         )
+
+
+def _init_container(
+    props: ToolkitProps,
+    ds: NodeDaemonSet,
+    host_root: k8s.Volume,
+    scripts: k8s.Volume,
+    privileged: k8s.SecurityContext,
+) -> k8s.Container:
+    """``driver-validation``: each variant gets only what it uses.
+
+    Waiting for the driver container's ``driver-ready`` reads one file: unprivileged, the
+    validations folder read-only, no host root. Checking a preinstalled driver runs the host's
+    ``nvidia-smi`` (chroot into the host root, which reaches the GPU device nodes only from a
+    privileged container) and writes ``driver-ready``.
+    """
+    mounts = [ds.mount(scripts, SCRIPTS_DIR, read_only=True)]
+    if props.host_driver:
+        mounts += [
+            ds.mount(VALIDATIONS, VALIDATIONS_DIR),
+            ds.mount(host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"),
+        ]
+        security = privileged
+    else:
+        mounts.append(
+            ds.mount(VALIDATIONS, VALIDATIONS_DIR, read_only=True, propagation="HostToContainer")
+        )
+        security = kube.unprivileged()
+    return k8s.Container(
+        name=INIT_CONTAINER,
+        image=props.container.image,
+        image_pull_policy=props.container.image_pull_policy,
+        command=["sh", f"{SCRIPTS_DIR}/wait-for-driver.sh"],
+        security_context=security,
+        volume_mounts=mounts,
+    )

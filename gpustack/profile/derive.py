@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gpustack.profile import catalog
 from gpustack.profile.model import (
+    SELF_CONFIGURING,
     Example,
     Profile,
     TimeSlicing,
@@ -145,9 +146,10 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
 
     ``nvidia-cdi``/``nvidia-legacy`` are declared only when gpustack runs the toolkit (so the
     handlers are known to exist) with CDI on: ``nvidia-cdi`` needs the CDI specs the toolkit writes
-    only then, and without CDI ``nvidia`` already is the legacy mode. Stated here, not in the
-    constructs, so that ``gpustack lint`` checks a workload's ``runtimeClassName`` against the
-    very list ``synth`` writes.
+    only then, and without CDI ``nvidia`` already is the legacy mode. Never on k3s/RKE2, whose
+    regenerated config has no such handlers. Stated here, not in the constructs, so that
+    ``gpustack lint`` checks a workload's ``runtimeClassName`` against the very list ``synth``
+    writes.
     """
     main = gpu_runtime_class(profile)
     if main is None or (is_simulated(profile) and not profile.toolkit.enabled):
@@ -155,6 +157,7 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
         # such nodes (kind, k3d) usually have no NVIDIA handler at all.
         return ()
     names = [main]
-    if profile.toolkit.enabled and profile.toolkit.cdi.enabled:
+    self_configuring = profile.cluster.runtime.distribution in SELF_CONFIGURING
+    if profile.toolkit.enabled and profile.toolkit.cdi.enabled and not self_configuring:
         names += [h for h in EXTRA_HANDLERS if h != main]
     return tuple(names)

@@ -180,9 +180,20 @@ def test_nvml_backend_waits_for_toolkit_and_uses_runtime(synth: Synth) -> None:
     ds = plugin(synth)
     spec = pod_spec(ds)
     assert spec["runtimeClassName"] == "nvidia"
+    assert [c["name"] for c in spec["initContainers"]] == [
+        "toolkit-validation",
+        "runtime-validation",
+    ]
     init = container(ds, "toolkit-validation", init=True)
-    assert "/run/nvidia/validations/toolkit-ready" in init["command"][-1]
+    assert '[ -f "/run/nvidia/validations/toolkit-configured" ]' in init["command"][-1]
     assert init["image"].startswith("nvcr.io/nvidia/k8s/container-toolkit:")
+    # readiness proves the runtime: nvidia-smi in this pod (runtime class nvidia), then ready
+    check = container(ds, "runtime-validation", init=True)
+    script = check["command"][-1]
+    assert script.index("nvidia-smi") < script.index("/run/nvidia/validations/toolkit-ready")
+    assert env(check) == {"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "utility"}
+    assert "readOnly" not in mounts(check)["/run/nvidia/validations"]
+    assert check["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     m = mounts(container(ds, CTR))["/driver-root"]
     assert (m["readOnly"], m["mountPropagation"]) == (True, "HostToContainer")
     assert host_paths(ds)["driver-root"] == "/run/nvidia/driver"

@@ -150,9 +150,76 @@ def test_digest_and_precompiled_images(synth: Synth) -> None:
     digest = "sha256:" + "a" * 64
     c = container(driver_ds(synth, driver={"digest": digest}), CTR)
     assert c["image"] == f"nvcr.io/nvidia/driver@{digest}"
-    pre = {"usePrecompiled": True, "kernelVersion": "6.8.0-45-generic", "version": "580.105.08"}
-    c = container(driver_ds(synth, driver=pre), CTR)
-    assert c["image"] == "nvcr.io/nvidia/driver:580.105.08-6.8.0-45-generic"
+
+
+# NVIDIA publishes precompiled driver images as <branch>-<kernel>-<os tag>.
+PRECOMPILED: list[tuple[dict[str, Any], str]] = [
+    ({"kernelVersion": "6.8.0-60-generic"}, "580-6.8.0-60-generic-ubuntu24.04"),
+    (
+        {"kernelVersion": "5.15.0-140-generic", "osTag": "ubuntu22.04", "version": "570.133.20"},
+        "570-5.15.0-140-generic-ubuntu22.04",
+    ),
+]
+
+
+@pytest.mark.parametrize(("settings", "tag"), PRECOMPILED, ids=[t for _, t in PRECOMPILED])
+def test_precompiled_tag_is_branch_kernel_os(
+    synth: Synth, settings: dict[str, Any], tag: str
+) -> None:
+    c = container(driver_ds(synth, driver={"usePrecompiled": True, **settings}), CTR)
+    assert c["image"] == f"nvcr.io/nvidia/driver:{tag}"
+
+
+def test_mofed_wait_before_the_driver_builds_unless_host_mofed(synth: Synth) -> None:
+    ds = driver_ds(synth, driver={"rdma": {"enabled": True}})
+    init = container(ds, "mofed-validation", init=True)
+    assert '[ -f "/run/mellanox/drivers/.driver-ready" ]' in init["command"][-1]
+    assert mounts(init)["/run/mellanox/drivers"]["readOnly"] is True
+    assert init["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    host = driver_ds(synth, driver={"rdma": {"enabled": True, "useHostMofed": True}})
+    assert "initContainers" not in pod_spec(host)
+    assert "initContainers" not in pod_spec(driver_ds(synth))
+
+
+def test_mofed_wait_really_waits(tmp_path: Path, synth: Synth) -> None:
+    ds = driver_ds(synth, driver={"rdma": {"enabled": True}})
+    script = container(ds, "mofed-validation", init=True)["command"][-1]
+    ready = tmp_path / ".driver-ready"
+    script = script.replace("/run/mellanox/drivers/.driver-ready", str(ready))
+    proc = subprocess.Popen(["sh", "-c", script.replace("sleep 5", "sleep 0.1")])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.5)
+        ready.write_text("")
+        assert proc.wait(timeout=5) == 0
+    finally:
+        proc.kill()
+
+
+OS_CASES: list[tuple[str, tuple[str, str]]] = [
+    ("ubuntu24.04", ("ubuntu", "24.04")),
+    ("ubuntu22.04", ("ubuntu", "22.04")),
+    ("rhel9.6", ("rhel", "9.6")),
+    ("rhcos4.18", ("rhcos", "4.18")),
+]
+
+
+@pytest.mark.parametrize(("os_tag", "release"), OS_CASES, ids=[c[0] for c in OS_CASES])
+def test_driver_stays_off_nodes_nfd_labels_with_another_os(
+    synth: Synth, os_tag: str, release: tuple[str, str]
+) -> None:
+    affinity = pod_spec(driver_ds(synth, driver={"osTag": os_tag}))["affinity"]["nodeAffinity"]
+    terms = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    label = "feature.node.kubernetes.io/system-os_release."
+    assert terms == [
+        {
+            "matchExpressions": [
+                {"key": f"{label}ID", "operator": "In", "values": [release[0]]},
+                {"key": f"{label}VERSION_ID", "operator": "In", "values": [release[1]]},
+            ]
+        },
+        {"matchExpressions": [{"key": f"{label}ID", "operator": "DoesNotExist"}]},
+    ]
 
 
 def test_kernel_module_parameters_mounted_at_drivers(synth: Synth) -> None:

@@ -104,14 +104,17 @@ def test_the_daemon(synth: Synth) -> None:
     assert annotation in template["metadata"]["annotations"]
     paths = host_paths(ds)
     assert (paths["mps-root"], paths["mps-shm"]) == ("/run/nvidia/mps", "/run/nvidia/mps/shm")
-    # waits for the toolkit like the plugin, then mounts the MPS shm with propagation to the host
+    # waits for toolkit-ready, which the plugin's pod writes once nvidia-smi ran through the
+    # runtime, then mounts the MPS shm with propagation to the host
     assert [c["name"] for c in spec["initContainers"]] == [
         "toolkit-validation",
         "mps-control-daemon-mounts",
     ]
-    assert container(ds, "toolkit-validation", init=True) == container(
-        plugin, "toolkit-validation", init=True
-    )
+    wait = container(ds, "toolkit-validation", init=True)
+    assert '[ -f "/run/nvidia/validations/toolkit-ready" ]' in wait["command"][-1]
+    check = container(plugin, "runtime-validation", init=True)
+    assert wait["image"] == check["image"]
+    assert "/run/nvidia/validations/toolkit-ready" in check["command"][-1]
     mount_shm = container(ds, "mps-control-daemon-mounts", init=True)
     assert mount_shm["command"] == ["mps-control-daemon", "mount-shm"]
     assert mount_shm["securityContext"] == {"privileged": True}

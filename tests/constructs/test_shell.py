@@ -23,6 +23,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "host-driver": {"driver": {"enabled": False}},
     "crio-hook": {"cluster": {"runtime": {"name": "crio"}}, "toolkit": {"cdi": {"enabled": False}}},
     "k3s": {"cluster": {"runtime": {"distribution": "k3s"}}},
+    "gke-host-driver": {
+        "driver": {"enabled": False, "hostDriverRoot": "/home/kubernetes/bin/nvidia"}
+    },
+    "rdma": {"driver": {"rdma": {"enabled": True}}},
     "no-toolkit": {"toolkit": {"enabled": False}},
     "nvidia-plugin-cdi": {
         "devicePlugin": {"implementation": "nvidia", "deviceListStrategy": ["cdi-cri"]}
@@ -75,6 +79,9 @@ def test_the_variants_cover_every_kind_of_script(all_scripts: dict[str, str]) ->
         "nvidia-container-toolkit-scripts-wait-for-driver.sh",
         "nvidia-driver-daemonset-nvidia-driver-ctr-preStop.sh",
         "nvidia-device-plugin-daemonset-toolkit-validation-command.sh",
+        "nvidia-device-plugin-daemonset-runtime-validation-command.sh",
+        "nvidia-container-toolkit-scripts-dev-char-symlinks.sh",
+        "nvidia-driver-daemonset-mofed-validation-command.sh",
     } <= names
 
 

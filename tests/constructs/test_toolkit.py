@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from gpustack.constructs.scripts import TOOLKIT_READY_PROBE, TOOLKIT_WAIT_FOR_DRIVER
+from gpustack.constructs.scripts import (
+    DEV_CHAR_SYMLINKS,
+    TOOLKIT_READY_PROBE,
+    TOOLKIT_WAIT_FOR_DRIVER,
+)
+from tests.node.devtree import make_nodes
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
 
@@ -64,13 +69,46 @@ RUNTIME_CASES: list[tuple[str, dict[str, Any], dict[str, str], dict[str, str]]] 
         {"distribution": "k3s"},
         {
             "CONTAINERD_CONFIG": "/runtime/config-dir/config.toml",
-            "RUNTIME_DROP_IN_CONFIG": "",
+            "RUNTIME_DROP_IN_CONFIG": "/runtime/config-dir.d/99-nvidia.toml",
+            "RUNTIME_DROP_IN_CONFIG_HOST_PATH": (
+                "/var/lib/rancher/k3s/agent/etc/containerd/gpustack.d/99-nvidia.toml"
+            ),
+            "RUNTIME_CONFIG_SOURCE": "file",
             "CONTAINERD_SOCKET": "/runtime/sock-dir/containerd.sock",
         },
         {
             "/runtime/config-dir/": "/var/lib/rancher/k3s/agent/etc/containerd",
+            "/runtime/config-dir.d/": "/var/lib/rancher/k3s/agent/etc/containerd/gpustack.d",
             "/runtime/sock-dir/": "/run/k3s/containerd",
         },
+    ),
+    (
+        "k0s",
+        {"distribution": "k0s"},
+        {
+            "RUNTIME_CONFIG": "/runtime/config-dir/containerd-imports.toml",
+            "RUNTIME_DROP_IN_CONFIG_HOST_PATH": "/etc/k0s/containerd.d/nvidia.toml",
+            "RUNTIME_EXECUTABLE_PATH": "/var/lib/k0s/bin/containerd",
+            "RUNTIME_CONFIG_SOURCE": "file",
+            "CONTAINERD_SOCKET": "/runtime/sock-dir/containerd.sock",
+        },
+        {
+            "/runtime/config-dir/": "/etc/k0s/gpustack",
+            "/runtime/config-dir.d/": "/etc/k0s/containerd.d",
+            "/runtime/sock-dir/": "/run/k0s",
+        },
+    ),
+    (
+        "microk8s",
+        {"distribution": "microk8s"},
+        {
+            "RUNTIME_CONFIG": "/runtime/config-dir/containerd-template.toml",
+            "RUNTIME_CONFIG_SOURCE": "file=/host/var/snap/microk8s/current/args/containerd.toml",
+            "RUNTIME_DROP_IN_CONFIG_HOST_PATH": (
+                "/var/snap/microk8s/current/args/conf.d/99-nvidia.toml"
+            ),
+        },
+        {"/runtime/config-dir/": "/var/snap/microk8s/current/args"},
     ),
     (
         "rke2",
@@ -150,10 +188,94 @@ def test_crio_has_no_socket_and_containerd_only_env(synth: Synth) -> None:
     assert "/runtime/sock-dir/" not in mounts(c)
 
 
-def test_no_drop_in_mount_without_drop_in(synth: Synth) -> None:
-    c = container(toolkit(synth, cluster={"runtime": {"distribution": "k3s"}}), CTR)
-    assert "/runtime/config-dir.d/" not in mounts(c)
-    assert "RUNTIME_DROP_IN_CONFIG_HOST_PATH" not in env(c)
+DISTRIBUTIONS = [{"distribution": d} for d in ("generic", "k3s", "rke2", "microk8s", "k0s")] + [
+    {"name": "crio"},
+    {"name": "crio", "distribution": "openshift"},
+]
+
+
+@pytest.mark.parametrize("runtime", DISTRIBUTIONS, ids=lambda r: "-".join(r.values()))
+def test_the_drop_in_is_never_empty(synth: Synth, runtime: dict[str, str]) -> None:
+    """RUNTIME_DROP_IN_CONFIG="" makes the installer lose its handlers (issue #10, item 1)."""
+    c = container(toolkit(synth, cluster={"runtime": runtime}), CTR)
+    e = env(c)
+    assert e["RUNTIME_DROP_IN_CONFIG"].startswith("/runtime/config-dir.d/")
+    assert "/runtime/config-dir.d/" in mounts(c)
+
+
+HOOK_DIRS = [("generic", "/usr/share/containers/oci/hooks.d"),
+             ("openshift", "/run/containers/oci/hooks.d")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("distribution", "hooks"), HOOK_DIRS, ids=[h[0] for h in HOOK_DIRS])
+def test_crio_hooks_go_where_the_host_can_write(
+    synth: Synth, distribution: str, hooks: str
+) -> None:
+    """RHCOS has a read-only /usr: there the hook goes to /run/containers/oci/hooks.d."""
+    runtime = {"name": "crio", "distribution": distribution}
+    ds = toolkit(synth, cluster={"runtime": runtime}, toolkit={"cdi": {"enabled": False}})
+    c = container(ds, CTR)
+    assert env(c)["CRIO_HOOKS_DIR"] == hooks
+    assert host_paths(ds)[mounts(c)[hooks]["name"]] == hooks
+    assert (
+        f'ls "{hooks}"/*nvidia*.json'
+        in _scripts(synth, cluster={"runtime": runtime}, toolkit={"cdi": {"enabled": False}})[
+            "ready-probe.sh"
+        ]
+    )
+
+
+VOLUME_MOUNT_ENV = {
+    "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS": "true",
+    "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED": "false",
+}
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        ("volume-mounts", VOLUME_MOUNT_ENV),
+        (["envvar", "volume-mounts"], VOLUME_MOUNT_ENV),
+        ("envvar", {}),
+    ],  # fmt: skip
+    ids=["volume-mounts", "both", "envvar"],
+)
+def test_volume_mounts_strategy_gets_the_runtime_settings_that_honour_it(
+    synth: Synth, strategy: Any, expected: dict[str, str]
+) -> None:
+    e = env(container(toolkit(synth, devicePlugin={"deviceListStrategy": strategy}), CTR))
+    assert {k: e[k] for k in VOLUME_MOUNT_ENV if k in e} == expected
+
+
+def test_init_container_gets_only_what_it_uses(synth: Synth) -> None:
+    """Waiting for a file: unprivileged, no host root; checking a host driver: privileged."""
+    waits = container(toolkit(synth), INIT, init=True)
+    assert waits["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+    }
+    assert set(mounts(waits)) == {"/run/nvidia/validations", "/usr/local/lib/gpustack"}
+    assert mounts(waits)["/run/nvidia/validations"]["readOnly"] is True
+    checks = container(toolkit(synth, driver={"enabled": False}), INIT, init=True)
+    assert checks["securityContext"]["privileged"] is True
+    assert mounts(checks)["/host"]["readOnly"] is True
+
+
+def test_host_driver_root_is_used_everywhere(synth: Synth) -> None:
+    gke = {"enabled": False, "hostDriverRoot": "/home/kubernetes/bin/nvidia"}
+    ds = toolkit(synth, driver=gke)
+    assert (
+        host_paths(ds)[mounts(container(ds, CTR))["/driver-root"]["name"]] == gke["hostDriverRoot"]
+    )
+    script = _scripts(synth, driver=gke)["wait-for-driver.sh"]
+    assert '"/home/kubernetes/bin/nvidia/bin/nvidia-smi"' in script
+    assert 'write_driver_ready true "/home/kubernetes/bin/nvidia" / "/host"' in script
+    objects = synth(profile(driver=gke))
+    plugin = find(objects, "DaemonSet", "nvidia-device-plugin-daemonset")
+    assert host_paths(plugin)["driver-root"] == gke["hostDriverRoot"]
+    config = find(objects, "ConfigMap", "nvidia-device-plugin-config")["data"]["config.yaml"]
+    assert "nvidiaDriverRoot: /home/kubernetes/bin/nvidia" in config
 
 
 def test_cdi_on(synth: Synth) -> None:
@@ -299,12 +421,14 @@ def test_startup_probe_marks_toolkit_ready_and_pre_stop_clears_it(synth: Synth) 
     c = container(toolkit(synth), CTR)
     assert c["startupProbe"]["exec"]["command"][-1].endswith("/ready-probe.sh")
     assert c["lifecycle"]["preStop"]["exec"]["command"] == [
-        "rm",
-        "-f",
-        "/run/nvidia/validations/toolkit-ready",
+        "sh",
+        "-c",
+        "rm -f /run/nvidia/validations/toolkit-configured /run/nvidia/validations/toolkit-ready",
     ]
     probe = _scripts(synth)["ready-probe.sh"]
-    assert 'touch "/run/nvidia/validations/toolkit-ready"' in probe
+    # the probe says "configured"; only the plugin pod's nvidia-smi says "ready"
+    assert 'touch "/run/nvidia/validations/toolkit-configured"' in probe
+    assert "toolkit-ready" not in probe
     assert "/runtime/config-dir.d/99-nvidia.toml" in probe  # checks the drop-in it wrote
 
 
@@ -327,6 +451,7 @@ def test_all_scripts_parse(synth: Synth, tmp_path: Path) -> None:
 
 def test_wait_for_driver_blocks_until_driver_ready(tmp_path: Path) -> None:
     validations = tmp_path / "validations"
+    validations.mkdir()  # the hostPath volume (DirectoryOrCreate); mounted read-only here
     script = tmp_path / "wait.sh"
     script.write_text(
         TOOLKIT_WAIT_FOR_DRIVER.render(
@@ -334,6 +459,7 @@ def test_wait_for_driver_blocks_until_driver_ready(tmp_path: Path) -> None:
             driver_root_ctr="/driver-root",
             host_root_ctr="/host",
             host_driver=False,
+            host_driver_root="/",
         ).replace("sleep 5", "sleep 0.1")
     )
     proc = subprocess.Popen(["sh", str(script)], stdout=subprocess.PIPE, text=True)
@@ -345,8 +471,20 @@ def test_wait_for_driver_blocks_until_driver_ready(tmp_path: Path) -> None:
     assert "IS_HOST_DRIVER=false" in out
 
 
-@pytest.mark.parametrize("configured", [False, True])
-def test_ready_probe_requires_configured_runtime(tmp_path: Path, configured: bool) -> None:
+@pytest.mark.parametrize(
+    ("config_text", "imported", "configured"),
+    [
+        ("", True, False),
+        # MicroK8s's stock template names nvidia-container-runtime without our path
+        ('BinaryName = "nvidia-container-runtime"\n', True, False),
+        ('BinaryName = "{runtime}"\n', False, False),  # the top level does not import it
+        ('BinaryName = "{runtime}"\n', True, True),
+    ],
+    ids=["empty", "stock-microk8s-entry", "not-imported", "configured"],
+)
+def test_ready_probe_requires_configured_runtime(
+    tmp_path: Path, config_text: str, imported: bool, configured: bool
+) -> None:
     install, validations, cdi = tmp_path / "nvidia", tmp_path / "validations", tmp_path / "cdi"
     for d in (install / "toolkit", validations, cdi):
         d.mkdir(parents=True)
@@ -356,8 +494,19 @@ def test_ready_probe_requires_configured_runtime(tmp_path: Path, configured: boo
     pid = tmp_path / "toolkit.pid"
     pid.write_text("1\n")
     config = tmp_path / "99-nvidia.toml"
-    config.write_text(f'BinaryName = "{runtime}"\n' if configured else "")
+    config.write_text(config_text.format(runtime=runtime))
+    top = tmp_path / "config.toml"
+    top.write_text('imports = ["/etc/containerd/conf.d/99-nvidia.toml"]\n' if imported else "")
     (cdi / "management.nvidia.com-gpu.yaml").write_text("cdiVersion: 0.5.0\n")
+    dev, chars = tmp_path / "driver-root", tmp_path / "dev-char"
+    (dev / "dev").mkdir(parents=True)
+    run_env = make_nodes(dev / "dev", {"nvidiactl": (195, 255)}, tmp_path / "shim")
+    (validations / "driver-ready").write_text(
+        f"NVIDIA_DEV_ROOT=/run/nvidia/driver\nDEV_ROOT_CTR_PATH={dev}\n"
+    )
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "dev-char-symlinks.sh").write_text(DEV_CHAR_SYMLINKS)
     script = tmp_path / "probe.sh"
     script.write_text(
         TOOLKIT_READY_PROBE.render(
@@ -365,12 +514,20 @@ def test_ready_probe_requires_configured_runtime(tmp_path: Path, configured: boo
             install_dir=install,
             hook_dir=None,
             runtime_config=config,
+            top_level_config=top,
+            drop_in_host="/etc/containerd/conf.d/99-nvidia.toml",
             cdi=True,
             cdi_root=cdi,
+            scripts_dir=scripts,
+            dev_char=chars,
+            configured="toolkit-configured",
         )
     )
     result = subprocess.run(
-        ["sh", str(script)], env={**os.environ, "TOOLKIT_PID_FILE": str(pid)}, capture_output=True
+        ["sh", str(script)], env={**run_env, "TOOLKIT_PID_FILE": str(pid)}, capture_output=True
     )
-    assert (result.returncode == 0) is configured
-    assert (validations / "toolkit-ready").exists() is configured
+    assert (result.returncode == 0) is configured, result.stderr
+    assert (validations / "toolkit-configured").exists() is configured
+    assert not (validations / "toolkit-ready").exists()  # only the plugin pod's check says so
+    if configured:
+        assert os.readlink(chars / "195:255") == "/run/nvidia/driver/dev/nvidiactl"

@@ -27,6 +27,15 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "tolerations-valid": ("tolerations-invalid", "$.cluster.tolerations[0].value"),
     "env-not-managed": ("env-overrides-managed", "$.toolkit.env[0].name"),
     "runtime-matches-distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
+    "k3s-keeps-only-its-nvidia-handler": ("k3s-foreign-handler", "$.toolkit.runtimeClass"),
+    "k3s-cdi-needs-containerd-2": (
+        "k3s-cdi-containerd-1",
+        "$.devicePlugin.deviceListStrategy",
+    ),
+    "host-driver-root-needs-host-driver": (
+        "host-driver-root-with-driver-container",
+        "$.driver.hostDriverRoot",
+    ),
     "crio-restart-not-signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "cdi-strategy-needs-runtime-cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),

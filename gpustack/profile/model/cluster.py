@@ -21,7 +21,7 @@ KIND = "Profile"
 SUPPORTED_KUBERNETES = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 
 RuntimeName = Literal["containerd", "crio"]
-Distribution = Literal["generic", "k3s", "rke2", "microk8s", "k0s"]
+Distribution = Literal["generic", "k3s", "rke2", "microk8s", "k0s", "openshift"]
 RestartMode = Literal["signal", "systemd", "none"]
 ConfigSource = Literal["command", "file"]
 
@@ -57,11 +57,14 @@ class Runtime:
     name: RuntimeName = key("Runtime", "Container runtime on the GPU nodes.", default="containerd")
     distribution: Distribution = key(
         "Distribution",
-        "Kubernetes distribution; it decides where the runtime keeps config and socket. "
-        "On k3s and RKE2 the toolkit edits the generated config.toml (never "
-        "config.toml.tmpl); they regenerate it on restart and keep the nvidia runtimes "
-        "they find, but not setAsDefault.",
+        "Kubernetes distribution; it decides where the runtime keeps config and socket, "
+        "and where the toolkit may write (see the README's node table). k3s and RKE2 render "
+        "containerd's config themselves and register the nvidia runtime they find; "
+        "MicroK8s renders it from containerd-template.toml; k0s merges "
+        "/etc/k0s/containerd.d/; openshift is CRI-O on RHCOS (read-only /usr, OCI hooks "
+        "under /run/containers/oci/hooks.d).",
         default="generic",
+        examples=["k3s", "openshift"],
     )
     version: str | None = key(
         "Runtime version",
@@ -122,51 +125,104 @@ class Runtime:
 
 @dataclass(frozen=True)
 class RuntimePaths:
-    """Resolved host paths of the runtime's root config, drop-in config and socket."""
+    """Resolved host paths of the runtime's root config, drop-in config and socket.
+
+    - ``config``: the top-level file the toolkit's installer edits (it adds an ``imports`` line
+      for the drop-in). On k0s a file of gpustack's own that nothing loads: k0s's
+      ``containerd.toml`` must keep its ``# k0s_managed=true`` marker, and any file in
+      ``containerd.d`` that has no CRI section is imported by k0s as is.
+    - ``drop_in_config``: where the installer writes the runtime handlers.
+    - ``executable``: the runtime binary on the host, for the installer's ``command`` config
+      source (``None``: on the host's PATH).
+    - ``hooks_dir``: where CRI-O reads OCI hooks that the toolkit may write (``None`` for
+      containerd).
+    """
 
     config: str
-    drop_in_config: str | None
+    drop_in_config: str
     socket: str | None
     config_source: tuple[str, ...]
+    executable: str | None = None
+    hooks_dir: str | None = None
 
 
-# (config, drop-in, socket) per runtime and distribution. k3s and RKE2 regenerate config.toml
-# from their built-in template on every start (and add the nvidia runtimes they find under
-# /usr/local/nvidia/toolkit themselves), so the toolkit edits config.toml, never
-# config.toml.tmpl: a template written from scratch would drop k3s's own settings (registries,
-# CNI, sandbox image) and break the node on its next restart (NVIDIA gpu-operator#406, #623).
-_RUNTIME_PATHS: dict[tuple[str, str], tuple[str, str | None, str | None]] = {
-    ("containerd", "generic"): (
+@dataclass(frozen=True)
+class _Defaults:
+    """A distribution's runtime layout (see the README's node table and tests/node/)."""
+
+    config: str
+    drop_in: str
+    socket: str | None
+    #: ``None``: by runtime version (``command,file``; ``file`` for containerd 2.x).
+    source: tuple[str, ...] | None = None
+    executable: str | None = None
+    hooks_dir: str | None = None
+
+
+#: CRI-O's OCI hook folder (read-only on RHCOS, whose CRI-O also reads /run/containers/...).
+CRIO_HOOKS_DIR = "/usr/share/containers/oci/hooks.d"
+CRIO_RUN_HOOKS_DIR = "/run/containers/oci/hooks.d"
+
+# Every distribution gets a non-empty drop-in: with RUNTIME_DROP_IN_CONFIG="" the installer
+# (nvidia-ctk-installer v1.18.1) writes the handlers into the top-level file and then rewrites
+# that file with its original tree plus an imports line, losing them (issue #10, item 1).
+# k3s and RKE2 render config.toml themselves on every start and add the nvidia runtime they find
+# under /usr/local/nvidia/toolkit: the handler comes from that, the drop-in is only the
+# installer's scratch (config.toml.tmpl is never written: a template from scratch would drop
+# k3s's own settings, NVIDIA gpu-operator#406, #623). The k3s/RKE2/MicroK8s/k0s containerd is
+# not on the host's PATH, so the installer reads the file, never `containerd config dump`.
+_RUNTIME_DEFAULTS: dict[tuple[str, str], _Defaults] = {
+    ("containerd", "generic"): _Defaults(
         "/etc/containerd/config.toml",
         "/etc/containerd/conf.d/99-nvidia.toml",
         "/run/containerd/containerd.sock",
     ),
-    ("containerd", "k3s"): (
+    ("containerd", "k3s"): _Defaults(
         "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
-        None,
+        "/var/lib/rancher/k3s/agent/etc/containerd/gpustack.d/99-nvidia.toml",
         "/run/k3s/containerd/containerd.sock",
+        source=("file",),
     ),
-    ("containerd", "rke2"): (
+    ("containerd", "rke2"): _Defaults(
         "/var/lib/rancher/rke2/agent/etc/containerd/config.toml",
-        None,
+        "/var/lib/rancher/rke2/agent/etc/containerd/gpustack.d/99-nvidia.toml",
         "/run/k3s/containerd/containerd.sock",
+        source=("file",),
     ),
-    ("containerd", "microk8s"): (
+    # The installer copies the runc entry into its handlers: from the rendered file, not from
+    # the template, whose ${RUNTIME_TYPE} placeholders the drop-in would keep unrendered.
+    ("containerd", "microk8s"): _Defaults(
         "/var/snap/microk8s/current/args/containerd-template.toml",
-        None,
+        "/var/snap/microk8s/current/args/conf.d/99-nvidia.toml",
         "/var/snap/microk8s/common/run/containerd.sock",
+        source=("file=/var/snap/microk8s/current/args/containerd.toml",),
     ),
-    ("containerd", "k0s"): (
-        "/etc/k0s/containerd.toml",
+    ("containerd", "k0s"): _Defaults(
+        "/etc/k0s/gpustack/containerd-imports.toml",
         "/etc/k0s/containerd.d/nvidia.toml",
         "/run/k0s/containerd.sock",
+        source=("file",),
+        executable="/var/lib/k0s/bin/containerd",
     ),
-    ("crio", "generic"): (
+    ("crio", "generic"): _Defaults(
         "/etc/crio/crio.conf",
         "/etc/crio/crio.conf.d/99-nvidia.conf",
         None,
+        hooks_dir=CRIO_HOOKS_DIR,
+    ),
+    ("crio", "openshift"): _Defaults(
+        "/etc/crio/crio.conf",
+        "/etc/crio/crio.conf.d/99-nvidia.conf",
+        None,
+        hooks_dir=CRIO_RUN_HOOKS_DIR,
     ),
 }
+
+#: Distributions that render containerd's config themselves and name the NVIDIA handler
+#: ``nvidia`` when they find ``<installDir>/toolkit/nvidia-container-runtime`` there.
+SELF_CONFIGURING = frozenset({"k3s", "rke2"})
+#: Where k3s and RKE2 look for the NVIDIA runtime (the first of their search folders).
+K3S_NVIDIA_INSTALL_DIR = "/usr/local/nvidia"
 
 
 def runtime_paths(runtime: Runtime) -> RuntimePaths:
@@ -175,10 +231,12 @@ def runtime_paths(runtime: Runtime) -> RuntimePaths:
     Raises ``KeyError`` for a runtime/distribution pair that has no defaults (the semantic rules
     report that to the user before synthesis ever runs).
     """
-    config, drop_in, socket = _RUNTIME_PATHS[(runtime.name, runtime.distribution)]
+    d = _RUNTIME_DEFAULTS[(runtime.name, runtime.distribution)]
     major = int(runtime.version.split(".")[0]) if runtime.version else None
     if runtime.config_source is not None:
         source: tuple[str, ...] = runtime.config_source
+    elif d.source is not None:
+        source = d.source
     elif runtime.name == "containerd" and major is not None and major >= 2:
         # containerd 2.x: `containerd config dump` may emit a newer config version than the root
         # file, which breaks the drop-in; reading the file avoids that (NVIDIA toolkit issue).
@@ -186,10 +244,12 @@ def runtime_paths(runtime: Runtime) -> RuntimePaths:
     else:
         source = ("command", "file")
     return RuntimePaths(
-        config=runtime.config_path or config,
-        drop_in_config=runtime.drop_in_config_path or drop_in,
-        socket=runtime.socket_path or socket,
+        config=runtime.config_path or d.config,
+        drop_in_config=runtime.drop_in_config_path or d.drop_in,
+        socket=runtime.socket_path or d.socket,
         config_source=source,
+        executable=d.executable,
+        hooks_dir=d.hooks_dir,
     )
 
 
@@ -201,6 +261,7 @@ KUBELET_ROOT_DIRS: dict[str, str] = {
     "rke2": "/var/lib/kubelet",
     "microk8s": "/var/snap/microk8s/common/var/lib/kubelet",
     "k0s": "/var/lib/k0s/kubelet",
+    "openshift": "/var/lib/kubelet",
 }
 
 

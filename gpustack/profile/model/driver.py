@@ -8,6 +8,7 @@ from typing import Literal
 
 from gpustack.fields import key
 from gpustack.profile.model.common import (
+    ABS_PATH,
     DNS_SUBDOMAIN,
     DRIVER_VERSION,
     DRIVER_VERSION_HINT,
@@ -79,7 +80,8 @@ class Driver:
     """The NVIDIA driver: installed by gpustack's DaemonSet (``enabled``) or already on the host.
 
     ``version`` is required in both cases: compatibility rules check it against workloads and GPUs.
-    The image tag is ``<version>-<osTag>`` (or ``<version>-<kernel>`` when precompiled).
+    The image tag is ``<version>-<osTag>`` (or ``<branch>-<kernel>-<osTag>`` when precompiled,
+    as NVIDIA publishes them: ``580-6.8.0-60-generic-ubuntu24.04``).
     """
 
     enabled: bool = enabled("Install the driver with a DaemonSet; false: it is on the host.")
@@ -122,9 +124,20 @@ class Driver:
     )
     kernel_version: str | None = key(
         "Kernel version",
-        "Node kernel version for precompiled images.",
+        "Node kernel version for precompiled images, which NVIDIA tags "
+        "<branch>-<kernelVersion>-<osTag>.",
         default=None,
+        pattern=r"^[0-9][A-Za-z0-9._-]*$",
         examples=["6.8.0-60-generic"],
+    )
+    host_driver_root: str = key(
+        "Host driver root",
+        "Where a preinstalled driver (enabled: false) lives on the host: its bin/nvidia-smi "
+        "and libraries are under this folder. The toolkit's driver check, the device "
+        "plugin and the CDI specs all use it; device nodes stay in the host's /dev.",
+        default="/",
+        pattern=ABS_PATH,
+        examples=["/", "/home/kubernetes/bin/nvidia"],
     )
     image_pull_policy: PullPolicy = pull_policy()
     startup_probe: StartupProbe = key(
@@ -172,13 +185,32 @@ class Driver:
         return re.sub(r"[0-9.]+$", "", self.os_tag)
 
     @property
+    def os_release(self) -> tuple[str, str]:
+        """``(ID, VERSION_ID)`` of ``/etc/os-release`` on the nodes ``os_tag`` is built for
+        (``ubuntu24.04`` -> ``("ubuntu", "24.04")``), as Node Feature Discovery labels them."""
+        return self.os_family, self.os_tag[len(self.os_family) :]
+
+    @property
     def root(self) -> str:
-        """Host path of the driver's root filesystem: the driver container's, or ``/``."""
-        return DRIVER_CONTAINER_ROOT if self.enabled else "/"
+        """Host path of the driver's root filesystem: the driver container's, or the host
+        driver's (``hostDriverRoot``, ``/`` unless the driver lives elsewhere, as on GKE)."""
+        return DRIVER_CONTAINER_ROOT if self.enabled else self.host_driver_root
+
+    @property
+    def root_is_not_dev_root(self) -> bool:
+        """A host driver under its own folder (GKE) keeps its device nodes in the host's /dev."""
+        return not self.enabled and self.host_driver_root != "/"
+
+    @property
+    def branch(self) -> str:
+        """The driver branch (``580.105.08`` -> ``580``)."""
+        return self.version.split(".")[0]
 
     def image_ref(self) -> str:
-        """Full image reference: digest wins; precompiled images are tagged by kernel."""
+        """Full image reference: digest wins; precompiled images are tagged
+        ``<branch>-<kernel>-<osTag>`` (NVIDIA builds one per branch, kernel and OS)."""
         if self.digest:
             return f"{self.image}@{self.digest}"
-        suffix = self.kernel_version if self.use_precompiled else self.os_tag
-        return f"{self.image}:{self.version}-{suffix}"
+        if self.use_precompiled:
+            return f"{self.image}:{self.branch}-{self.kernel_version}-{self.os_tag}"
+        return f"{self.image}:{self.version}-{self.os_tag}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.profile.finding import Finding
-from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
+from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
+from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR
 
 
 def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
@@ -20,11 +21,47 @@ def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
 
 def runtime_matches_distribution(p: Profile) -> Iterator[Finding]:
     runtime = p.cluster.runtime
-    if runtime.name == "crio" and runtime.distribution != "generic":
+    if runtime.name == "crio" and runtime.distribution not in ("generic", "openshift"):
         yield Finding(
             ("cluster", "runtime", "distribution"),
             f"{runtime.distribution} ships containerd, not CRI-O",
             "set runtime.name: containerd, or distribution: generic",
+        )
+    if runtime.name == "containerd" and runtime.distribution == "openshift":
+        yield Finding(
+            ("cluster", "runtime", "distribution"),
+            "openshift (RHCOS) runs CRI-O, not containerd",
+            "set runtime.name: crio",
+        )
+
+
+def k3s_keeps_only_its_nvidia_handler(p: Profile) -> Iterator[Finding]:
+    # k3s/RKE2 render containerd's config on every start and add one handler, named nvidia, for
+    # the runtime they find in /usr/local/nvidia/toolkit: nothing else the toolkit writes lasts.
+    runtime, t = p.cluster.runtime, p.toolkit
+    if not t.enabled or runtime.distribution not in SELF_CONFIGURING:
+        return
+    name = runtime.distribution
+    if t.runtime_class != "nvidia":
+        yield Finding(
+            ("toolkit", "runtimeClass"),
+            f"{name} names the NVIDIA handler it registers nvidia; a {t.runtime_class!r}"
+            " handler would not exist after it renders containerd's config",
+            "remove toolkit.runtimeClass (nvidia)",
+        )
+    if t.install_dir.rstrip("/") != K3S_NVIDIA_INSTALL_DIR:
+        yield Finding(
+            ("toolkit", "installDir"),
+            f"{name} registers the NVIDIA runtime only from {K3S_NVIDIA_INSTALL_DIR}/toolkit;"
+            f" installed in {t.install_dir} it has no nvidia handler",
+            f"remove toolkit.installDir ({K3S_NVIDIA_INSTALL_DIR})",
+        )
+    if t.set_as_default:
+        yield Finding(
+            ("toolkit", "setAsDefault"),
+            f"{name} renders containerd's config itself and does not keep the toolkit's"
+            " default runtime",
+            f"remove toolkit.setAsDefault and start {name} with --default-runtime nvidia",
         )
 
 
@@ -93,3 +130,22 @@ def tolerations_valid(p: Profile) -> Iterator[Finding]:
                 + (f", not {t.effect}" if t.effect else " (effect is unset)"),
                 "set effect: NoExecute, or remove tolerationSeconds",
             )
+
+
+def k3s_cdi_needs_containerd_2(p: Profile) -> Iterator[Finding]:
+    # CDI device names resolve only where containerd has CDI on; k3s/RKE2 render containerd
+    # 1.7's config without enable_cdi, and the toolkit's setting does not survive the render.
+    # containerd 2.x (k3s/RKE2 1.32 and later) has CDI on by default.
+    dp, runtime = p.device_plugin, p.cluster.runtime
+    cdi = [s for s in dp.device_list_strategy if s.startswith("cdi-")]
+    if not (dp.enabled and cdi and runtime.distribution in SELF_CONFIGURING):
+        return
+    if runtime.version and int(runtime.version.split(".")[0]) >= 2:
+        return
+    yield Finding(
+        ("devicePlugin", "deviceListStrategy"),
+        f"{runtime.distribution} with containerd before 2.0 renders containerd's config without"
+        f" CDI, so {', '.join(cdi)} devices would not resolve",
+        "use deviceListStrategy envvar, or set cluster.runtime.version to the 2.x containerd"
+        f" your {runtime.distribution} ships",
+    )

@@ -24,6 +24,17 @@ def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
         )
 
 
+def host_driver_root_needs_host_driver(p: Profile) -> Iterator[Finding]:
+    d = p.driver
+    if d.enabled and d.host_driver_root != "/":
+        yield Finding(
+            ("driver", "hostDriverRoot"),
+            "hostDriverRoot is where a preinstalled driver lives, but gpustack installs the"
+            " driver (driver.enabled: true), which lives under /run/nvidia/driver",
+            "remove driver.hostDriverRoot, or set driver.enabled: false",
+        )
+
+
 def driver_config_maps_known_os(p: Profile) -> Iterator[Finding]:
     # Repository and certificate ConfigMaps go where the driver image's OS reads them; for an
     # OS gpustack does not know that place, and they only matter to gpustack's driver pod.

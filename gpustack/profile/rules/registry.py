@@ -118,8 +118,26 @@ RULES: tuple[Rule, ...] = (
         id="runtime-matches-distribution",
         check=cluster.runtime_matches_distribution,
         section="cluster",
-        summary="CRI-O only with distribution `generic` (k3s, RKE2 and k0s ship containerd)",
-        fix="set `runtime.name: containerd`, or `distribution: generic`",
+        summary="CRI-O only with distribution `generic` or `openshift` (k3s, RKE2, MicroK8s and"
+        " k0s ship containerd; OpenShift runs CRI-O)",
+        fix="set `runtime.name` to the runtime the distribution ships",
+    ),
+    Rule(
+        id="k3s-keeps-only-its-nvidia-handler",
+        check=cluster.k3s_keeps_only_its_nvidia_handler,
+        section="cluster",
+        summary="on k3s/RKE2 the toolkit keeps runtimeClass `nvidia`, installDir"
+        " `/usr/local/nvidia` and no setAsDefault: k3s renders containerd's config itself and"
+        " registers only the `nvidia` handler it finds there",
+        fix="remove `toolkit.runtimeClass`, `installDir` and `setAsDefault`",
+    ),
+    Rule(
+        id="k3s-cdi-needs-containerd-2",
+        check=cluster.k3s_cdi_needs_containerd_2,
+        section="cluster",
+        summary="`cdi-*` device list strategies on k3s/RKE2 only with containerd 2.x, which has"
+        " CDI on (k3s renders 1.7's config without it)",
+        fix="use strategy `envvar`, or set `cluster.runtime.version` to 2.x",
     ),
     Rule(
         id="crio-restart-not-signal",
@@ -159,6 +177,13 @@ RULES: tuple[Rule, ...] = (
         section="driver",
         summary="precompiled driver images name the kernel they are built for",
         fix="set `driver.kernelVersion`",
+    ),
+    Rule(
+        id="host-driver-root-needs-host-driver",
+        check=driver.host_driver_root_needs_host_driver,
+        section="driver",
+        summary="`hostDriverRoot` only for a preinstalled driver (`enabled: false`)",
+        fix="remove `driver.hostDriverRoot`, or set `driver.enabled: false`",
     ),
     Rule(
         id="driver-config-maps-known-os",

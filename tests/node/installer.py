@@ -1,0 +1,157 @@
+"""A fake of NVIDIA's toolkit installer (``nvidia-ctk-installer``, container toolkit v1.18.1),
+reduced to what it leaves on the host for a given environment.
+
+NVIDIA's binary cannot run here (it needs a real runtime to signal), so this function stands in
+for it. Every branch names the behaviour it models; the harness drives it with the env and mounts
+gpustack synthesizes, so a wrong variable or a missing mount shows as a missing handler. What it
+models (``cmd/nvidia-ctk-installer``, ``pkg/config/engine/{containerd,crio}``):
+
+- Binaries go to ``$ROOT/toolkit`` (``nvidia-container-runtime`` and its ``.cdi``/``.legacy``
+  variants, ``nvidia-ctk``, ``nvidia-cdi-hook``, ``nvidia-container-runtime-hook``).
+- containerd: the current config comes from ``RUNTIME_CONFIG_SOURCE`` in order: ``command``
+  runs ``<RUNTIME_EXECUTABLE_PATH or containerd> config dump`` on the host (only if that binary
+  exists there), ``file`` reads ``RUNTIME_CONFIG``, ``file=<path>`` reads that path; the first
+  that works wins, else an empty config. Three handlers are added, named
+  ``NVIDIA_RUNTIME_NAME`` (default ``nvidia``), ``nvidia-cdi`` and ``nvidia-legacy``, each a
+  copy of the ``runc`` entry with ``BinaryName`` set; ``CDI_ENABLED`` sets ``enable_cdi``.
+  With a drop-in (``RUNTIME_DROP_IN_CONFIG``, default ``/etc/containerd/conf.d/99-nvidia.toml``)
+  only those changes go to the drop-in, and the top-level file is rewritten from its original
+  tree (comments are lost: TOML is re-serialized) plus an ``imports`` entry naming
+  ``RUNTIME_DROP_IN_CONFIG_HOST_PATH``. With ``RUNTIME_DROP_IN_CONFIG=""`` the changes are
+  written to the top-level file, which is then rewritten from its original tree plus the imports
+  line: the handlers are lost (issue #10, item 1).
+- CRI-O: ``CRIO_CONFIG_MODE=config`` writes ``[crio.runtime.runtimes.<name>]`` entries to the
+  drop-in (CRI-O reads ``crio.conf.d`` itself: no imports); ``hook`` writes
+  ``oci-nvidia-hook.json`` to ``CRIO_HOOKS_DIR`` (default ``/usr/share/containers/oci/hooks.d``).
+- ``CDI_ENABLED``: a management spec ``management.nvidia.com-gpu.yaml`` in ``CDI_OUTPUT_DIR``.
+- ``TOOLKIT_PID_FILE`` is written last.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import tomli_w
+
+from .pod import PodView
+
+#: Where each containerd config version keeps the CRI runtime settings.
+CRI_PLUGIN = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.runtime"}
+HANDLER_BINARIES = {"": "nvidia-container-runtime", "nvidia-cdi": "nvidia-container-runtime.cdi",
+                    "nvidia-legacy": "nvidia-container-runtime.legacy"}  # fmt: skip
+DEFAULT_DROP_IN = "/etc/containerd/conf.d/99-nvidia.toml"
+DEFAULT_HOOKS_DIR = "/usr/share/containers/oci/hooks.d"
+
+#: The host's ``containerd config dump``: given the fake root's containerd binary path, the
+#: config it would print (``None``: no such binary on the host).
+Dump = Callable[[str | None], dict[str, Any] | None]
+
+
+def toml_dump(tree: Mapping[str, Any]) -> str:
+    return tomli_w.dumps(dict(tree))
+
+
+def _load(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else tomllib.loads(text)
+
+
+def runtimes_table(tree: dict[str, Any], version: int) -> dict[str, Any]:
+    """The ``runtimes`` table of a containerd config tree (created when missing)."""
+    cri = tree.setdefault("plugins", {}).setdefault(CRI_PLUGIN[version], {})
+    runtimes: dict[str, Any] = cri.setdefault("containerd", {}).setdefault("runtimes", {})
+    return runtimes
+
+
+def _source(env: Mapping[str, str], pod: PodView, dump: Dump) -> dict[str, Any]:
+    config = env.get("RUNTIME_CONFIG") or env.get("CONTAINERD_CONFIG", "")
+    for source in env.get("RUNTIME_CONFIG_SOURCE", "command,file").split(","):
+        if source == "command":
+            found = dump(env.get("RUNTIME_EXECUTABLE_PATH"))
+        elif source == "file":
+            found = _load(pod.read(config))
+        else:
+            found = _load(pod.read(source.removeprefix("file=")))
+        if found is not None:
+            return found
+    return {}
+
+
+def _containerd(env: Mapping[str, str], pod: PodView, dump: Dump) -> None:
+    toolkit = env["ROOT"].rstrip("/") + "/toolkit"
+    config = env.get("RUNTIME_CONFIG") or env.get("CONTAINERD_CONFIG", "")
+    source = _source(env, pod, dump)
+    version = int(source.get("version", 2))
+    main = env.get("NVIDIA_RUNTIME_NAME", "nvidia")
+    changes: dict[str, Any] = {"version": version}
+    runtimes = runtimes_table(changes, version)
+    runc = runtimes_table(copy.deepcopy(source), version).get("runc", {})
+    for suffix, binary in HANDLER_BINARIES.items():
+        entry = copy.deepcopy(runc) or {"runtime_type": "io.containerd.runc.v2"}
+        entry.setdefault("options", {})["BinaryName"] = f"{toolkit}/{binary}"
+        runtimes[suffix or main] = entry
+    cri = changes["plugins"][CRI_PLUGIN[version]]
+    if env.get("CDI_ENABLED") == "true":
+        cri["enable_cdi"] = True
+    if env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") == "true":
+        cri["containerd"]["default_runtime_name"] = main
+    original = _load(pod.read(config)) or {"version": version}
+    drop_in = env.get("RUNTIME_DROP_IN_CONFIG", DEFAULT_DROP_IN)
+    if drop_in:
+        pod.write(drop_in, toml_dump(changes))
+    else:
+        # v1.18.1 with an empty drop-in: the changes go to the top-level file ...
+        pod.write(config, toml_dump(changes))
+    # ... which is then rewritten from its original tree plus the imports line.
+    imports = list(original.get("imports", []))
+    host = env.get("RUNTIME_DROP_IN_CONFIG_HOST_PATH", drop_in)
+    if host not in imports:
+        imports.append(host)
+    pod.write(config, toml_dump({**original, "imports": imports}))
+
+
+def _crio(env: Mapping[str, str], pod: PodView) -> None:
+    toolkit = env["ROOT"].rstrip("/") + "/toolkit"
+    if env.get("CRIO_CONFIG_MODE", "hook") == "hook":
+        hooks = env.get("CRIO_HOOKS_DIR", DEFAULT_HOOKS_DIR)
+        hook = {
+            "version": "1.0.0",
+            "hook": {"path": f"{toolkit}/nvidia-container-runtime-hook", "args": ["prestart"]},
+            "when": {"always": True},
+            "stages": ["prestart"],
+        }
+        import json
+
+        pod.write(f"{hooks}/oci-nvidia-hook.json", json.dumps(hook))
+        return
+    main = env.get("NVIDIA_RUNTIME_NAME", "nvidia")
+    runtimes = {
+        suffix or main: {"runtime_path": f"{toolkit}/{binary}", "runtime_type": "oci"}
+        for suffix, binary in HANDLER_BINARIES.items()
+    }
+    changes: dict[str, Any] = {"crio": {"runtime": {"runtimes": runtimes}}}
+    if env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") == "true":
+        changes["crio"]["runtime"]["default_runtime"] = main
+    target = env.get("RUNTIME_DROP_IN_CONFIG") or env.get("RUNTIME_CONFIG", "")
+    pod.write(target, toml_dump(changes))
+
+
+def install(env: Mapping[str, str], pod: PodView, dump: Dump) -> None:
+    """What the installer leaves behind, given the container's env and the pod's mounts."""
+    toolkit = env["ROOT"].rstrip("/") + "/toolkit"
+    for binary in (*HANDLER_BINARIES.values(), "nvidia-ctk", "nvidia-cdi-hook",
+                   "nvidia-container-runtime-hook"):  # fmt: skip
+        pod.write(f"{toolkit}/{binary}", "#!/bin/sh\n")
+        pod.local(f"{toolkit}/{binary}").chmod(0o755)
+    if env["RUNTIME"] == "containerd":
+        _containerd(env, pod, dump)
+    else:
+        _crio(env, pod)
+    if env.get("CDI_ENABLED") == "true":
+        spec = "cdiVersion: 0.5.0\nkind: management.nvidia.com/gpu\ndevices: [{name: all}]\n"
+        pod.write(
+            f"{env.get('CDI_OUTPUT_DIR', '/var/run/cdi')}/management.nvidia.com-gpu.yaml", spec
+        )
+    pod.write(env["TOOLKIT_PID_FILE"], "1\n")
