@@ -74,8 +74,8 @@ class ExampleJob:
     gpus: int
     resource: str
     command: tuple[str, ...]
-    kind: str = "check"
-    nodes: int = 1
+    kind: str
+    nodes: int
 
     @classmethod
     def from_example(cls, example: Example, resource: str) -> ExampleJob:
