@@ -169,13 +169,13 @@ class Examples(Construct):
             metadata=kube.object_meta(
                 job.name,
                 namespace=props.placement.namespace,
-                labels=ident.labels(),
+                labels=ident.workload_labels(),
                 annotations={**ident.annotations(), **IMMUTABLE_ANNOTATIONS},
             ),
             spec=k8s.JobSpec(
                 backoff_limit=props.backoff_limit,
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=ident.labels()),
+                    metadata=k8s.ObjectMeta(labels=ident.workload_labels()),
                     spec=k8s.PodSpec(
                         restart_policy="Never",
                         service_account_name=SERVICE_ACCOUNT,
