@@ -45,7 +45,8 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
 
     Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
-    skipped. Colour follows the terminal, NO_COLOR and TERM=dumb.
+    skipped, and so are Kubernetes manifests (each named on stderr). Colour follows the
+    terminal, NO_COLOR and TERM=dumb.
     """
     import os
     import sys
@@ -61,6 +62,13 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     if not discover(list(paths)):
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
     result = check_paths(list(paths))
+    for skipped in result.skipped:  # on stderr: stdout stays one report (json, annotations)
+        click.echo(f"{skipped.file}: skipped: {skipped.what}", err=True)
+    if result.skipped and not result.files_checked:
+        raise click.UsageError(
+            f"no profiles in {', '.join(map(str, paths))}: {_count(len(result.skipped), 'file')} "
+            "skipped, none is a gpustack profile"
+        )
     color = (
         fmt == "text"
         and sys.stdout.isatty()
