@@ -8,13 +8,19 @@ with 10 replicas → 80 advertised devices) against the in-process test kubelet 
     reregister_ms_max                   kubelet restart → plugin registered again (worst of 5)
     reregister_5_resources_ms_max       the same for a MIG mixed node with 5 resources (all five)
     plugin_rss_mib                      VmRSS of the plugin process after the run
+    idle_streams_<N>_allocate_p50_ms /  Allocate round trips while N more ListAndWatch streams
+      _p99_ms / _timeouts               are open and never read (a hostile peer), 2 s deadline
+    events_line_<M>mib_rss_peak_mib     VmHWM of a plugin whose simulated events file starts
+                                        with an M MiB line (a sparse file), once it has read past
 
-Usage: .venv/bin/python bench/plugin_allocate.py [--calls 2000]
+Usage: .venv/bin/python bench/plugin_allocate.py [--calls 2000] [--idle-streams 0,3,15,32]
+       [--events-line-mib 400]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -23,10 +29,14 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import grpc
 import yaml
 
+from gpustack.plugin.server import CHANNEL_OPTIONS
 from gpustack.plugin.testkubelet import KubeletSimulator
+from gpustack.plugin.v1beta1 import api_pb2, api_pb2_grpc
 
 GPU = "nvidia.com/gpu"
 CONFIG = {
@@ -88,11 +98,79 @@ def reregister_all_ms(script: Path, tmp: Path, rounds: int = 5) -> float:
         proc.wait(timeout=10)
 
 
-def rss_mib(pid: int) -> float:
+def allocate_with_idle_streams(
+    kubelet: KubeletSimulator, socket_path: Path, ids: list[str], idle: int, calls: int
+) -> tuple[list[float], int]:
+    """Allocate latencies (ms) with ``idle`` extra ListAndWatch streams open, and how many
+    calls missed their 2 s deadline (it stops after 3 misses: they would all miss)."""
+    with grpc.insecure_channel(f"unix:{socket_path}", options=CHANNEL_OPTIONS) as channel:
+        stub: Any = api_pb2_grpc.DevicePluginStub(channel)  # type: ignore[no-untyped-call]
+        streams = [stub.ListAndWatch(api_pb2.Empty(), timeout=120) for _ in range(idle)]
+        time.sleep(0.5)  # let the server take them up; they are never read
+        latencies: list[float] = []
+        timeouts = 0
+        try:
+            for i in range(calls):
+                start = time.perf_counter()
+                try:
+                    kubelet.allocate(GPU, [ids[i % len(ids)]], timeout=2)
+                except grpc.RpcError as exc:
+                    if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED:  # type: ignore[attr-defined]
+                        raise
+                    timeouts += 1
+                    if timeouts == 3:
+                        break
+                    continue
+                latencies.append((time.perf_counter() - start) * 1000)
+        finally:
+            for stream in streams:
+                stream.cancel()
+    return latencies, timeouts
+
+
+def events_line_rss_peak_mib(script: Path, tmp: Path, line_mib: int) -> float:
+    """Peak RSS of a plugin that reads an events file starting with a ``line_mib`` MiB line."""
+    events = tmp / "events"
+    events.write_bytes(b"")
+    os.truncate(events, line_mib << 20)  # sparse: NUL bytes that cost no disk
+    with events.open("ab") as fh:
+        fh.write(b"\nxid 0 79\n")
+    config = tmp / "events.yaml"
+    doc: dict[str, Any] = {
+        "gpustack": {
+            "backend": "simulated",
+            "simulated": {"gpus": [{"index": 0}, {"index": 1}], "eventsFile": str(events)},
+        }
+    }
+    config.write_text(yaml.safe_dump(doc))
+    socket_dir = tmp / "events-dp"
+    proc = subprocess.Popen(
+        [str(script), "--config-file", str(config), "--socket-dir", str(socket_dir)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with KubeletSimulator(str(socket_dir)) as kubelet:
+            kubelet.wait_for_registration(GPU, timeout=20)
+            # The event after the long line applied: the plugin has read past it.
+            kubelet.plugin(GPU).wait_for(
+                lambda devices: any(d.health == "Unhealthy" for d in devices), timeout=120
+            )
+            return proc_status_mib(proc.pid, "VmHWM")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        events.unlink()
+
+
+def proc_status_mib(pid: int, field: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
+    raise RuntimeError(f"no {field} for pid {pid}")
+
+
+def rss_mib(pid: int) -> float:
+    return proc_status_mib(pid, "VmRSS")
 
 
 def percentile(samples: list[float], pct: float) -> float:
@@ -103,7 +181,10 @@ def percentile(samples: list[float], pct: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--idle-streams", default="0,3,15,32", help="comma list of N")
+    parser.add_argument("--events-line-mib", type=int, default=400, help="0: skip")
     args = parser.parse_args()
+    idle_counts = [int(n) for n in args.idle_streams.split(",") if n.strip()]
     tmp = Path(tempfile.mkdtemp(prefix="gsb", dir="/tmp"))
     config = tmp / "config.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
@@ -141,11 +222,22 @@ def main() -> int:
                 reg = kubelet.wait_for_registration(GPU, timeout=10, after=restarted)
                 reregister.append((reg.at - restarted) * 1000)
             rss_after = rss_mib(proc.pid)
+            idle_results = {
+                n: allocate_with_idle_streams(
+                    kubelet, socket_dir / "nvidia-gpu.sock", ids, n, min(args.calls, 500)
+                )
+                for n in idle_counts
+            }
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     try:
         reregister_all = reregister_all_ms(script, tmp)
+        events_peak = (
+            events_line_rss_peak_mib(script, tmp, args.events_line_mib)
+            if args.events_line_mib
+            else None
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"devices_advertised        {len(ids)}")
@@ -158,6 +250,14 @@ def main() -> int:
     print(f"reregister_5_resources_ms_max {reregister_all:.1f}")
     print(f"plugin_rss_mib_idle       {rss_idle:.1f}")
     print(f"plugin_rss_mib            {rss_after:.1f}")
+    for n, (samples, timeouts) in idle_results.items():
+        p50 = f"{statistics.median(samples):.3f}" if samples else "-"
+        p99 = f"{percentile(samples, 99):.3f}" if samples else "-"
+        print(f"idle_streams_{n}_allocate_p50_ms {p50}")
+        print(f"idle_streams_{n}_allocate_p99_ms {p99}")
+        print(f"idle_streams_{n}_allocate_timeouts {timeouts}/{len(samples) + timeouts}")
+    if events_peak is not None:
+        print(f"events_line_{args.events_line_mib}mib_rss_peak_mib {events_peak:.1f}")
     return 0
 
 

@@ -114,33 +114,56 @@ def _is_hidden(part: str) -> bool:
     return part.startswith("_") or part.startswith(".")
 
 
-def discover(paths: Sequence[Path]) -> list[Path]:
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: profile files, and folders it could not read (each an error:
+    a profile in an unreadable folder is a profile nobody checked)."""
+
+    files: tuple[Path, ...]
+    unreadable: tuple[tuple[Path, str], ...] = ()
+
+
+def scan(paths: Sequence[Path]) -> Scan:
     """Profile files for ``paths``: files as given; folders searched recursively for
     ``*.yaml``/``*.yml`` (sorted), skipping anything under a ``_``- or ``.``-prefixed name inside
-    the folder, which is where bases for ``extends`` live (``profiles/_bases/``). A broken
-    symlink is kept, so that checking it reports it instead of silently dropping a profile.
+    the folder, which is where bases for ``extends`` live (``profiles/_bases/``). Every entry
+    with a profile suffix that is not a folder is kept (a broken symlink, a FIFO), so that
+    checking it reports it instead of silently dropping a profile; links to folders are not
+    followed. A folder that cannot be listed is reported in :attr:`Scan.unreadable`.
 
     Raises ``FileNotFoundError`` for a path that does not exist.
     """
     found: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+
+    def failed(exc: OSError) -> None:
+        unreadable.append((Path(str(exc.filename)), exc.strerror or str(exc)))
+
     for path in paths:
         if path.is_dir():
-            inner = [
-                p
-                for p in path.rglob("*")
-                if p.suffix in PROFILE_SUFFIXES
-                and (p.is_file() or (p.is_symlink() and not p.exists()))
-                and not any(_is_hidden(part) for part in p.relative_to(path).parts)
-            ]
+            inner: list[Path] = []
+            for root, dirs, names in os.walk(path, onerror=failed):
+                here = Path(root)
+                dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
+                inner.extend(
+                    here / n
+                    for n in names
+                    if Path(n).suffix in PROFILE_SUFFIXES and not _is_hidden(n)
+                )
             found.extend(sorted(inner))
-        elif path.exists():
+        elif os.path.lexists(path):
             found.append(path)
         else:
             raise FileNotFoundError(str(path))
     unique: dict[Path, None] = {}
     for p in found:
         unique.setdefault(p, None)
-    return list(unique)
+    return Scan(tuple(unique), tuple(unreadable))
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """The profile files of :func:`scan` (see there)."""
+    return list(scan(paths).files)
 
 
 #: An issue and, for a rule's finding located in a base, the profile it was found for.
@@ -192,7 +215,21 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
     for given in paths:
         root = profiles_root(given)
         whole_roots = whole_roots and given.is_dir() and given.resolve() == root
-        for file in discover([given]):
+        found = scan([given])
+        for folder, why in found.unreadable:
+            shown = display_path(folder)
+            issue = Issue(
+                shown,
+                1,
+                1,
+                "$",
+                f"cannot read this folder: {why}; its profiles were not checked",
+                "make it readable, or move it out of the profiles folder",
+                LOAD.id,
+            )
+            outcomes.append(_Outcome(folder, [(issue, None)]))
+            whole_roots = False
+        for file in found.files:
             if file.resolve() in seen:
                 continue  # named twice (a folder and a file in it): check it once
             seen.add(file.resolve())

@@ -17,6 +17,7 @@ import click
 from gpustack import __version__
 
 if TYPE_CHECKING:
+    from gpustack.profile.model import Profile
     from gpustack.synth.pipeline import Source
     from gpustack.synth.writer import SourcedCluster
 
@@ -57,7 +58,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     import os
     import sys
 
-    from gpustack.checker import check_paths, discover
+    from gpustack.checker import check_paths, scan
     from gpustack.report import render
 
     if not paths:
@@ -65,7 +66,8 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
         if not default.is_dir():
             raise click.UsageError(f"no PATH given and no {DEFAULT_PROFILES}/ folder here")
         paths = (default,)
-    if not discover(list(paths)):
+    found = scan(list(paths))
+    if not found.files and not found.unreadable:
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
     result = check_paths(list(paths))
     for skipped in result.skipped:  # on stderr: stdout stays one report (json, annotations)
@@ -108,7 +110,14 @@ def _products() -> list[str]:
     type=click.IntRange(1, 16),
     default=1,
     show_default=True,
-    help="GPUs on each node; the example job asks for all of them.",
+    help="GPUs on each node.",
+)
+@click.option(
+    "--example-gpus",
+    type=click.IntRange(1, 16),
+    default=1,
+    show_default=True,
+    help="GPUs the example job asks for (at most --gpus-per-node).",
 )
 @click.option(
     "--profiles",
@@ -118,10 +127,13 @@ def _products() -> list[str]:
     show_default=True,
     help="Folder to write NAME.yaml into; the schemas go to its parent's schemas/.",
 )
-def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> None:
+def init(
+    name: str, product: str, gpus_per_node: int, example_gpus: int, profiles_dir: Path
+) -> None:
     """Write a first profile, PROFILES/NAME.yaml, for a cluster called NAME.
 
-    It sets the GPU product, GPUs per node, the driver and one PyTorch example job, and leaves
+    It sets the GPU product, GPUs per node, the driver and one PyTorch example job (one GPU
+    unless --example-gpus says more), and leaves
     everything else to the schema's defaults; it is validated before it is written, and an
     existing file is never replaced. The profile schemas are written beside PROFILES (in
     ../schemas/, where the editor modeline points) unless a file there is not gpustack's.
@@ -136,7 +148,7 @@ def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> Non
     )
 
     target = profiles_dir / f"{name}.yaml"
-    text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir))
+    text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir), example_gpus)
     try:
         result = create_profile(target, text)
     except ProfileExists:
@@ -155,6 +167,156 @@ def init(name: str, product: str, gpus_per_node: int, profiles_dir: Path) -> Non
         elif done.action != "unchanged":
             click.echo(f"{done.action} {done.path}")
     click.echo(f"next: gpustack validate {profiles_dir} && gpustack synth")
+
+
+# --- lint and doctor: the team's own workloads, and a cluster that shows no GPUs --------------
+
+
+def _color(fmt: str) -> bool:
+    import os
+    import sys
+
+    return (
+        fmt == "text"
+        and sys.stdout.isatty()
+        and not os.environ.get("NO_COLOR")
+        and os.environ.get("TERM") != "dumb"
+    )
+
+
+def _load_profile(path: Path) -> tuple[Profile, str]:
+    """The validated profile at ``path`` and its display name; exit 1 with validate's report
+    when it is not valid."""
+    import sys
+
+    from gpustack.checker import check_paths, display_path
+    from gpustack.report import render_text
+
+    result = check_paths([path])
+    if not result.ok or len(result.profiles) != 1:
+        click.echo(render_text(result), err=True, nl=False)
+        sys.exit(1)
+    return result.profiles[0].profile, display_path(path)
+
+
+@main.command(short_help="Find GPU pitfalls in Kubernetes manifests (the team's own workloads).")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The cluster's profile: turns on the rules that compare with it.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for machines, github for Actions annotations.",
+)
+@click.option(
+    "--disable",
+    "disabled",
+    multiple=True,
+    metavar="RULE",
+    help="Skip a rule by its ID (repeatable).",
+)
+def lint(
+    paths: tuple[str, ...], profile_path: Path | None, fmt: str, disabled: tuple[str, ...]
+) -> None:
+    """Lint Kubernetes manifests (files, folders of *.yaml/*.yml, or - for stdin) for GPU
+    pitfalls: Pod, Job, CronJob, Deployment, StatefulSet, DaemonSet, ReplicaSet, Kubeflow
+    PyTorchJob/MPIJob and Ray RayCluster/RayJob pod templates. Exit 0 when clean, 1 on any
+    finding (or an invalid profile), 2 on usage errors.
+
+    Without --profile only the rules that hold on any cluster run; with it, the resources,
+    capacity, taints, node labels, driver and runtime classes of the profile are checked too.
+    """
+    import sys
+
+    from gpustack.lint.check import lint as run_lint
+    from gpustack.lint.context import LintContext, from_profile, generic
+    from gpustack.lint.registry import BY_ID, RULES
+    from gpustack.lint.report import render
+
+    unknown = sorted(set(disabled) - set(BY_ID))
+    if unknown:
+        raise click.UsageError(f"unknown rule {unknown[0]!r}; rules: {', '.join(BY_ID)}")
+    ctx: LintContext = generic()
+    if profile_path is not None:
+        profile, shown = _load_profile(profile_path)
+        ctx = from_profile(profile, shown)
+    stdin = sys.stdin.read() if "-" in paths else None
+    rules = [r for r in RULES if r.id not in disabled]
+    try:
+        result = run_lint(paths, ctx, stdin=stdin, rules=rules)
+    except FileNotFoundError as exc:
+        raise click.UsageError(f"no such file or folder: {exc.args[0]}") from None
+    if result.files_checked == 0:
+        raise click.UsageError(f"no *.yaml manifests found in {', '.join(paths)}")
+    color = _color(fmt)
+    click.echo(render(result, fmt, color=color), nl=False, color=color)
+    if not result.ok:
+        sys.exit(1)
+
+
+@main.command(short_help="Explain why a cluster shows no GPUs or a GPU pod is Pending.")
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="The cluster's profile.",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    help="Output of `kubectl get nodes,pods,daemonsets,events -A -o json` (- for stdin).",
+)
+@click.option("--kubectl", "use_kubectl", is_flag=True, help="Run kubectl to read the state.")
+@click.option("--context", "kube_context", help="kubectl context (with --kubectl).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def doctor(
+    profile_path: Path,
+    state_path: Path | None,
+    use_kubectl: bool,
+    kube_context: str | None,
+    fmt: str,
+) -> None:
+    """Diagnose the GPU stack of a cluster from its state: per node (not selected, driver or
+    toolkit not ready, device plugin missing or crash-looping, no allocatable GPUs, MIG layout
+    not applied) and per Pending GPU pod (nodes with the resource, nodes excluded by taints or
+    selectors, requests larger than any node). Exit 0 when healthy, 1 on any finding, 2 on
+    usage errors. kubectl runs only with --kubectl (read-only: get/list).
+    """
+    import sys
+
+    from gpustack.doctor import kubectl, state
+    from gpustack.doctor.report import diagnose, render_json, render_text
+
+    if (state_path is None) == (not use_kubectl):
+        raise click.UsageError("give one of --state FILE or --kubectl")
+    profile, _ = _load_profile(profile_path)
+    try:
+        if use_kubectl:
+            extra = ["--context", kube_context] if kube_context else []
+            text, source = kubectl.fetch(extra=extra), "kubectl"
+        else:
+            assert state_path is not None
+            with click.open_file(str(state_path), encoding="utf-8") as f:
+                text, source = f.read(), str(state_path)
+        cluster = state.load(text, source)
+    except (kubectl.KubectlError, state.StateError) as exc:
+        raise click.ClickException(str(exc)) from None
+    found = diagnose(cluster, profile)
+    render = render_json if fmt == "json" else render_text
+    click.echo(render(found, cluster), nl=False)
+    if found:
+        sys.exit(1)
 
 
 # --- synth: owned by the constructs/synthesis work --------------------------------------------
@@ -344,6 +506,41 @@ def _gitops(
     if change.removed and not files:
         return [("removed", folder)]
     return [("wrote", folder)] if change.stale else []
+
+
+# --- template: one cluster's manifests on stdout --------------------------------------------
+
+
+@main.command(short_help="Print one profile's manifests as a YAML stream, in install order.")
+@click.argument(
+    "profile", type=click.Path(exists=True, file_okay=True, dir_okay=False, path_type=Path)
+)
+def template(profile: Path) -> None:
+    """Print the manifests `gpustack synth` writes for PROFILE's cluster folder as one YAML
+    stream on stdout, in the order of its kustomization.yaml (install order), writing nothing.
+
+    For pipes (`| kubeconform`, `| kubectl diff -f -`) and for rendering inside Argo CD. The
+    profile is validated first: on an issue the findings go to stderr and the exit status is 1.
+    """
+    import sys
+
+    from gpustack.checker import check_paths
+    from gpustack.report import render_text
+    from gpustack.synth.errors import SynthError
+    from gpustack.synth.pipeline import Source, synthesize_clusters
+    from gpustack.synth.stream import yaml_stream
+
+    result = check_paths([profile])
+    if not result.ok or len(result.profiles) != 1:
+        click.echo(render_text(result), err=True, nl=False)
+        sys.exit(1)
+    (loaded,) = result.profiles
+    try:
+        (cluster,) = synthesize_clusters([Source(loaded.path, loaded.profile)], Path("dist"))
+    except SynthError as exc:
+        raise click.ClickException(str(exc)) from exc
+    sys.stdout.buffer.write(yaml_stream(cluster.output))
+    sys.stdout.buffer.flush()
 
 
 def _count(n: int, noun: str) -> str:

@@ -47,8 +47,13 @@ def products() -> list[str]:
     )
 
 
-def profile_text(name: str, product: str, per_node: int, schema_ref: str) -> str:
-    """The profile file's text: a modeline, a comment, and the few fields it decides."""
+def profile_text(
+    name: str, product: str, per_node: int, schema_ref: str, example_gpus: int = 1
+) -> str:
+    """The profile file's text: a modeline, a comment, and the few fields it decides.
+
+    The example job asks for ``example_gpus`` (default one GPU, not every GPU of a node: a
+    first job should schedule while other work runs, and a one-GPU check proves the stack)."""
     arch = catalog.ARCHITECTURES[catalog.PRODUCTS[product].architecture]
     first_cuda = catalog.PRODUCTS[product].first_cuda or arch.first_cuda
     needs_12_8 = first_cuda is not None and catalog.parse_driver(first_cuda) >= (12, 8)
@@ -63,7 +68,7 @@ def profile_text(name: str, product: str, per_node: int, schema_ref: str) -> str
                 {
                     "name": "pytorch-check",
                     "image": PYTORCH_IMAGE_CUDA_12_8 if needs_12_8 else PYTORCH_IMAGE,
-                    "gpus": per_node,
+                    "gpus": example_gpus,
                 }
             ]
         },

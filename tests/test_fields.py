@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -12,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from gpustack import fields
 from gpustack.fields import MAP, SORTED_MAP, DecodeError, Spec, documented, inherit, item, key
+from gpustack.fields.generated import write_or_check
 from gpustack.profile import model
 from gpustack.profile.schema import build_schema
 
@@ -238,3 +240,62 @@ def test_the_profile_schema_documents_a_default_for_every_non_derived_field() ->
             if has_default and "default" not in prop:
                 value = f.default if f.default is not dataclasses.MISSING else f.default_factory()
                 assert value is None, f"{cls.__name__}.{f.name} hides its default {value!r}"
+
+
+def test_generated_files_are_written_then_checked(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "schema.json"
+    write_or_check({target: "new\n"}, "make it", argv=[])
+    assert target.read_text(encoding="utf-8") == "new\n"
+    write_or_check({target: "new\n"}, "make it", argv=["--check"])  # current: no exit
+    target.write_text("old\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"schema.json is stale; run: make it"):
+        write_or_check({target: "new\n"}, "make it", argv=["--check"])
+    assert target.read_text(encoding="utf-8") == "old\n"  # --check writes nothing
+
+
+@pytest.mark.parametrize(
+    ("pattern", "python"),
+    [
+        (r"^[a-z]+$", r"^[a-z]+\Z"),
+        (r"^a$|^b$", r"^a\Z|^b\Z"),
+        (r"^[$]x\$$", r"^[$]x\$\Z"),  # `$` in a class or escaped is a dollar sign
+        (r"^/", r"^/"),
+    ],
+)
+def test_patterns_end_where_json_schema_says(pattern: str, python: str) -> None:
+    assert fields.python_pattern(pattern) == python
+
+
+def test_strict_decoding_matches_a_pattern_in_full() -> None:
+    # Python's `$` also matches before a final newline (issue #11, item 9)
+    assert fields.decode(Part, {"name": "abc"}, strict=True).name == "abc"
+    with pytest.raises(DecodeError, match="is not lowercase letters"):
+        fields.decode(Part, {"name": "abc\n"}, strict=True)
+
+
+Upper = Annotated[str, item(pattern=r"^[A-Z]+$", hint="capitals")]
+Keyed = Annotated[
+    tuple[tuple[str, Upper], ...], SORTED_MAP, item(keys=Spec(pattern=r"^[a-z]+$", hint="lower"))
+]
+
+
+@dataclass(frozen=True)
+class WithKeyedMap:
+    table: Keyed = key("Table", "A map whose type carries its key rules.", factory=tuple)
+
+
+def test_a_map_type_carries_its_key_and_value_constraints() -> None:
+    schema = fields.object_schema(WithKeyedMap, {})["properties"]["table"]
+    assert schema["propertyNames"] == {
+        "pattern": "^[a-z]+$",
+        "patternErrorMessage": "Expected lower.",
+    }
+    assert schema["additionalProperties"]["patternErrorMessage"] == "Expected capitals."
+    assert fields.hint_of(fields.pattern_message("capitals")) == "capitals"
+    assert fields.decode(WithKeyedMap, {"table": {"b": "X", "a": "Y"}}, strict=True).table == (
+        ("a", "Y"),
+        ("b", "X"),
+    )
+    for bad in ({"B": "X"}, {"b": "x"}, {"b\n": "X"}):
+        with pytest.raises(DecodeError):
+            fields.decode(WithKeyedMap, {"table": bad}, strict=True)

@@ -39,6 +39,26 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "cdk8s",
     ),
     "constructs": ("gpustack.profile.rules", "gpustack.checker", "gpustack.report"),
+    # doctor reads the cluster's state and derivations: the same limits as lint
+    "doctor": (
+        "gpustack.constructs",
+        "gpustack.profile.rules",
+        "gpustack.synth",
+        "gpustack.cli",
+        "cdk8s",
+        "cdk8s_plus_33",
+        "constructs",
+    ),
+    # lint reads manifests and derivations: never the profile rules, the constructs or cdk8s
+    "lint": (
+        "gpustack.constructs",
+        "gpustack.profile.rules",
+        "gpustack.synth",
+        "gpustack.cli",
+        "cdk8s",
+        "cdk8s_plus_33",
+        "constructs",
+    ),
 }
 
 

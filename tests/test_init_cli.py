@@ -54,7 +54,7 @@ def test_writes_a_valid_profile_and_its_schemas(
         per_node,
     )
     (job,) = yaml.safe_load(text)["workloads"]["examples"]
-    assert job["gpus"] == per_node and f"cuda{cuda}" in job["image"]
+    assert job["gpus"] == 1 and f"cuda{cuda}" in job["image"]  # one GPU, not the whole node
     from gpustack.constructs import synthesize  # starts Node: only here
 
     objects = synthesize(profile)
@@ -63,6 +63,22 @@ def test_writes_a_valid_profile_and_its_schemas(
     assert (here / "schemas" / "profile.schema.json").read_text() == render()
     assert (here / "schemas" / "profile-base.schema.json").is_file()
     assert sorted(p.name for p in (here / "profiles").iterdir()) == ["gpu-east.yaml"]
+
+
+@pytest.mark.parametrize(("asked", "code"), [(8, 0), (9, 1)])
+def test_example_gpus_at_most_a_node(here: Path, asked: int, code: int) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["init", "big", "--product", "H100-SXM5-80GB", "--gpus-per-node", "8"]
+        + ["--example-gpus", str(asked)],
+    )
+    assert result.exit_code == code, result.output
+    path = here / "profiles" / "big.yaml"
+    if code == 0:
+        (job,) = yaml.safe_load(path.read_text())["workloads"]["examples"]
+        assert job["gpus"] == asked
+    else:
+        assert "workload-fits-node" in result.output and not path.exists()
 
 
 def test_every_offered_product_gives_a_valid_profile(here: Path) -> None:

@@ -1,7 +1,13 @@
 """Example GPU Jobs that prove the stack end to end (``workloads.examples``).
 
-Each Job runs a small PyTorch check: CUDA is available, the GPUs' names, and a matmul on every
-visible GPU that must match the CPU result. Jobs are immutable once created, so each carries the
+A ``check`` Job runs a small PyTorch check: CUDA is available, the GPUs' names, and a matmul on
+every visible GPU that must match the CPU result. The training kinds (``train``, ``ddp``,
+``multinode-ddp``) run a few steps of a tiny model from a script in a ConfigMap (rendered by
+:mod:`gpustack.constructs.training`), checkpointing to an ``emptyDir``; ``multinode-ddp`` is an
+Indexed Job whose pods find rank 0 through a headless Service (the pod's ``subdomain``) and may
+reach each other through a NetworkPolicy of their own (the stack's policy denies ingress).
+Every PyTorch pod gets a memory-backed ``/dev/shm`` (what ``gpustack lint``'s ``dev-shm``
+rule asks of any PyTorch workload). Jobs are immutable once created, so each carries the
 annotations that make Argo CD (``Replace=true``) and Flux (``force: enabled``) delete and
 recreate it when its spec changes, instead of failing the sync forever. ``ttlSecondsAfterFinished``
 stays unset: a controller deleting the finished Job would make GitOps recreate it in a loop.
@@ -20,15 +26,27 @@ from gpustack.constructs.labels import Identity, label_value
 from gpustack.constructs.placement import Placement
 from gpustack.constructs.runtime import is_simulated, workload_runtime_class
 from gpustack.constructs.scripts import EXAMPLE_CHECK
+from gpustack.constructs.training import (
+    CHECKPOINT_DIR,
+    RENDEZVOUS_PORT,
+    SCRIPT_DIR,
+    SCRIPT_NAME,
+    command,
+    render_script,
+)
 from gpustack.profile.derive import workload_resource
 from gpustack.profile.model import Example, Profile
 
 SERVICE_ACCOUNT: Final = "gpustack-example"
 CONTAINER: Final = "gpu-check"
-#: A memory-backed /dev/shm for jobs with more than one GPU (NCCL between GPUs).
+TRAIN_CONTAINER: Final = "train"
+#: A memory-backed /dev/shm for every job: DataLoader workers and NCCL between GPUs need more
+#: than the runtime's 64 MiB.
 SHM_VOLUME: Final = "dshm"
 SHM_SIZE: Final = "1Gi"
 #: Delete and recreate changed Jobs instead of patching their immutable pod template.
+#: The pod annotation the Job controller sets to the pod's index (completionMode Indexed).
+COMPLETION_INDEX: Final = "batch.kubernetes.io/job-completion-index"
 IMMUTABLE_ANNOTATIONS: Final = {
     "argocd.argoproj.io/sync-options": "Replace=true",
     "kustomize.toolkit.fluxcd.io/force": "enabled",
@@ -45,7 +63,10 @@ class ExampleJob:
     - ``resource``: the extended resource name the validation rules check
       (:func:`gpustack.profile.derive.workload_resource`): the example's ``resourceName``, else
       the plugin's, ``<name>.shared`` with ``renameByDefault``.
-    - ``command``: container command: the example's, else ``python -c`` with the built-in check.
+    - ``command``: container command: the example's, else ``python -c`` with the built-in check,
+      or the training script's (:func:`gpustack.constructs.training.command`).
+    - ``kind``: ``check``, ``train``, ``ddp`` or ``multinode-ddp``.
+    - ``nodes``: pods of a ``multinode-ddp`` job (1 for the other kinds).
     """
 
     name: str
@@ -53,16 +74,34 @@ class ExampleJob:
     gpus: int
     resource: str
     command: tuple[str, ...]
+    kind: str = "check"
+    nodes: int = 1
 
     @classmethod
     def from_example(cls, example: Example, resource: str) -> ExampleJob:
+        nodes = example.nodes if example.kind == "multinode-ddp" else 1
+        default = (
+            ("python", "-c", EXAMPLE_CHECK)
+            if example.kind == "check"
+            else tuple(command(example.kind, example.gpus, nodes))
+        )
         return cls(
             name=example.name,
             image=example.image,
             gpus=example.gpus,
             resource=resource,
-            command=example.command or ("python", "-c", EXAMPLE_CHECK),
+            command=example.command or default,
+            kind=example.kind,
+            nodes=nodes,
         )
+
+    @property
+    def trains(self) -> bool:
+        return self.kind != "check"
+
+    @property
+    def multinode(self) -> bool:
+        return self.kind == "multinode-ddp"
 
     @property
     def version(self) -> str:
@@ -140,52 +179,139 @@ class Examples(Construct):
 
     def _job(self, job: ExampleJob) -> None:
         props = self.props
+        ns = props.placement.namespace
         ident = Identity(label_value(job.name), "examples", job.version, props.placement.labels)
         env = [("GPUSTACK_SIMULATED", "true")] if props.simulated else []
+        refs = None
+        if job.multinode:
+            # rank 0 is the pod of index 0: <job>-0, named in DNS through the headless Service
+            env += [
+                ("MASTER_ADDR", f"{job.name}-0.{job.name}.{ns}.svc"),
+                ("MASTER_PORT", str(RENDEZVOUS_PORT)),
+            ]
+            refs = {"NODE_RANK": f"metadata.annotations['{COMPLETION_INDEX}']"}
+        # NCCL falls back to shared memory between GPUs without peer access, and DataLoader
+        # workers pass batches through it; the runtime's 64 MiB /dev/shm is too small for both.
+        volumes = [
+            k8s.Volume(
+                name=SHM_VOLUME,
+                empty_dir=k8s.EmptyDirVolumeSource(
+                    medium="Memory", size_limit=k8s.Quantity.from_string(SHM_SIZE)
+                ),
+            )
+        ]
+        mounts = [kube.mount(SHM_VOLUME, "/dev/shm")]
+        if job.trains:
+            script = f"{job.name}-script"
+            k8s.KubeConfigMap(
+                self,
+                f"script-{job.name}",
+                metadata=kube.object_meta(
+                    script, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
+                ),
+                data={SCRIPT_NAME: render_script(job.kind)},
+            )
+            volumes += [
+                kube.config_map_volume("script", script),
+                k8s.Volume(name="checkpoints", empty_dir=k8s.EmptyDirVolumeSource()),
+            ]
+            mounts += [
+                kube.mount("script", SCRIPT_DIR, read_only=True),
+                kube.mount("checkpoints", CHECKPOINT_DIR),
+            ]
         container = k8s.Container(
-            name=CONTAINER,
+            name=TRAIN_CONTAINER if job.trains else CONTAINER,
             image=job.image,
             image_pull_policy="IfNotPresent",
             command=list(job.command),
-            env=kube.env_list(env) or None,
+            env=kube.env_list(env, field_refs=refs) or None,
+            ports=[k8s.ContainerPort(container_port=RENDEZVOUS_PORT, name="rendezvous")]
+            if job.multinode
+            else None,
             resources=k8s.ResourceRequirements(
                 limits={job.resource: k8s.Quantity.from_number(job.gpus)}
             ),
             # PyTorch images write caches (kernels, compiled graphs) under the root filesystem.
             security_context=kube.unprivileged(read_only_root=False),
-            volume_mounts=[kube.mount(SHM_VOLUME, "/dev/shm")] if job.gpus > 1 else None,
+            volume_mounts=mounts,
         )
-        # NCCL falls back to shared memory between GPUs without peer access; the runtime's
-        # 64 MiB /dev/shm is too small for that.
-        shm = k8s.Volume(
-            name=SHM_VOLUME,
-            empty_dir=k8s.EmptyDirVolumeSource(
-                medium="Memory", size_limit=k8s.Quantity.from_string(SHM_SIZE)
-            ),
-        )
+        if job.multinode:
+            self._rendezvous(job, ident)
         k8s.KubeJob(
             self,
             f"job-{job.name}",
             metadata=kube.object_meta(
                 job.name,
-                namespace=props.placement.namespace,
+                namespace=ns,
                 labels=ident.workload_labels(),
                 annotations={**ident.annotations(), **IMMUTABLE_ANNOTATIONS},
             ),
             spec=k8s.JobSpec(
                 backoff_limit=props.backoff_limit,
+                completion_mode="Indexed" if job.multinode else None,
+                completions=job.nodes if job.multinode else None,
+                parallelism=job.nodes if job.multinode else None,
                 template=k8s.PodTemplateSpec(
                     metadata=k8s.ObjectMeta(labels=ident.workload_labels()),
                     spec=k8s.PodSpec(
-                        restart_policy="Never",
+                        # a single-pod training container restarted in place resumes from its
+                        # checkpoint (the emptyDir outlives the container); the pods of a
+                        # multinode job must restart together, so a new pod replaces a failed one
+                        restart_policy="OnFailure" if job.trains and not job.multinode else "Never",
+                        subdomain=job.name if job.multinode else None,
                         service_account_name=SERVICE_ACCOUNT,
                         automount_service_account_token=False,
                         runtime_class_name=props.runtime_class,
                         security_context=kube.pod_security_context(),
                         containers=[container],
-                        volumes=[shm] if job.gpus > 1 else None,
+                        volumes=volumes,
                         **kube.pod_placement(props.placement, priority=False),
                     ),
                 ),
+            ),
+        )
+
+    def _rendezvous(self, job: ExampleJob, ident: Identity) -> None:
+        """The headless Service that names each pod of a multinode job in DNS, and the
+        NetworkPolicy that lets the job's pods reach each other (rendezvous, then NCCL or gloo
+        on ports of their choosing)."""
+        ns = self.props.placement.namespace
+        meta = kube.object_meta(
+            job.name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
+        )
+        k8s.KubeService(
+            self,
+            f"service-{job.name}",
+            metadata=meta,
+            spec=k8s.ServiceSpec(
+                cluster_ip="None",
+                # rank 0 must resolve before it is Ready: the others wait for it to rendezvous
+                publish_not_ready_addresses=True,
+                selector=ident.selector(),
+                ports=[
+                    k8s.ServicePort(
+                        name="rendezvous",
+                        port=RENDEZVOUS_PORT,
+                        target_port=k8s.IntOrString.from_number(RENDEZVOUS_PORT),
+                    )
+                ],
+            ),
+        )
+        peers = k8s.LabelSelector(match_labels=ident.selector())
+        k8s.KubeNetworkPolicy(
+            self,
+            f"network-policy-{job.name}",
+            metadata=kube.object_meta(
+                f"{job.name}-peers",
+                namespace=ns,
+                labels=ident.labels(),
+                annotations=ident.annotations(),
+            ),
+            spec=k8s.NetworkPolicySpec(
+                pod_selector=peers,
+                policy_types=["Ingress"],
+                ingress=[
+                    k8s.NetworkPolicyIngressRule(from_=[k8s.NetworkPolicyPeer(pod_selector=peers)])
+                ],
             ),
         )

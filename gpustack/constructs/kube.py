@@ -28,14 +28,17 @@ def env_list(
 ) -> list[k8s.EnvVar]:
     """Container env: ``field_refs`` (downward API) first, then ``base``, then user ``extra``.
 
-    A user variable named like one of ours replaces it in place instead of duplicating the name
-    (duplicate env names are accepted by the API server but fight server-side apply).
+    A user variable may not replace one of ours: validation refuses it (rule
+    ``env-not-managed``, from :mod:`gpustack.profile.managed_env`), and reaching here with one
+    is a bug, raised rather than rendered.
     """
     refs = dict(field_refs or {})
     values: dict[str, str | None] = {name: None for name in refs}
     for name, value in base:
         values[name] = value
     for var in extra:
+        if var.name in values:
+            raise ValueError(f"env {var.name} is set by gpustack; see gpustack.profile.managed_env")
         values[var.name] = var.value
     out: list[k8s.EnvVar] = []
     for name, resolved in values.items():

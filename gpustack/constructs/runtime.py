@@ -9,43 +9,23 @@ Pure Python: no cdk8s.
 
 from __future__ import annotations
 
-from typing import Final
-
+from gpustack.profile.derive import (  # re-exported: stated once in the derivations
+    EXTRA_HANDLERS,
+    gpu_runtime_class,
+    is_simulated,
+    runtime_classes,
+)
 from gpustack.profile.model import Profile
 
-#: Handlers the toolkit registers next to the main one (fixed names in nvidia-ctk-installer).
-EXTRA_HANDLERS: Final = ("nvidia-cdi", "nvidia-legacy")
-
-
-def is_simulated(profile: Profile) -> bool:
-    """True when the plugin advertises simulated GPUs (gpustack implementation only)."""
-    dp = profile.device_plugin
-    return dp.implementation == "gpustack" and dp.backend == "simulated"
-
-
-def gpu_runtime_class(profile: Profile) -> str | None:
-    """Name of the RuntimeClass (= handler) for GPU containers; ``None`` for CRI-O hook mode."""
-    if profile.cluster.runtime.name == "crio" and not profile.toolkit.cdi.enabled:
-        return None
-    return profile.toolkit.runtime_class
-
-
-def runtime_classes(profile: Profile) -> tuple[str, ...]:
-    """Every RuntimeClass gpustack declares: the main one, plus the mode-forcing ones with CDI.
-
-    ``nvidia-cdi``/``nvidia-legacy`` are declared only when gpustack runs the toolkit (so the
-    handlers are known to exist) with CDI on: ``nvidia-cdi`` needs the CDI specs the toolkit writes
-    only then, and without CDI ``nvidia`` already is the legacy mode.
-    """
-    main = gpu_runtime_class(profile)
-    if main is None or (is_simulated(profile) and not profile.toolkit.enabled):
-        # Simulated GPUs on nodes gpustack does not configure: nothing would use the class, and
-        # such nodes (kind, k3d) usually have no NVIDIA handler at all.
-        return ()
-    names = [main]
-    if profile.toolkit.enabled and profile.toolkit.cdi.enabled:
-        names += [h for h in EXTRA_HANDLERS if h != main]
-    return tuple(names)
+__all__ = [
+    "EXTRA_HANDLERS",
+    "cdi_names_only",
+    "cdi_only",
+    "gpu_runtime_class",
+    "is_simulated",
+    "runtime_classes",
+    "workload_runtime_class",
+]
 
 
 def cdi_names_only(device_list_strategy: tuple[str, ...]) -> bool:

@@ -43,7 +43,15 @@ from gpustack.fields.declare import (
     key,
     spec_of,
 )
-from gpustack.fields.schema import definitions, field_schema, object_schema, schema_default
+from gpustack.fields.pattern import compiled, python_pattern
+from gpustack.fields.schema import (
+    definitions,
+    field_schema,
+    hint_of,
+    object_schema,
+    pattern_message,
+    schema_default,
+)
 
 __all__ = [
     "MAP",
@@ -52,16 +60,20 @@ __all__ = [
     "Map",
     "Spec",
     "camel",
+    "compiled",
     "decode",
     "definitions",
     "documented",
     "encode",
     "encode_value",
     "field_schema",
+    "hint_of",
     "inherit",
     "item",
     "key",
     "object_schema",
+    "pattern_message",
+    "python_pattern",
     "schema_default",
     "spec_of",
 ]

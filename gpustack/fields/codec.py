@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-from gpustack.fields.declare import Spec, analyse, declared_fields, is_dataclass_type
+from gpustack.fields.declare import Spec, analyse, declared_fields, is_dataclass_type, map_keys
+from gpustack.fields.pattern import compiled
 
 T = TypeVar("T")
 
@@ -164,7 +164,7 @@ def _value_decoder(tp: Any, spec: Spec | None, strict: bool) -> Decoder:
     if t.map is not None:
         (pair,) = [a for a in get_args(base) if a is not Ellipsis]
         value_dec = _value_decoder(get_args(pair)[1], None, strict)
-        keys = spec.keys if spec is not None else None
+        keys = map_keys(spec, t.spec)
         sort = t.map.sort
 
         def mapping(value: Any, path: str) -> Any:
@@ -247,7 +247,7 @@ def _check_scalar(value: Any, spec: Spec | None, path: str) -> None:
             path, f"{value!r} is not valid; use one of: {', '.join(map(str, spec.enum))}"
         )
     if isinstance(value, str):
-        if spec.pattern is not None and not re.search(spec.pattern, value):
+        if spec.pattern is not None and not compiled(spec.pattern).search(value):
             raise DecodeError(path, f"{value!r} is not {spec.hint or 'in the expected form'}")
         if spec.min_length is not None and len(value) < spec.min_length:
             raise DecodeError(path, f"{value!r} is empty or too short")

@@ -159,6 +159,15 @@ def analyse(tp: Any) -> TypeInfo:
         return TypeInfo(tp, optional, spec, shape)
 
 
+def map_keys(spec: Spec | None, inner: Spec | None) -> Spec | None:
+    """A map's key constraints: the field's ``keys=``, else those its type carries
+    (``Annotated[tuple[tuple[str, V], ...], MAP, item(keys=Spec(...))]``, a reusable map type
+    such as Kubernetes labels)."""
+    if spec is not None and spec.keys is not None:
+        return spec.keys
+    return inner.keys if inner is not None else None
+
+
 def is_dataclass_type(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
 

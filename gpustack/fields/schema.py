@@ -16,6 +16,7 @@ from gpustack.fields.declare import (
     analyse,
     declared_fields,
     is_dataclass_type,
+    map_keys,
 )
 
 _SCALARS: Final[dict[Any, str]] = {bool: "boolean", int: "integer", str: "string", float: "number"}
@@ -37,7 +38,20 @@ def _constraints(spec: Spec | None) -> Schema:
         value = getattr(spec, attr)
         if value is not None:
             out[keyword] = list(value) if isinstance(value, tuple) else value
+    if spec.pattern is not None and spec.hint is not None:
+        # yaml-language-server shows this instead of the bare regex; explain reads it back
+        out["patternErrorMessage"] = pattern_message(spec.hint)
     return out
+
+
+def pattern_message(hint: str) -> str:
+    """The ``patternErrorMessage`` of a pattern whose :attr:`Spec.hint` is ``hint``."""
+    return f"Expected {hint}."
+
+
+def hint_of(message: str) -> str:
+    """The :attr:`Spec.hint` back from a :func:`pattern_message`."""
+    return message.removeprefix("Expected ").removesuffix(".")
 
 
 def _array_constraints(spec: Spec | None) -> Schema:
@@ -62,10 +76,11 @@ def _type_schema(tp: Any, spec: Spec | None, defs: dict[str, Schema]) -> Schema:
         (pair,) = [a for a in get_args(base) if a is not Ellipsis]
         _, value_tp = get_args(pair)
         out: Schema = {"type": "object"}
-        if spec is not None and spec.keys is not None:
-            names = _constraints(spec.keys)
-            if spec.keys.examples:
-                names["examples"] = list(spec.keys.examples)
+        keys = map_keys(spec, inner)
+        if keys is not None:
+            names = _constraints(keys)
+            if keys.examples:
+                names["examples"] = list(keys.examples)
             out["propertyNames"] = names
         out["additionalProperties"] = _type_schema(value_tp, None, defs)
         return out

@@ -4,6 +4,11 @@ A single loop polls every 100 ms (cheap, and needs no inotify binding): a replac
 ``kubelet.sock`` or a deleted plugin socket means the kubelet restarted, so the affected
 servers are restarted and re-registered, well within a second. Stop and reload requests (the
 signal handlers in ``main``) wake the loop immediately.
+
+Once serving, nothing a peer on the node does ends the loop: a config that fails to load on
+SIGHUP keeps the running one, and a socket folder that cannot be served (replaced by a file,
+made read-only) is retried every second until it can. Only the first start fails fast, where
+such a problem is a wrong flag rather than a hostile peer.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ log = logging.getLogger("gpustack.plugin")
 POLL_S = 0.1
 #: Wait before retrying a registration the kubelet answered with an error.
 REJECTED_RETRY_S = 5.0
+#: Wait before serving again on a socket folder that could not be served.
+REBIND_RETRY_S = 1.0
 
 KubeletId = tuple[int, int]
 
@@ -75,6 +82,13 @@ class _Slot:
     registered_with: KubeletId | None = None
     next_attempt: float = 0.0
     last_error: str = ""
+    #: When to try serving again after binding failed, and that failure (logged once).
+    next_bind: float = 0.0
+    bind_error: str = ""
+
+
+class _BindError(InitError):
+    """The socket folder cannot be served now; at run time that is retried, not fatal."""
 
 
 class PluginManager:
@@ -104,7 +118,17 @@ class PluginManager:
         return [slot.server.socket_path for slot in self._slots]
 
     def run(self) -> int:
-        """The main loop; returns the process exit code."""
+        """The main loop; returns the process exit code.
+
+        Whatever escapes it still stops the servers: their non-daemon gRPC threads would
+        otherwise keep a process alive that no longer registers or reloads.
+        """
+        try:
+            return self._run()
+        finally:
+            self._teardown()
+
+    def _run(self) -> int:
         try:
             config = self._rt.load_config()
         except (ConfigError, EnvError) as exc:
@@ -134,7 +158,7 @@ class PluginManager:
                     if new is not None:
                         config = new
                         break
-            except InitError as exc:  # serving again after a kubelet restart failed
+            except InitError as exc:  # another plugin took our socket while we served
                 log.error("%s", exc)
                 self._teardown()
                 return 1
@@ -150,7 +174,13 @@ class PluginManager:
             return self._rt.load_config()
         except (ConfigError, EnvError) as exc:
             log.error("reload failed, keeping the previous configuration: %s", exc)
-            return None
+        except Exception as exc:  # a bug or a hostile file must not end the loop that serves
+            log.error(
+                "reload failed (%s), keeping the previous configuration: %s",
+                type(exc).__name__,
+                exc,
+            )
+        return None
 
     def _start(self, config: PluginConfig) -> None:
         self._backend = self._rt.make_backend(config)
@@ -237,7 +267,7 @@ class PluginManager:
         except SocketBusyError as exc:
             raise InitError(f"cannot serve {name}: {exc}") from None
         except (OSError, RuntimeError) as exc:  # gRPC reports bind failures as RuntimeError
-            raise InitError(
+            raise _BindError(
                 f"cannot serve {name} on {server.socket_path}: {exc}; "
                 "check --socket-dir (the kubelet's device-plugins directory, writable by root)"
             ) from None
@@ -268,21 +298,41 @@ class PluginManager:
             announced = current is None
             for slot in self._slots:
                 if not slot.server.socket_intact():
-                    log.info("socket %s was removed; serving again", slot.server.socket_path)
+                    if slot.server.serving:
+                        log.info("socket %s was removed; serving again", slot.server.socket_path)
                     self._restart(slot)
                 elif slot.registered_with not in (None, current) and current is not None:
                     log.info("kubelet restarted; re-registering %s", slot.server.resource.name)
                     self._restart(slot)
-                if slot.registered_with is None and sock is not None and current is not None:
+                if (
+                    slot.registered_with is None
+                    and slot.server.serving
+                    and sock is not None
+                    and current is not None
+                ):
                     self._register(slot, sock, current)
             self._wake.wait(POLL_S)
             self._wake.clear()
 
     def _restart(self, slot: _Slot) -> None:
+        """Serve ``slot`` again; a folder that cannot be served is retried, logged once."""
+        now = time.monotonic()
+        if not slot.server.serving and now < slot.next_bind:
+            return
         slot.server.stop()
-        self._bind(slot.server)
         slot.registered_with = None
         slot.next_attempt = 0.0
+        try:
+            self._bind(slot.server)
+        except _BindError as exc:
+            slot.next_bind = now + REBIND_RETRY_S
+            if str(exc) != slot.bind_error:
+                log.error("%s; retrying every %.0f s", exc, REBIND_RETRY_S)
+                slot.bind_error = str(exc)
+            return
+        if slot.bind_error:
+            log.info("serving %s again", slot.server.resource.name)
+            slot.bind_error = ""
 
     def _register(self, slot: _Slot, sock: str, current: KubeletId) -> None:
         now = time.monotonic()

@@ -10,11 +10,11 @@ imports this module: it validates with :meth:`PluginConfig.from_dict`.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from gpustack.fields import definitions, object_schema
+from gpustack.fields.generated import write_or_check
 from gpustack.plugin.config import PluginConfig
 
 SCHEMA_ID = "https://gpustack.dev/schemas/device-plugin-config.schema.json"
@@ -49,13 +49,7 @@ def render() -> str:
 
 def main() -> None:
     """Rewrite (or with ``--check``, verify) ``schemas/device-plugin-config.schema.json``."""
-    text = render()
-    if "--check" in sys.argv[1:]:
-        if not SCHEMA_FILE.is_file() or SCHEMA_FILE.read_text(encoding="utf-8") != text:
-            sys.exit(f"{SCHEMA_FILE} is stale; run: python -m gpustack.plugin.schema")
-        return
-    SCHEMA_FILE.parent.mkdir(parents=True, exist_ok=True)
-    SCHEMA_FILE.write_text(text, encoding="utf-8")
+    write_or_check({SCHEMA_FILE: render()}, "python -m gpustack.plugin.schema")
 
 
 if __name__ == "__main__":

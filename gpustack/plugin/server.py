@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 
 import grpc
@@ -30,7 +30,12 @@ from gpustack.plugin.v1beta1 import api_pb2, api_pb2_grpc
 log = logging.getLogger("gpustack.plugin")
 
 API_VERSION = "v1beta1"
-#: Worker threads per server: one is held by the kubelet's ListAndWatch stream.
+#: ListAndWatch streams one resource serves at once. Each holds a worker thread for its whole
+#: life; the kubelet opens one, so the rest is headroom for a restarting kubelet and a debugging
+#: client. Past it a stream is refused with RESOURCE_EXHAUSTED, so idle streams (a hostile or
+#: broken peer on the node) can never take the threads that Allocate needs.
+MAX_STREAMS = 4
+#: Worker threads per server: up to MAX_STREAMS held by streams, the rest for unary calls.
 MAX_WORKERS = 16
 REGISTER_TIMEOUT_S = 1.0
 #: A private subchannel per channel: a shared one may still be backing off from a kubelet
@@ -88,6 +93,35 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
         self.health = health
         self.settings = settings
         self.stopping = stopping
+        self._streams = threading.BoundedSemaphore(MAX_STREAMS)
+        self._lock = threading.Lock()
+        #: Whether a refusal was logged since the streams were last below the limit.
+        self._refusal_logged = False
+
+    def _open_stream(self) -> Callable[[], None] | None:
+        """Take a stream slot; returns its release (safe to call twice), or ``None`` if full."""
+        if not self._streams.acquire(blocking=False):
+            with self._lock:
+                first, self._refusal_logged = not self._refusal_logged, True
+            if first:  # one line per burst: a peer retrying in a loop must not flood the log
+                log.warning(
+                    "%d ListAndWatch streams are open for %s; refusing more until one closes",
+                    MAX_STREAMS,
+                    self.resource.name,
+                )
+            return None
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            with self._lock:
+                if released:
+                    return
+                released = True
+                self._refusal_logged = False
+            self._streams.release()
+
+        return release
 
     def devices(self, unhealthy: frozenset[str]) -> list[api_pb2.Device]:
         devices = []
@@ -110,6 +144,23 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
     def ListAndWatch(
         self, request: api_pb2.Empty, context: grpc.ServicerContext
     ) -> Iterator[api_pb2.ListAndWatchResponse]:
+        release = self._open_stream()
+        if release is None:
+            context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_STREAMS} ListAndWatch streams are already open for {self.resource.name}; "
+                "close one first",
+            )
+        # The RPC's end releases the slot even if gRPC drops this generator without closing it.
+        if not context.add_callback(release):
+            release()
+            return
+        try:
+            yield from self._watch(context)
+        finally:
+            release()
+
+    def _watch(self, context: grpc.ServicerContext) -> Iterator[api_pb2.ListAndWatchResponse]:
         context.add_callback(self.health.wake)
         seen = -1
         last: list[api_pb2.Device] | None = None
@@ -204,7 +255,11 @@ class PluginServer:
         api_pb2_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
             self._service, server
         )
-        self._inode = serve_unix(server, self.socket_path)
+        try:
+            self._inode = serve_unix(server, self.socket_path)
+        except BaseException:
+            server.stop(grace=0)  # its threads would outlive this failed start
+            raise
         self._server = server
         log.info(
             "serving %s (%d devices) on %s",
@@ -213,11 +268,18 @@ class PluginServer:
             self.socket_path,
         )
 
+    @property
+    def serving(self) -> bool:
+        return self._server is not None
+
     def socket_intact(self) -> bool:
-        """False once someone (a restarting kubelet) deleted or replaced our socket."""
+        """False once someone (a restarting kubelet) deleted or replaced our socket, or the
+        folder it was in (a file in its place: ``NotADirectoryError``)."""
+        if self._inode is None:
+            return False
         try:
             return os.stat(self.socket_path).st_ino == self._inode
-        except FileNotFoundError:
+        except OSError:
             return False
 
     def stop(self) -> None:

@@ -121,3 +121,40 @@ def node_capacity(profile: Profile, wanted: str) -> tuple[int, str] | None:
     if wanted == dp.resource_name and wanted in advertised_resources(profile):
         return profile.gpus.per_node, "GPU" if profile.gpus.per_node == 1 else "GPUs"
     return None
+
+
+#: Handlers the toolkit registers next to the main one (fixed names in nvidia-ctk-installer).
+EXTRA_HANDLERS = ("nvidia-cdi", "nvidia-legacy")
+
+
+def is_simulated(profile: Profile) -> bool:
+    """True when the plugin advertises simulated GPUs (gpustack implementation only)."""
+    dp = profile.device_plugin
+    return dp.implementation == "gpustack" and dp.backend == "simulated"
+
+
+def gpu_runtime_class(profile: Profile) -> str | None:
+    """Name of the RuntimeClass (= handler) for GPU containers; ``None`` for CRI-O hook mode."""
+    if profile.cluster.runtime.name == "crio" and not profile.toolkit.cdi.enabled:
+        return None
+    return profile.toolkit.runtime_class
+
+
+def runtime_classes(profile: Profile) -> tuple[str, ...]:
+    """Every RuntimeClass gpustack declares: the main one, plus the mode-forcing ones with CDI.
+
+    ``nvidia-cdi``/``nvidia-legacy`` are declared only when gpustack runs the toolkit (so the
+    handlers are known to exist) with CDI on: ``nvidia-cdi`` needs the CDI specs the toolkit writes
+    only then, and without CDI ``nvidia`` already is the legacy mode. Stated here, not in the
+    constructs, so that ``gpustack lint`` checks a workload's ``runtimeClassName`` against the
+    very list ``synth`` writes.
+    """
+    main = gpu_runtime_class(profile)
+    if main is None or (is_simulated(profile) and not profile.toolkit.enabled):
+        # Simulated GPUs on nodes gpustack does not configure: nothing would use the class, and
+        # such nodes (kind, k3d) usually have no NVIDIA handler at all.
+        return ()
+    names = [main]
+    if profile.toolkit.enabled and profile.toolkit.cdi.enabled:
+        names += [h for h in EXTRA_HANDLERS if h != main]
+    return tuple(names)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from jsonschema.exceptions import ValidationError, best_match
 
+from gpustack import fields
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 from gpustack.profile.schema import validator
@@ -29,13 +31,42 @@ _TYPE_NAMES = {
 }
 
 
+#: Longest value a message quotes in full: a 50 MB value is not echoed into a terminal or a CI
+#: log (issue #11, item 14); the rest is counted.
+SHOWN = 60
+
+
 def _show(value: Any) -> str:
     if isinstance(value, str):
-        return repr(value)
+        if len(value) <= SHOWN:
+            return repr(value)
+        return f"{value[:SHOWN]!r}... ({len(value)} characters)"
     if isinstance(value, dict | list):
         text = json.dumps(value, default=str)
         return text if len(text) <= 40 else text[:37] + "..."
-    return json.dumps(value, default=str)
+    return clip(json.dumps(value, default=str))
+
+
+def clip(text: str, limit: int = 4 * SHOWN) -> str:
+    """``text`` cut to ``limit`` characters (a message that quotes a value it did not make)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _pattern_hint(schema: Mapping[str, Any]) -> str | None:
+    """What the field's pattern accepts, in words (its ``patternErrorMessage``), if it says."""
+    message = schema.get("patternErrorMessage")
+    return fields.hint_of(message) if isinstance(message, str) else None
+
+
+def _mismatch(value: str, schema: Mapping[str, Any], what: str = "") -> Finding:
+    """A value that fails its pattern: ``'570' is not a driver version ...`` where the
+    field says what it accepts in words, else the pattern itself."""
+    words = _pattern_hint(schema)
+    if words is not None:
+        return Finding((), f"{what}{value} is not {words}", _example_hint(schema))
+    return Finding(
+        (), f"{what}{value} does not match {schema.get('pattern')}", _example_hint(schema)
+    )
 
 
 def _example_hint(schema: Mapping[str, Any]) -> str | None:
@@ -97,13 +128,9 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
     value: Any = error.instance
     spec: Any = error.validator_value
     if "propertyNames" in error.relative_schema_path and isinstance(value, str):
-        # a key fails its pattern (a MIG profile name): point at that key, not its mapping
-        yield Finding(
-            (*path, value),
-            f"key {_show(value)} does not match {spec}",
-            _example_hint(schema),
-            at_key=True,
-        )
+        # a key fails its pattern (a MIG profile name, a label key): point at that key
+        found = _mismatch(_show(value), schema, "key ")
+        yield replace(found, path=(*path, value), at_key=True)
     elif kind == "additionalProperties" and isinstance(value, dict):
         yield from _unknown_keys(path, schema, value)
     elif kind == "required" and isinstance(value, dict):
@@ -118,19 +145,27 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
         expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
         hint = _example_hint(schema)
         text = written.get(path)  # as typed: YAML reads 1.30 as the number 1.3
+        pattern = schema.get("pattern")
+        if (
+            "string" in names
+            and text is not None
+            and isinstance(pattern, str)
+            and not fields.compiled(pattern).search(text)
+        ):
+            # quoting would not help (`version: 570`): say once what the value should look like
+            yield replace(_mismatch(clip(text), schema), path=path)
+            return
         if "string" in names and text is not None:  # a number, yes/no, a date...
-            hint = f'quote it: "{text}"'
+            hint = f'quote it: "{clip(text)}"'
         elif value is None:  # `key:` with nothing after it (all of its lines commented out?)
             hint = "remove the key to use its default" if "default" in schema else hint
-        yield Finding(path, f"expected {expected}, got {text or _show(value)}", hint)
+        yield Finding(
+            path, f"expected {expected}, got {clip(text) if text else _show(value)}", hint
+        )
     elif kind == "enum":
         yield Finding(path, f"{_show(value)} is not allowed", _enum_hint(path, spec, value))
     elif kind == "pattern":
-        yield Finding(
-            path,
-            f"{_show(value)} does not match {spec}",
-            _example_hint(schema),
-        )
+        yield replace(_mismatch(_show(value), schema), path=path)
     elif kind == "maxLength":
         yield Finding(
             path, f"{_show(value)} is longer than {spec} characters", _example_hint(schema)
@@ -144,7 +179,7 @@ def _explain(error: ValidationError, written: Mapping[JsonPath, str]) -> Iterato
         fitting = [e for e in error.context if e.relative_schema_path[0] not in wrong_type]
         yield from _explain(best_match(fitting or error.context), written)
     else:
-        yield Finding(path, error.message, _example_hint(schema))
+        yield Finding(path, clip(error.message), _example_hint(schema))
 
 
 def schema_findings(

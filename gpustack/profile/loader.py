@@ -23,6 +23,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from gpustack.profile.limits import MAX_DEPTH, Refused, check_shape, read_limited
+
 #: A position as shown to users: (file, line, column), 1-based.
 Loc = tuple[str, int, int]
 #: A JSON path as a tuple of keys and list indexes; ``()`` is the document root.
@@ -91,6 +93,12 @@ def _loc(file: str, node: Node) -> Loc:
 #: More values than any profile needs; aliases of aliases could otherwise expand a few lines
 #: into billions of values (a "billion laughs" file) and hang a CI job.
 MAX_VALUES = 100_000
+#: Longest key or value a load error quotes; the rest is counted.
+_QUOTED = 60
+
+
+def _quote(text: str) -> str:
+    return repr(text) if len(text) <= _QUOTED else f"{text[:_QUOTED]!r}... ({len(text)} characters)"
 
 
 @dataclass
@@ -106,12 +114,26 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
     construct = _SCALARS.yaml_constructors.get(node.tag)
     if construct is None:
         raise ProfileError(
-            _loc(file, node), path, f"unsupported YAML tag {node.tag}", "remove the tag"
+            _loc(file, node), path, f"unsupported YAML tag {node.tag[:_QUOTED]}", "remove the tag"
         )
     return construct(_SCALARS, node)
 
 
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return f"a {type(value).__name__}"  # a date
+
+
 def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) -> Any:
+    if len(path) > MAX_DEPTH:  # an alias of an enclosing node nests without end
+        raise ProfileError(
+            _loc(file, node), path[:1], f"values nest deeper than {MAX_DEPTH} levels"
+        )
     seen.where[path] = (_loc(file, node), key)
     if len(seen.where) > MAX_VALUES:
         raise ProfileError(
@@ -144,13 +166,21 @@ def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) 
                 )
             if not isinstance(key_node, ScalarNode):
                 raise ProfileError(key_loc, path, "mapping keys must be plain scalars")
-            name = _scalar(key_node, file, path)
-            child = name if isinstance(name, str) else str(name)
-            if child in first:  # `1:` and `"1":` are one key once keys are strings
+            child = _scalar(key_node, file, path)
+            if not isinstance(child, str):
+                # `on:`, `1.30:`, `null:` are read as true, 1.3 and null: every key of a profile
+                # is a name, and str() of them would put 'True', '1.3', 'None' in manifests
+                raise ProfileError(
+                    key_loc,
+                    (*path, key_node.value),
+                    f"YAML reads the key {_quote(key_node.value)} as {_kind(child)}, not as a name",
+                    f'quote it: "{key_node.value}"',
+                )
+            if child in first:
                 raise ProfileError(
                     key_loc,
                     (*path, child),
-                    f"duplicate key {child!r} (first defined on line {first[child]})",
+                    f"duplicate key {_quote(child)} (first defined on line {first[child]})",
                     "remove one of the two entries",
                 )
             first[child] = key_loc[1]
@@ -162,17 +192,16 @@ def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) 
 def read_document(path: Path, display: str) -> Document:
     """Parse one YAML file (one mapping document) without following ``extends``."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_limited(path).decode("utf-8")
+        check_shape(text, _Loader, max_values=MAX_VALUES)
     except UnicodeDecodeError as exc:
         raise ProfileError((display, 1, 1), (), f"file is not UTF-8 ({exc.reason})") from None
-    except OSError as exc:
+    except Refused as exc:
         broken = path.is_symlink() and not path.exists()
-        raise ProfileError(
-            (display, 1, 1),
-            (),
-            f"cannot read the file: {exc.strerror or exc}",
-            "it is a broken symlink; fix or remove it" if broken else None,
-        ) from None
+        hint = "it is a broken symlink; fix or remove it" if broken else exc.hint
+        raise ProfileError((display, exc.line, exc.col), (), exc.message, hint) from None
+    except yaml.YAMLError:
+        pass  # composing below reports it, with its position
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:

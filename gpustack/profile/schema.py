@@ -13,14 +13,16 @@ The schema keeps to the subset every yaml-language-server understands: ``enum``,
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 
 from gpustack import fields
+from gpustack.fields.generated import write_or_check
 from gpustack.profile import model
 
 SCHEMA_ID = "https://gpustack.dev/schemas/profile.schema.json"
@@ -102,10 +104,25 @@ def schema() -> Schema:
     return build_schema()
 
 
+def _pattern(
+    checker: Validator, pattern: str, instance: Any, schema: Schema
+) -> Iterator[ValidationError]:
+    # jsonschema matches with Python's re.search, whose `$` also matches before a final newline;
+    # the schema means ECMA-262's `$` (the very end), as editors read it (issue #11, item 9).
+    if checker.is_type(instance, "string") and not fields.compiled(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+#: Draft 2020-12 with patterns matched as JSON Schema means them (see :mod:`gpustack.fields`).
+ProfileValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"pattern": _pattern}
+)
+
+
 @cache
-def validator() -> Draft202012Validator:
+def validator() -> Validator:
     """The compiled validator, built once per process."""
-    return Draft202012Validator(schema())
+    return ProfileValidator(schema())
 
 
 def _text(data: Schema) -> str:
@@ -131,19 +148,14 @@ def render_reference_doc() -> str:
 
 def main() -> None:
     """Rewrite (or with ``--check``, verify) the schemas and the field reference."""
-    files = {
-        SCHEMA_FILE: render(),
-        BASE_SCHEMA_FILE: render_base(),
-        REFERENCE_FILE: render_reference_doc(),
-    }
-    if "--check" in sys.argv[1:]:
-        for path, text in files.items():
-            if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                sys.exit(f"{path} is stale; run: python -m gpustack.profile.schema")
-        return
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_or_check(
+        {
+            SCHEMA_FILE: render(),
+            BASE_SCHEMA_FILE: render_base(),
+            REFERENCE_FILE: render_reference_doc(),
+        },
+        "python -m gpustack.profile.schema",
+    )
 
 
 if __name__ == "__main__":

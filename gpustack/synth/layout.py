@@ -114,7 +114,7 @@ class _Placed:
 
 def check_cluster_name(name: str) -> None:
     """Cluster names become folder names: only DNS labels (no ``/``, no ``..``, no dots)."""
-    if not _DNS_LABEL.match(name):
+    if not _DNS_LABEL.fullmatch(name):
         raise SynthError(
             f"cluster name {name!r} can't be a folder name: use a DNS label "
             "(lowercase letters, digits and '-', at most 63 characters)"
@@ -127,7 +127,7 @@ def _rank(value: str, order: Sequence[str]) -> int:
 
 def _place(obj: SynthObjectLike, where: str) -> _Placed:
     component = obj.component
-    if not _COMPONENT.match(component):
+    if not _COMPONENT.fullmatch(component):
         raise SynthError(f"{where}: component {component!r} is not a lowercase folder name")
     try:
         component_rank = components.order(component)
@@ -143,9 +143,9 @@ def _place(obj: SynthObjectLike, where: str) -> _Placed:
     namespace = (metadata.get("namespace") if isinstance(metadata, Mapping) else None) or ""
     if not isinstance(api_version, str) or not api_version:
         raise SynthError(f"{where}: object has no apiVersion")
-    if not isinstance(kind, str) or not _KIND.match(kind):
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
         raise SynthError(f"{where}: object has no valid kind (got {kind!r})")
-    if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name):
+    if not isinstance(name, str) or not _DNS_SUBDOMAIN.fullmatch(name):
         raise SynthError(
             f"{where}: {kind} has no valid metadata.name (got {name!r}); "
             "set an explicit DNS-subdomain name"

@@ -132,10 +132,7 @@ def test_env_image_and_user_overrides(synth: Synth) -> None:
             "version": "570.133.20",
             "osTag": "rhel9.4",
             "kernelModuleType": "open",
-            "env": [
-                {"name": "KERNEL_MODULE_TYPE", "value": "proprietary"},
-                {"name": "X", "value": "1"},
-            ],
+            "env": [{"name": "X", "value": "1"}],
             "resources": {"requests": {"memory": "1Gi"}},
         },
     )
@@ -143,8 +140,8 @@ def test_env_image_and_user_overrides(synth: Synth) -> None:
     assert c["image"] == "nvcr.io/nvidia/driver:570.133.20-rhel9.4"
     e = env(c)
     assert e["NODE_NAME"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
-    assert e["KERNEL_MODULE_TYPE"] == "proprietary"  # the user's value replaces ours in place
-    assert [x["name"] for x in c["env"]].count("KERNEL_MODULE_TYPE") == 1
+    # overriding it is refused (rule env-not-managed); the profile's setting is what lands
+    assert e["KERNEL_MODULE_TYPE"] == "open"
     assert e["X"] == "1"
     assert c["resources"] == {"requests": {"memory": "1Gi"}}
 

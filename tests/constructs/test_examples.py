@@ -1,8 +1,10 @@
-"""Example PyTorch Jobs: resources, runtime class, GitOps annotations."""
+"""Example PyTorch Jobs: resources, runtime class, GitOps annotations; the training examples'
+objects, and their scripts run for real on the CPU (gloo)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +13,9 @@ from typing import Any
 import pytest
 
 from gpustack.constructs.scripts import ALL_REDUCE_WORKER, EXAMPLE_CHECK
+from gpustack.constructs.training import SCRIPT_DIR, SCRIPT_NAME, render_script
 
-from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile
+from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile, volumes
 
 ONE = {"examples": [{"name": "smoke"}]}
 
@@ -296,15 +299,190 @@ def test_all_reduce_worker_under_torchrun_on_cpu(
     assert f"all_reduce gloo {ranks} ok" in result.stdout
 
 
-@pytest.mark.parametrize(("gpus", "shm"), [(1, False), (2, True), (8, True)])
-def test_multi_gpu_jobs_get_a_memory_backed_dev_shm(synth: Synth, gpus: int, shm: bool) -> None:
+@pytest.mark.parametrize("kind", ["check", "train", "ddp", "multinode-ddp"])
+@pytest.mark.parametrize("gpus", [1, 2, 8])
+def test_every_job_gets_a_memory_backed_dev_shm(synth: Synth, gpus: int, kind: str) -> None:
+    """DataLoader workers need it with one GPU too, NCCL between GPUs (gpustack lint: dev-shm)."""
     j = job(
         synth,
-        workloads={"examples": [{"name": "smoke", "gpus": gpus}]},
+        workloads={"examples": [{"name": "smoke", "gpus": gpus, "kind": kind}]},
         gpus={"perNode": 8},
     )
     volumes = {v["name"]: v for v in pod_spec(j).get("volumes", [])}
-    assert ("dshm" in volumes) is shm
-    if shm:
-        assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Gi"}
-        assert mounts(container(j, "gpu-check"))["/dev/shm"]["name"] == "dshm"
+    assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Gi"}
+    name = "gpu-check" if kind == "check" else "train"
+    assert mounts(container(j, name))["/dev/shm"]["name"] == "dshm"
+
+
+# --- the training examples ---------------------------------------------------------------------
+
+
+def training(synth: Synth, kind: str, **example: Any) -> list[dict[str, Any]]:
+    w = {"examples": [{"name": "trainer", "kind": kind, **example}]}
+    objects = synth(profile(workloads=w, gpus={"perNode": 8}))
+    return [o.manifest for o in objects if o.component == "examples"]
+
+
+def _one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [o for o in objects if o["kind"] == kind]
+    assert len(found) == 1, [o["kind"] for o in objects]
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("kind", "gpus", "command"),
+    [
+        ("train", 1, ["python", "/opt/gpustack-example/train.py"]),
+        (
+            "ddp",
+            4,
+            ["torchrun", "--standalone", "--nproc-per-node=4", "/opt/gpustack-example/train.py"],
+        ),
+    ],
+)
+def test_training_job_runs_its_script_from_a_config_map(
+    synth: Synth, kind: str, gpus: int, command: list[str]
+) -> None:
+    objects = training(synth, kind, gpus=gpus)
+    assert [o["kind"] for o in objects] == ["ServiceAccount", "ConfigMap", "Job"]
+    cm, j = _one(objects, "ConfigMap"), _one(objects, "Job")
+    assert cm["metadata"]["name"] == "trainer-script"
+    assert cm["data"] == {"train.py": render_script(kind)}
+    c = container(j, "train")
+    assert c["command"] == command
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": gpus}
+    assert mounts(c)["/opt/gpustack-example"] == {
+        "mountPath": "/opt/gpustack-example",
+        "name": "script",
+        "readOnly": True,
+    }
+    assert volumes(j)["script"]["configMap"] == {"name": "trainer-script"}
+    assert volumes(j)["checkpoints"] == {"name": "checkpoints", "emptyDir": {}}
+    assert mounts(c)["/checkpoints"]["name"] == "checkpoints"
+    # restarted in place, the container finds its checkpoint in the emptyDir
+    assert pod_spec(j)["restartPolicy"] == "OnFailure"
+    assert "completionMode" not in j["spec"]
+
+
+def test_multinode_job_is_indexed_with_a_headless_service(synth: Synth) -> None:
+    objects = training(synth, "multinode-ddp", gpus=8, nodes=3)
+    kinds_ = [o["kind"] for o in objects]
+    assert kinds_ == ["ServiceAccount", "ConfigMap", "Service", "NetworkPolicy", "Job"]
+    j, svc, policy = _one(objects, "Job"), _one(objects, "Service"), _one(objects, "NetworkPolicy")
+    assert j["spec"]["completionMode"] == "Indexed"
+    assert j["spec"]["completions"] == j["spec"]["parallelism"] == 3
+    spec = pod_spec(j)
+    assert spec["subdomain"] == svc["metadata"]["name"] == "trainer"
+    assert spec["restartPolicy"] == "Never"
+    assert svc["spec"]["clusterIP"] == "None"
+    assert svc["spec"]["publishNotReadyAddresses"] is True
+    assert svc["spec"]["selector"].items() <= j["spec"]["template"]["metadata"]["labels"].items()
+    c = container(j, "train")
+    assert env(c) == {
+        "NODE_RANK": {
+            "fieldRef": {
+                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+            }
+        },
+        "MASTER_ADDR": "trainer-0.trainer.gpustack-system.svc",
+        "MASTER_PORT": "29500",
+    }
+    assert c["command"] == [
+        "torchrun",
+        "--nnodes=3",
+        "--nproc-per-node=8",
+        "--node-rank=$(NODE_RANK)",
+        "--master-addr=$(MASTER_ADDR)",
+        "--master-port=$(MASTER_PORT)",
+        "/opt/gpustack-example/train.py",
+    ]
+    peers = policy["spec"]["podSelector"]
+    assert peers["matchLabels"] == svc["spec"]["selector"]
+    assert policy["spec"]["ingress"] == [{"from": [{"podSelector": peers}]}]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _as_run_here(command: list[str], script: Path, values: dict[str, str]) -> list[str]:
+    """The Job's command as this machine runs it: the script where the test wrote it,
+    ``$(VAR)`` expanded as the kubelet does, torchrun and python from this interpreter."""
+    out = []
+    for word in command:
+        for name, value in values.items():
+            word = word.replace(f"$({name})", value)
+        out.append(word.replace(f"{SCRIPT_DIR}/{SCRIPT_NAME}", str(script)))
+    head = {"torchrun": [sys.executable, "-m", "torch.distributed.run"], "python": [sys.executable]}
+    return head[out[0]] + out[1:]
+
+
+def _cpu_env(checkpoints: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "GPUSTACK_ALLOW_CPU": "true",
+        "CHECKPOINT_DIR": str(checkpoints),
+        "GLOO_SOCKET_IFNAME": "lo",
+        "OMP_NUM_THREADS": "1",
+    }
+
+
+def test_train_runs_on_the_cpu_and_resumes(real_torch: None, synth: Synth, tmp_path: Path) -> None:
+    objects = training(synth, "train")
+    script = tmp_path / "train.py"
+    script.write_text(_one(objects, "ConfigMap")["data"]["train.py"])
+    run = _as_run_here(container(_one(objects, "Job"), "train")["command"], script, {})
+    cpu = _cpu_env(tmp_path / "ckpt")
+    first = subprocess.run(run, env=cpu, capture_output=True, text=True, timeout=180)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "trained 30 steps on 1 CPU process(es)" in first.stdout
+    assert (tmp_path / "ckpt" / "model.pt").is_file()
+    again = subprocess.run(run, env=cpu, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resumed from" in again.stdout and "at step 30" in again.stdout
+    # on a cluster, a CPU run would hide a broken stack
+    del cpu["GPUSTACK_ALLOW_CPU"]
+    refused = subprocess.run(run, env=cpu, capture_output=True, text=True, timeout=180)
+    assert refused.returncode == 1
+    assert "CUDA is not available" in refused.stderr
+
+
+def test_ddp_runs_two_processes_on_the_cpu(real_torch: None, synth: Synth, tmp_path: Path) -> None:
+    objects = training(synth, "ddp", gpus=2)
+    script = tmp_path / "train.py"
+    script.write_text(_one(objects, "ConfigMap")["data"]["train.py"])
+    run = _as_run_here(container(_one(objects, "Job"), "train")["command"], script, {})
+    env_ = _cpu_env(tmp_path / "ckpt")
+    done = subprocess.run(run, env=env_, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "trained 30 steps on 2 CPU process(es)" in done.stdout
+    assert "ranks agree gloo 2" in done.stdout
+
+
+def test_multinode_ddp_runs_as_two_nodes_on_loopback(
+    real_torch: None, synth: Synth, tmp_path: Path
+) -> None:
+    """Two torchrun "nodes" (one process group each, as two pods would be), rank 0 reached as
+    the Job's MASTER_ADDR would be, here on loopback."""
+    objects = training(synth, "multinode-ddp", nodes=2, gpus=1)
+    script = tmp_path / "train.py"
+    script.write_text(_one(objects, "ConfigMap")["data"]["train.py"])
+    command = container(_one(objects, "Job"), "train")["command"]
+    port = str(_free_port())
+    procs = []
+    for rank in ("0", "1"):
+        values = {"NODE_RANK": rank, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
+        run = _as_run_here(command, script, values)
+        env_ = _cpu_env(tmp_path / f"ckpt-{rank}")
+        procs.append(
+            subprocess.Popen(run, env=env_, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        )
+    outputs = [p.communicate(timeout=300)[0].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert "ranks agree gloo 2" in outputs[0]
+    assert "trained 30 steps on 2 CPU process(es)" in outputs[0]
+    assert (tmp_path / "ckpt-0" / "model.pt").is_file()
+    assert not (tmp_path / "ckpt-1").exists()  # only rank 0 writes the checkpoint

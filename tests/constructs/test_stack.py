@@ -137,7 +137,8 @@ def _selectors(manifest: dict[str, Any]) -> list[dict[str, str]]:
         if isinstance(node, dict):
             for key, value in node.items():
                 if key in ("selector", "labelSelector") and isinstance(value, dict):
-                    found.append(value.get("matchLabels", {}))
+                    # a Service's selector is the label map itself
+                    found.append(value.get("matchLabels", value))
                 walk(value)
         elif isinstance(node, list):
             for item in node:
@@ -184,7 +185,14 @@ def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> Non
             assert set(selector) == {"app.kubernetes.io/name", "app.kubernetes.io/component"}, (
                 f"{name}: {o.kind}/{o.name}: {selector}"
             )
-            labels = o.manifest["spec"]["template"]["metadata"]["labels"]
+            owner = o.manifest
+            if o.kind == "Service":  # a multinode example's: it selects its Job's pods
+                owner = next(
+                    x.manifest
+                    for n, x in _all(stacks)
+                    if (n, x.kind, x.name) == (name, "Job", o.name)
+                )
+            labels = owner["spec"]["template"]["metadata"]["labels"]
             assert selector.items() <= labels.items()
     assert seen > 0
 
@@ -273,11 +281,19 @@ def test_privileged_namespace(stacks: dict[str, list[SynthObject]]) -> None:
 
 def test_no_ingress_to_any_pod(stacks: dict[str, list[SynthObject]]) -> None:
     """One NetworkPolicy per stack denies all ingress, and it selects every pod gpustack runs
-    (and, since the namespace may be shared, nothing else)."""
+    (and, since the namespace may be shared, nothing else). The only other policies are a
+    multinode example's: its pods may reach each other, and nothing else reaches them."""
     for objects in stacks.values():
         policies = [o.manifest for o in objects if o.kind == "NetworkPolicy"]
-        assert len(policies) == 1
-        spec = policies[0]["spec"]
+        deny = [p for p in policies if p["metadata"]["name"] == "gpustack-deny-ingress"]
+        assert len(deny) == 1
+        for peers in (p["spec"] for p in policies if p not in deny):
+            assert peers["ingress"] == [{"from": [{"podSelector": peers["podSelector"]}]}]
+            assert set(peers["podSelector"]["matchLabels"]) == {
+                "app.kubernetes.io/name",
+                "app.kubernetes.io/component",
+            }
+        spec = deny[0]["spec"]
         assert spec["policyTypes"] == ["Ingress"] and "ingress" not in spec
         selector = spec["podSelector"]["matchLabels"]
         assert selector == {"app.kubernetes.io/part-of": "gpustack"}

@@ -68,7 +68,15 @@ def test_format_path(path: tuple[str | int, ...], text: str) -> None:
         ("base: &b {x: 1}\nother:\n  <<: *b\n", (3, 3), "YAML merge keys (<<) are not supported"),
         ("a: !!python/object:os.system x\n", (1, 4), "unsupported YAML tag"),
         ("a: 1\n!foo k: v\n", (2, 1), "unsupported YAML tag !foo"),
-        ("m:\n  1: a\n  '1': b\n", (3, 3), "duplicate key '1' (first defined on line 2)"),
+        ("m:\n  '1': a\n  \"1\": b\n", (3, 3), "duplicate key '1' (first defined on line 2)"),
+        # keys YAML reads as something else than a name are refused (issue #11, item 11)
+        ("m:\n  1: a\n  '1': b\n", (2, 3), "YAML reads the key '1' as the number 1, not"),
+        ("m:\n  on: a\n", (2, 3), "YAML reads the key 'on' as the boolean true, not"),
+        ("m:\n  1.30: a\n", (2, 3), "YAML reads the key '1.30' as the number 1.3, not"),
+        ("m:\n  null: a\n", (2, 3), "YAML reads the key 'null' as null, not"),
+        ("m:\n  ~: a\n", (2, 3), "YAML reads the key '~' as null, not"),
+        ("m:\n  2024-01-01: a\n", (2, 3), "YAML reads the key '2024-01-01' as a date, not"),
+        ("m:\n  " + "k" * 1000 + ": a\n  " + "k" * 1000 + ": b\n", (3, 3), "duplicate key 'kkk"),
         ("? [a, b]\n: c\n", (1, 3), "mapping keys must be plain scalars"),
         ("", (1, 1), "file is empty"),
         ("just a string\n", (1, 1), "a profile must be a YAML mapping"),
@@ -83,6 +91,7 @@ def test_strict_yaml_errors(tmp_path: Path, text: str, loc: tuple[int, int], mes
         read_document(write(tmp_path / "p.yaml", text), "p.yaml")
     assert info.value.loc == ("p.yaml", *loc)
     assert info.value.message.startswith(message)
+    assert len(info.value.message) < 200  # a long key is not echoed in full
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,8 @@ REPO_PROFILES = Path(__file__).parents[2] / "profiles"
 #: rule ID -> (invalid case, JSON path of its finding)
 TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes-version-supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
+    "tolerations-valid": ("tolerations-invalid", "$.cluster.tolerations[0].value"),
+    "env-not-managed": ("env-overrides-managed", "$.toolkit.env[0].name"),
     "runtime-matches-distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
     "crio-restart-not-signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "cdi-strategy-needs-runtime-cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
@@ -136,7 +138,7 @@ def test_rule_ids_are_unique_kebab_case_and_name_their_function() -> None:
     ids = [d.id for d in rules.ALL]
     assert len(ids) == len(set(ids))
     for described in rules.ALL:
-        assert rules.registry.ID_PATTERN.match(described.id), described.id
+        assert rules.registry.ID_PATTERN.fullmatch(described.id), described.id
         assert described.summary and described.fix and described.section, described.id
     for r in rules.RULES:
         # one name per rule: grep finds the function from the ID a user sees

@@ -177,3 +177,25 @@ def test_gitops_section_is_closed_and_documented() -> None:
     gitops = SCHEMA["properties"]["gitops"]
     assert set(gitops["properties"]) == {"repoURL", "revision", "path", "argocd", "flux"}
     assert gitops["additionalProperties"] is False
+
+
+#: Values some pattern without examples accepts (the test takes the first that fits).
+SAMPLES = ["a", "v1.2.3", "nvidia.com/gpu", "580.105.08", "sha256:" + "a" * 64, "/x", "1.2"]
+
+
+def test_every_pattern_is_matched_in_full() -> None:
+    # Python's `$` matches before a final newline; the schema means ECMA-262's `$` (the end), so
+    # "lab\n" must fail every pattern that "lab" passes (issue #11, item 9)
+    checked = 0
+    for where, sub in walk(SCHEMA):
+        pattern = sub.get("pattern")
+        if not pattern or not str(pattern).endswith("$"):
+            continue
+        candidates = [e for e in sub.get("examples", []) if isinstance(e, str)] + SAMPLES
+        check = validator().evolve(schema=sub)
+        good = [e for e in candidates if not list(check.iter_errors(e))]
+        assert good, f"{where}: add a value its pattern accepts to SAMPLES"
+        for value in (good[0] + "\n", good[0] + "\n\n"):
+            assert list(validator().evolve(schema=sub).iter_errors(value)), (where, value)
+        checked += 1
+    assert checked >= 15

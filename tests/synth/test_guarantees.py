@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpustack.synth import plan as planning
 from gpustack.synth import writer
 from gpustack.synth.errors import SynthError
 from gpustack.synth.writer import apply, compare, make_plan
@@ -236,7 +237,7 @@ def test_concurrent_runs_wait_for_each_other_and_both_count(
     (workdir / "profiles" / "c.yaml").write_text("metadata: {name: c}\n")
     writer.run(out, [cluster("a")])
     first_planned = threading.Event()
-    real_read = writer.read_index
+    real_read = planning.read_index
 
     def slow_read(path: Path) -> object:
         found = real_read(path)
@@ -245,7 +246,7 @@ def test_concurrent_runs_wait_for_each_other_and_both_count(
             time.sleep(0.3)  # the second run starts meanwhile
         return found
 
-    monkeypatch.setattr(writer, "read_index", slow_read)
+    monkeypatch.setattr(planning, "read_index", slow_read)
     waited: list[str] = []
     errors: list[BaseException] = []
 

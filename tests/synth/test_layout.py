@@ -138,6 +138,10 @@ BAD_OBJECTS = {
     "empty component": (kube("", "ConfigMap", "x"), "component"),
     "name too long for a file": (kube("common", "ConfigMap", "a" * 250), "longer than 255"),
     "not serializable": (kube("common", "ConfigMap", "x", data={"k": {1, 2}}), "as YAML"),
+    # `$` in Python's re matches before a final newline: names are matched in full (#11, 9)
+    "name with a final newline": (kube("common", "ConfigMap", "x\n"), "metadata.name"),
+    "kind with a final newline": (kube("common", "ConfigMap\n", "x"), "kind"),
+    "component with a final newline": (kube("common\n", "ConfigMap", "x"), "component"),
 }
 
 
@@ -147,7 +151,9 @@ def test_bad_objects_are_refused(obj: Obj, message: str) -> None:
         layout_cluster("a", [obj])
 
 
-@pytest.mark.parametrize("name", ["", "../x", "a/b", ".", "..", "Lab", "a.b", "a" * 64, "-a"])
+@pytest.mark.parametrize(
+    "name", ["", "../x", "a/b", ".", "..", "Lab", "a.b", "a" * 64, "-a", "lab\n", "lab\n\n"]
+)
 def test_cluster_names_must_be_dns_labels(name: str) -> None:
     with pytest.raises(SynthError, match="can't be a folder name"):
         layout_cluster(name, stack())

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from gpustack.synth.serialize import FAST_DUMPER, PURE_DUMPER, dump_yaml
+from gpustack.synth.serialize import FAST_DUMPER, PURE_DUMPER, ambiguous, dump_yaml
+from tests.tooling import require_tool
 
 REPO = Path(__file__).resolve().parents[2]
 needs_libyaml = pytest.mark.skipif(
@@ -121,3 +123,71 @@ def test_libyaml_and_pure_emitters_agree_on_the_committed_dist() -> None:
         != dump_yaml(doc, PURE_DUMPER)
     ]
     assert differing == []
+
+
+# --- strings no YAML reader may take for something else (issue #11, item 10) ----------------
+
+#: Strings YAML 1.1 or 1.2 readers (PyYAML, Go's yaml.v2/v3 in kubectl kustomize and Argo CD)
+#: resolve to numbers, booleans or null when written plain.
+MISREAD = [
+    "0859", "089", "0o17", "0b101", "0x1F", "5E10", "1e3", "-1e-3", ".5", "+1", "1_000",
+    "190:20:30", "1.", ".inf", "-.Inf", ".NaN", "on", "NO", "Off", "y", "Y", "n", "yes",
+    "True", "NULL", "~", "", "2024-01-01", "1.30", "007",
+]  # fmt: skip
+#: Strings that stay plain: quoting is for the ambiguous only.
+PLAIN = ["100m", "v1.2", "nvidia.com/gpu", "580.105.08", "1g.10gb", "x1", "on-demand", "yes-no"]
+
+
+def configmap(values: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "scalars", "labels": {f"l{i}": v for i, v in enumerate(values)}},
+        "data": {**{f"k{i}": v for i, v in enumerate(values)}, **{v: "key" for v in values}},
+    }
+
+
+def kustomized(tmp_path: Path, files: dict[str, bytes]) -> list[dict[str, Any]]:
+    kubectl = require_tool("kubectl")
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    (tmp_path / "kustomization.yaml").write_bytes(
+        dump_yaml({"resources": [n for n in files if n != "kustomization.yaml"]})
+    )
+    done = subprocess.run(
+        [kubectl, "kustomize", str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return [d for d in yaml.safe_load_all(done.stdout) if d]
+
+
+@pytest.mark.parametrize("dumper", [PURE_DUMPER, FAST_DUMPER], ids=["pure", "libyaml"])
+def test_no_yaml_reader_takes_a_string_for_something_else(
+    tmp_path: Path, dumper: type[Any]
+) -> None:
+    cm = configmap(MISREAD + PLAIN)
+    text = dump_yaml(cm, dumper)
+    assert yaml.safe_load(text) == cm  # PyYAML, YAML 1.1
+    assert kustomized(tmp_path, {"cm.yaml": text}) == [cm]  # Go's yaml.v3, YAML 1.2
+    for value in MISREAD:
+        assert ambiguous(value), value
+    for value in PLAIN:
+        assert not ambiguous(value) and f" {value}\n".encode() in text, value
+
+
+@pytest.mark.parametrize(
+    "cluster", sorted(p.name for p in (REPO / "dist" / "clusters").iterdir() if p.is_dir())
+)
+def test_every_synthesized_scalar_reads_back_the_same_through_kustomize(cluster: str) -> None:
+    kubectl = require_tool("kubectl")
+    folder = REPO / "dist" / "clusters" / cluster
+    done = subprocess.run(
+        [kubectl, "kustomize", str(folder)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    built = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(done.stdout) if d}
+    listed = yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]
+    for rel in listed:
+        written = yaml.safe_load((folder / rel).read_text())
+        # every value, strings included, as PyYAML reads the file and as kustomize re-emits it
+        assert built[(written["kind"], written["metadata"]["name"])] == written, rel

@@ -8,14 +8,19 @@ it), polling every 100 ms, and starts over if the file is truncated:
     xid <device> <xid>     an XID error on a GPU or MIG device (ignored XIDs stay ignored)
     recover <device>       mark the device Healthy again (NVML has no such event)
 
-``<device>`` is a ``GPU-…``/``MIG-…`` UUID or a GPU index. Malformed lines and unknown devices
-are logged and skipped.
+``<device>`` is a ``GPU-…``/``MIG-…`` UUID or a GPU index, ``<xid>`` up to ten ASCII digits.
+Anyone who can write the file can feed it anything, so a bad line never stops the monitor (a
+stopped monitor marks every GPU unhealthy): malformed lines and unknown devices are logged,
+shortened, and skipped; a line longer than ``MAX_EVENT_LINE`` bytes is skipped as it streams
+past, and the file is read ``READ_CHUNK`` bytes at a time, so memory stays bounded whatever is
+appended.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import uuid as uuidlib
 
@@ -26,6 +31,13 @@ from gpustack.plugin.health import HealthState, XidPolicy
 log = logging.getLogger("gpustack.plugin")
 
 POLL_SECONDS = 0.1
+#: Longest event line the monitor reads; a longer one is skipped with one log line.
+MAX_EVENT_LINE = 4096
+#: Bytes read at a time: bounds memory however much is appended at once.
+READ_CHUNK = 64 * 1024
+#: How much of a skipped line a log message echoes.
+ECHO_CHARS = 120
+_XID = re.compile(r"[0-9]{1,10}")
 
 
 def mig_uuid(parent_uuid: str, profile: str, position: int) -> str:
@@ -90,32 +102,90 @@ class SimulatedBackend:
             return
         by_index = {str(g.index): g.uuid for g in self._sim.gpus}
         known = {u.uuid for u in state.units} | {u.gpu_uuid for u in state.units}
-        offset = 0
-        pending = b""
+        lines = LineReader(path)
+        last_error = ""
         while not stop.wait(POLL_SECONDS):
             try:
                 size = os.stat(path).st_size
+                if size < lines.offset:
+                    log.info("events file %s was truncated; reading it from the start", path)
+                    lines = LineReader(path)
+                if size == lines.offset:
+                    continue
+                with open(path, "rb") as fh:
+                    fh.seek(lines.offset)
+                    while lines.offset < size and not stop.is_set():
+                        chunk = fh.read(min(READ_CHUNK, size - lines.offset))
+                        if not chunk:
+                            break
+                        for raw in lines.feed(chunk):
+                            _apply_line(
+                                raw.decode("utf-8", "replace"), state, policy, by_index, known
+                            )
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                log.warning("cannot read events file %s: %s", path, exc)
+                message = f"cannot read events file {path}: {exc.strerror or exc}"
+                if message != last_error:  # once per distinct problem, not every 100 ms
+                    log.warning("%s; retrying", message)
+                    last_error = message
                 continue
-            if size < offset:
-                log.info("events file %s was truncated; reading it from the start", path)
-                offset, pending = 0, b""
-            if size == offset:
-                continue
-            with open(path, "rb") as fh:
-                fh.seek(offset)
-                chunk = fh.read(size - offset)
-            offset += len(chunk)
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            for raw in lines:
-                _apply_line(raw.decode("utf-8", "replace"), state, policy, by_index, known)
+            last_error = ""
 
     def close(self) -> None:
         """Nothing to release: the simulated backend holds no handles between calls."""
+
+
+class LineReader:
+    """Splits the bytes appended to a file into lines of at most ``MAX_EVENT_LINE`` bytes.
+
+    A longer line is reported once, as soon as it passes the limit (it may never end), and its
+    bytes are dropped up to the next newline; a final line without newline waits for more.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        #: Bytes of the file consumed so far.
+        self.offset = 0
+        self._pending = bytearray()
+        self._line_start = 0
+        self._skipping = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The complete, short-enough lines that ``chunk`` ends."""
+        done: list[bytes] = []
+        start = 0
+        while start <= len(chunk):
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline < 0 else newline
+            if not self._skipping:
+                self._pending += chunk[start:end]
+                if len(self._pending) > MAX_EVENT_LINE:
+                    log.warning(
+                        "events file %s: the line at byte %d is longer than %d bytes; skipped",
+                        self.path,
+                        self._line_start,
+                        MAX_EVENT_LINE,
+                    )
+                    self._skipping = True
+                    self._pending.clear()
+            if newline < 0:
+                break
+            if not self._skipping:
+                done.append(bytes(self._pending))
+            self._pending.clear()
+            self._skipping = False
+            self._line_start = self.offset + newline + 1
+            start = newline + 1
+        self.offset += len(chunk)
+        return done
+
+
+def _echo(line: str) -> str:
+    """``line`` for a log message: quoted, and shortened past ``ECHO_CHARS``."""
+    if len(line) <= ECHO_CHARS:
+        return repr(line)
+    return f"{line[:ECHO_CHARS]!r}… ({len(line)} characters)"
 
 
 def _apply_line(
@@ -130,20 +200,20 @@ def _apply_line(
         return
     verb, args = words[0], words[1:]
     device = by_index.get(args[0], args[0]) if args else ""
-    if verb == "xid" and len(args) == 2 and args[1].isdigit():
+    if verb == "xid" and len(args) == 2 and _XID.fullmatch(args[1]):
         if device not in known:
-            log.warning("simulated event for unknown device %r ignored: %s", args[0], line)
+            log.warning("simulated event for unknown device %s ignored", _echo(args[0]))
             return
         state.apply_xid(policy, device, int(args[1]))
     elif verb == "recover" and len(args) == 1:
         if device not in known:
-            log.warning("simulated event for unknown device %r ignored: %s", args[0], line)
+            log.warning("simulated event for unknown device %s ignored", _echo(args[0]))
             return
         for unit in state.units:
             if device in (unit.uuid, unit.gpu_uuid):
                 state.set_healthy(unit.uuid)
     else:
         log.warning(
-            "malformed simulated event %r ignored; use 'xid <device> <xid>' or 'recover <device>'",
-            line,
+            "malformed simulated event %s ignored; use 'xid <device> <xid>' or 'recover <device>'",
+            _echo(line),
         )

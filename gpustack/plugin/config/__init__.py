@@ -18,6 +18,8 @@ This package is shared with the synth constructs, which render the ConfigMap fro
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import yaml
@@ -84,31 +86,87 @@ __all__ = [
 ]
 
 
+#: Bounds on the file the plugin reads (a config is a few KiB, nested about 6 levels): past them
+#: the file is refused before PyYAML builds it, whose recursion a deep file would overflow.
+MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_DEPTH = 64
+
+
 def load_config(path: str | Path) -> PluginConfig:
     """Read gpustack's plugin's YAML (or JSON) config file; every error names the file.
 
     Besides :meth:`PluginConfig.from_dict`'s checks it refuses what only NVIDIA's plugin runs
-    (``sharing.mps``), so gpustack's plugin never starts without the sharing it was given.
+    (``sharing.mps``), so gpustack's plugin never starts without the sharing it was given, and a
+    file without settings (empty, comments only): on SIGHUP that is far more often a ConfigMap
+    caught half-written or emptied by mistake than a wish for every default.
     """
     source = str(path)
+    text = _read_text(path, source)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError("$", f"cannot read file: {exc.strerror}", source) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            "$", f"not UTF-8 text (bad byte at offset {exc.start}); save the file as UTF-8", source
-        ) from None
-    try:
+        _check_depth(text, source)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError("$", f"invalid YAML: {problem}; fix the syntax", where) from None
+    if data is None:
+        raise ConfigError(
+            "$",
+            "the file has no settings (it is empty or only comments); "
+            "write 'version: v1' to run with every default",
+            source,
+        )
     try:
-        config = PluginConfig.from_dict({} if data is None else data)
+        config = PluginConfig.from_dict(data)
         check_gpustack_plugin(config)
     except ConfigError as exc:
         raise ConfigError(exc.path, exc.message, source) from None
     return config
+
+
+def _read_text(path: str | Path, source: str) -> str:
+    """The file's text: a regular file (a FIFO or device would hang or never end), bounded."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ConfigError("$", f"cannot read file: {exc.strerror}", source) from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError("$", "not a regular file; point the plugin at a file", source)
+        try:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError("$", f"cannot read file: {exc.strerror}", source) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            "$",
+            f"larger than {MAX_CONFIG_BYTES} bytes; a device plugin config is a few KiB",
+            source,
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            "$", f"not UTF-8 text (bad byte at offset {exc.start}); save the file as UTF-8", source
+        ) from None
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Refuse nesting past ``MAX_CONFIG_DEPTH``, found by PyYAML's parser, which keeps its own
+    stack (the composer that ``safe_load`` runs next recurses once per level)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_CONFIG_DEPTH:
+                mark = event.start_mark
+                where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+                raise ConfigError(
+                    "$",
+                    f"nested deeper than {MAX_CONFIG_DEPTH} levels; "
+                    "a device plugin config needs a handful",
+                    where,
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1

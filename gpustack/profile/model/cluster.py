@@ -10,7 +10,7 @@ from gpustack.profile.model.common import (
     ABS_PATH,
     DNS_LABEL,
     DNS_SUBDOMAIN,
-    StrMap,
+    Labels,
     Toleration,
 )
 
@@ -37,7 +37,7 @@ class Metadata:
         max_length=63,
         examples=["lab-1gpu", "h100-prod-east"],
     )
-    labels: StrMap = key(
+    labels: Labels = key(
         "Labels",
         "Labels copied onto every generated object.",
         factory=tuple,
@@ -230,7 +230,7 @@ class Cluster:
         max_length=63,
         examples=["gpu-operator"],
     )
-    node_selector: StrMap = key(
+    node_selector: Labels = key(
         "Node selector",
         "Labels that select the GPU nodes for the driver, toolkit and plugin.",
         default=DEFAULT_NODE_SELECTOR,

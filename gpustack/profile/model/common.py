@@ -10,11 +10,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from gpustack import fields
-from gpustack.fields import SORTED_MAP, documented, item, key
+from gpustack.fields import SORTED_MAP, Spec, documented, item, key
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 DRIVER_VERSION = r"^\d{3}\.\d+(\.\d+)?$"
+DRIVER_VERSION_HINT = (
+    "a full driver version, quoted: branch.minor or branch.minor.patch as NVIDIA tags its"
+    " images (a bare branch like 570 names no image)"
+)
 CUDA_VERSION = r"^\d{2}\.\d$"
 #: An image repository without tag or digest.
 IMAGE = r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
@@ -24,16 +28,37 @@ IMAGE_REF = (
     r"(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
 )
 ABS_PATH = r"^/"
+#: A Kubernetes qualified name (label and annotation keys, toleration keys): an optional DNS
+#: subdomain prefix of at most 253 characters (the lookahead) and ``/``, then a name of at most
+#: 63 characters. Kubernetes' own rule (apimachinery ``IsQualifiedName``).
 LABEL_KEY = (
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"^((?=[^/]{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
     r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+LABEL_KEY_HINT = (
+    "a label key: an optional DNS subdomain and '/' (nvidia.com/), then at most 63 letters,"
+    " digits, '-', '_' or '.' that start and end with a letter or digit"
+)
+#: A label value (apimachinery ``IsValidLabelValue``): empty, or at most 63 characters.
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+LABEL_VALUE_HINT = (
+    "a label value: at most 63 letters, digits, '-', '_' or '.' that start and end with a"
+    " letter or digit, or empty"
 )
 QUANTITY = r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]i?|Ki|Mi|Gi|Ti|Pi|Ei)?$"
 
 PullPolicy = Literal["Always", "IfNotPresent", "Never"]
 
-#: A string-to-string map (labels, node selectors), frozen as sorted pairs.
-StrMap = Annotated[tuple[tuple[str, str], ...], SORTED_MAP]
+#: A Kubernetes label value, checked as the API server checks it.
+LabelValue = Annotated[str, item(pattern=LABEL_VALUE, hint=LABEL_VALUE_HINT)]
+#: Kubernetes labels (metadata labels, node selectors): label keys to label values, frozen as
+#: sorted pairs; both sides are checked as the API server checks them, so a label that passes
+#: validation is never refused at sync time.
+Labels = Annotated[
+    tuple[tuple[str, LabelValue], ...],
+    SORTED_MAP,
+    item(keys=Spec(pattern=LABEL_KEY, hint=LABEL_KEY_HINT, examples=("nvidia.com/gpu.present",))),
+]
 
 Quantity = Annotated[
     str,
@@ -114,18 +139,29 @@ class Toleration:
     would shadow the function in the class body)."""
 
     key: str | None = fields.key(
-        "Key", "Taint key; empty with Exists matches every taint.", default=None
+        "Key",
+        "Taint key; empty with Exists matches every taint.",
+        default=None,
+        pattern=r"^$|" + LABEL_KEY,
+        hint=LABEL_KEY_HINT,
+        examples=["nvidia.com/gpu"],
     )
     operator: Literal["Exists", "Equal"] = fields.key(
         "Operator", "Exists ignores the value; Equal compares it.", default="Exists"
     )
-    value: str | None = fields.key("Value", "Taint value for the Equal operator.", default=None)
+    value: str | None = fields.key(
+        "Value",
+        "Taint value for the Equal operator (a label value; Exists takes none).",
+        default=None,
+        pattern=LABEL_VALUE,
+        hint=LABEL_VALUE_HINT,
+    )
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = fields.key(
         "Effect", "Taint effect to tolerate; unset tolerates all effects.", default=None
     )
     toleration_seconds: int | None = fields.key(
         "Toleration seconds",
-        "How long a NoExecute taint is tolerated before eviction.",
+        "How long a NoExecute taint is tolerated before eviction (needs effect NoExecute).",
         default=None,
         minimum=0,
     )

@@ -24,6 +24,7 @@ from gpustack.profile.model.common import (
     DNS_LABEL,
     IMAGE,
     LABEL_KEY,
+    LABEL_KEY_HINT,
     EnvVar,
     PullPolicy,
     Resources,
@@ -289,7 +290,7 @@ class DevicePlugin:
         "with a value no node config has, get the top-level config.",
         default=DEFAULT_NODE_CONFIG_LABEL,
         pattern=LABEL_KEY,
-        max_length=317,
+        hint=LABEL_KEY_HINT,
         examples=[DEFAULT_NODE_CONFIG_LABEL],
     )
     node_configs: tuple[NodeConfig, ...] = key(

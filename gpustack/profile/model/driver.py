@@ -10,6 +10,7 @@ from gpustack.fields import key
 from gpustack.profile.model.common import (
     DNS_SUBDOMAIN,
     DRIVER_VERSION,
+    DRIVER_VERSION_HINT,
     IMAGE,
     EnvVar,
     PullPolicy,
@@ -87,6 +88,7 @@ class Driver:
         "Driver version (also when preinstalled): compatibility rules check it.",
         default="580.105.08",
         pattern=DRIVER_VERSION,
+        hint=DRIVER_VERSION_HINT,
         examples=["580.105.08", "570.133.20"],
     )
     image: str = key(

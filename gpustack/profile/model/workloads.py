@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from gpustack.fields import documented, key
 from gpustack.profile.model.common import CUDA_VERSION, DNS_LABEL, IMAGE_REF
 
+#: What an example job runs: the GPU check, or a few training steps on one GPU, with DDP on the
+#: GPUs of one pod (torchrun), or with DDP across ``nodes`` pods (an Indexed Job).
+ExampleKind = Literal["check", "train", "ddp", "multinode-ddp"]
 
-@documented("Example workload", "A PyTorch job that checks a GPU is usable from a pod.")
+
+@documented(
+    "Example workload",
+    "A PyTorch job that checks a GPU is usable from a pod, or trains a tiny model on it.",
+)
 @dataclass(frozen=True)
 class Example:
     """An example GPU workload (a PyTorch Job) that proves the stack end to end."""
@@ -33,6 +41,21 @@ class Example:
         default=None,
         pattern=CUDA_VERSION,
         examples=["12.4", "13.0"],
+    )
+    kind: ExampleKind = key(
+        "Kind",
+        "check: CUDA and a matmul on every GPU; train: a few steps of a tiny model with a "
+        "checkpoint; ddp: the same with DistributedDataParallel on the job's GPUs "
+        "(torchrun); multinode-ddp: DDP across `nodes` pods (Indexed Job, headless Service).",
+        default="check",
+        examples=["train", "multinode-ddp"],
+    )
+    nodes: int = key(
+        "Nodes",
+        "Pods of a multinode-ddp job, each with `gpus` GPUs (other kinds run one pod).",
+        default=2,
+        minimum=2,
+        maximum=64,
     )
     gpus: int = key(
         "GPUs",

@@ -67,3 +67,29 @@ def cdi_strategy_needs_runtime_cdi(p: Profile) -> Iterator[Finding]:
         "set toolkit.cdi.enabled: true, or use deviceListStrategy envvar"
         + ("" if runtime.version else " (or set cluster.runtime.version if it is 2.x)"),
     )
+
+
+def tolerations_valid(p: Profile) -> Iterator[Finding]:
+    # What the API server's toleration validation refuses and the schema cannot say: it rejects
+    # the whole DaemonSet at sync time, so the stack never lands on a node.
+    for i, t in enumerate(p.cluster.tolerations):
+        here = ("cluster", "tolerations", i)
+        if t.operator == "Exists" and t.value:
+            yield Finding(
+                (*here, "value"),
+                "a toleration with operator Exists matches any value and must not give one",
+                "remove value, or set operator: Equal",
+            )
+        if not t.key and t.operator == "Equal":
+            yield Finding(
+                (*here, "operator"),
+                "a toleration without a key must use operator Exists (it tolerates every taint)",
+                "set key, or operator: Exists",
+            )
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            yield Finding(
+                (*here, "tolerationSeconds"),
+                "tolerationSeconds applies only to effect NoExecute"
+                + (f", not {t.effect}" if t.effect else " (effect is unset)"),
+                "set effect: NoExecute, or remove tolerationSeconds",
+            )

@@ -29,7 +29,7 @@ _RESOURCE_NAME = re.compile(
 def well_formed(name: str) -> bool:
     """A resource name both device plugins accept: ``nvidia.com/<DNS subdomain>``, at most
     :data:`MAX_RESOURCE_NAME` characters with the prefix (the plugin config's own limit)."""
-    return _RESOURCE_NAME.match(name) is not None and len(name) <= MAX_RESOURCE_NAME
+    return _RESOURCE_NAME.fullmatch(name) is not None and len(name) <= MAX_RESOURCE_NAME
 
 
 def sharing_kind(shared: TimeSlicing) -> str:

@@ -9,9 +9,9 @@ only lays them out, so it cannot describe a rule that does not exist or miss one
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from gpustack.fields.generated import write_or_check
 from gpustack.profile.rules.accept import SYNTAX
 from gpustack.profile.rules.registry import ALL, Described, Rule
 
@@ -96,13 +96,9 @@ def render_reference() -> str:
 
 def main() -> None:
     """Rewrite (or with ``--check``, verify) ``docs/rules.md`` from the registry."""
-    text = render_reference()
-    if "--check" in sys.argv[1:]:
-        if not REFERENCE_FILE.is_file() or REFERENCE_FILE.read_text(encoding="utf-8") != text:
-            sys.exit(f"{REFERENCE_FILE} is stale; run: python -m gpustack.profile.rules.reference")
-        return
-    REFERENCE_FILE.parent.mkdir(parents=True, exist_ok=True)
-    REFERENCE_FILE.write_text(text, encoding="utf-8")
+    write_or_check(
+        {REFERENCE_FILE: render_reference()}, "python -m gpustack.profile.rules.reference"
+    )
 
 
 if __name__ == "__main__":

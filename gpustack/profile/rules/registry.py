@@ -23,6 +23,7 @@ from gpustack.profile.rules import (
     cluster,
     device_plugin,
     driver,
+    env,
     gitops,
     gpus,
     node_configs,
@@ -136,6 +137,22 @@ RULES: tuple[Rule, ...] = (
         " (toolkit CDI on, or containerd 2.x)",
         fix="set `toolkit.cdi.enabled: true`, `cluster.runtime.version`, or strategy `envvar`",
         acceptable=True,
+    ),
+    Rule(
+        id="tolerations-valid",
+        check=cluster.tolerations_valid,
+        section="cluster",
+        summary="each toleration is one the API server accepts: no value with `Exists`, a key"
+        " with `Equal`, `tolerationSeconds` only with effect `NoExecute`",
+        fix="remove the value (or use `Equal`), give a key, or set `effect: NoExecute`",
+    ),
+    Rule(
+        id="env-not-managed",
+        check=env.env_not_managed,
+        section="env",
+        summary="`driver.env`, `toolkit.env` and `devicePlugin.env` do not replace a variable"
+        " gpustack sets itself (`CONTAINERD_CONFIG`, `RUNTIME_SOCKET`, ...)",
+        fix="change the profile setting the variable comes from, or remove the entry",
     ),
     Rule(
         id="precompiled-needs-kernel",

@@ -1,0 +1,18 @@
+"""One diagnosis: about what (``node/gpu-1``, ``pod/ml/train``), which check found it, why, and
+what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    subject: str
+    check: str
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{self.subject}: {self.check}: {self.message}{hint}"

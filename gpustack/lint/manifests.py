@@ -1,0 +1,180 @@
+"""Read Kubernetes manifests: multi-document YAML, with the position of every value.
+
+Why not ``yaml.safe_load_all``: it forgets where a value was written. Here each document is
+composed into nodes and converted by hand, as :mod:`gpustack.profile.loader` does for profiles;
+a node's mark is its position in the whole stream, so a finding in the third document of a
+``helm template`` output points at the right line of the file. ``kind: List`` documents (what
+``kubectl get -o yaml`` prints) are split into their items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from gpustack.profile.loader import JsonPath, Loc
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SCALARS = SafeConstructor()
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+SUFFIXES = (".yaml", ".yml")
+#: Stands for standard input among the paths, as in ``helm template . | gpustack lint -``.
+STDIN = "-"
+
+
+class ManifestError(Exception):
+    """A file that is no YAML (or cannot be read), located."""
+
+    def __init__(self, loc: Loc, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One Kubernetes object: its data and where each JSON path (from the object) was written.
+
+    ``base`` is the object's path inside its document: ``()``, or ``("items", 3)`` for an item
+    of a ``kind: List``; :meth:`locate` takes paths relative to the object.
+    """
+
+    data: dict[str, Any]
+    where: dict[JsonPath, Loc]
+    file: str
+    base: JsonPath = ()
+
+    @property
+    def kind(self) -> str:
+        kind = self.data.get("kind")
+        return kind if isinstance(kind, str) else ""
+
+    @property
+    def name(self) -> str:
+        meta = self.data.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return name if isinstance(name, str) else "?"
+
+    def locate(self, path: JsonPath) -> Loc:
+        """Position of ``path``, or of its nearest written ancestor (a missing key is reported
+        where its parent is)."""
+        full = (*self.base, *path)
+        for end in range(len(full), -1, -1):
+            found = self.where.get(full[:end])
+            if found is not None:
+                return found
+        return (self.file, 1, 1)
+
+
+def _loc(file: str, node: Node) -> Loc:
+    mark = node.start_mark
+    return (file, mark.line + 1, mark.column + 1)
+
+
+def _scalar(node: ScalarNode) -> Any:
+    construct = _SCALARS.yaml_constructors.get(node.tag)
+    if construct is None:
+        return node.value  # a custom tag: keep the text, a linter need not refuse it
+    try:
+        return construct(_SCALARS, node)
+    except (ConstructorError, ValueError):
+        return node.value
+
+
+def _convert(node: Node, file: str, path: JsonPath, where: dict[JsonPath, Loc]) -> Any:
+    where[path] = _loc(file, node)
+    if isinstance(node, ScalarNode):
+        return _scalar(node)
+    if isinstance(node, SequenceNode):
+        return [_convert(item, file, (*path, i), where) for i, item in enumerate(node.value)]
+    if isinstance(node, MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merged = _convert(value_node, file, path, {})
+                for k, v in merged.items() if isinstance(merged, dict) else ():
+                    out.setdefault(k, v)
+                continue
+            name = _scalar(key_node) if isinstance(key_node, ScalarNode) else None
+            if name is None:
+                continue
+            child = name if isinstance(name, str) else str(name)
+            out[child] = _convert(value_node, file, (*path, child), where)
+        return out
+    return None  # pragma: no cover - composer yields only the three node kinds
+
+
+def parse(text: str, display: str) -> list[Manifest]:
+    """Every object in ``text`` (shown as ``display``); empty documents are skipped.
+
+    Raises :class:`ManifestError` when the text is not YAML.
+    """
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = (display, mark.line + 1, mark.column + 1) if mark else (display, 1, 1)
+        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "syntax error"
+        raise ManifestError(loc, f"invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ManifestError((display, 1, 1), f"invalid YAML: {exc}") from None
+    out: list[Manifest] = []
+    for node in nodes:
+        if node is None:
+            continue
+        where: dict[JsonPath, Loc] = {}
+        data = _convert(node, display, (), where)
+        if not isinstance(data, dict):
+            continue  # a scalar or list document is no Kubernetes object
+        items = data.get("items")
+        if data.get("kind", "").endswith("List") and isinstance(items, list):
+            out += [
+                Manifest(item, where, display, ("items", i))
+                for i, item in enumerate(items)
+                if isinstance(item, dict)
+            ]
+        else:
+            out.append(Manifest(data, where, display))
+    return out
+
+
+def discover(paths: Sequence[str]) -> Iterator[str]:
+    """Files to lint, in order: files as given, ``-`` as is, folders searched recursively for
+    ``*.yaml``/``*.yml`` (sorted), skipping names that start with ``.``.
+
+    Raises ``FileNotFoundError`` for a path that does not exist.
+    """
+    for given in paths:
+        if given == STDIN:
+            yield given
+            continue
+        path = Path(given)
+        if path.is_dir():
+            for found in sorted(path.rglob("*")):
+                hidden = any(p.startswith(".") for p in found.relative_to(path).parts)
+                if found.suffix in SUFFIXES and found.is_file() and not hidden:
+                    yield str(found)
+        elif path.exists():
+            yield given
+        else:
+            raise FileNotFoundError(given)
+
+
+def read(path: str, stdin: str | None = None) -> list[Manifest]:
+    """The objects of one file (``-``: ``stdin``, shown as ``<stdin>``)."""
+    if path == STDIN:
+        return parse(stdin or "", "<stdin>")
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError((path, 1, 1), f"file is not UTF-8 ({exc.reason})") from None
+    except OSError as exc:
+        raise ManifestError((path, 1, 1), f"cannot read the file: {exc.strerror or exc}") from None
+    return parse(text, path)

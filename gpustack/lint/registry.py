@@ -1,0 +1,112 @@
+"""The lint rule registry: one row per rule, the only place its ID, check and meaning are given.
+
+Like :mod:`gpustack.profile.rules.registry` for profiles: the ID a finding prints, the function
+that finds it, what the README's table says it catches and how to fix it, and whether it needs
+the profile are facts about one rule, kept side by side. ``load`` is the ID of a file that is no
+YAML. A test keeps the README's table of rules in step with this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.pods import PodSite
+from gpustack.lint.rules import (
+    cuda_fits_driver,
+    dev_shm,
+    gpu_count_whole,
+    gpu_fits_node,
+    gpu_node_selector,
+    gpu_node_toleration,
+    gpu_requests_match_limits,
+    gpu_resource_known,
+    runtime_class_known,
+    shared_one_per_container,
+)
+from gpustack.profile.finding import Finding
+
+Check = Callable[[PodSite, LintContext], Iterator[Finding]]
+
+#: ID of findings about the file itself (not YAML, unreadable).
+LOAD = "load"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LintRule:
+    """One rule. ``needs_profile``: it compares with what the profile says and is skipped
+    without ``--profile``."""
+
+    id: str
+    summary: str
+    check: Check
+    needs_profile: bool = False
+
+    def __call__(self, site: PodSite, ctx: LintContext) -> Iterator[Finding]:
+        if self.needs_profile and not ctx.has_profile:
+            return
+        for finding in self.check(site, ctx):
+            yield replace(finding, rule=self.id)
+
+
+RULES: tuple[LintRule, ...] = (
+    LintRule(
+        id="gpu-requests-match-limits",
+        summary="A GPU in requests is in limits too, with the same count.",
+        check=gpu_requests_match_limits.check,
+    ),
+    LintRule(
+        id="gpu-resource-known",
+        summary="The GPU resource is one the cluster advertises (typos, other MIG profiles).",
+        check=gpu_resource_known.check,
+    ),
+    LintRule(
+        id="gpu-count-whole",
+        summary="A GPU count is a whole number of at least 1.",
+        check=gpu_count_whole.check,
+    ),
+    LintRule(
+        id="gpu-fits-node",
+        summary="A pod asks for no more of a resource than the largest node offers.",
+        check=gpu_fits_node.check,
+        needs_profile=True,
+    ),
+    LintRule(
+        id="shared-one-per-container",
+        summary="At most 1 of a shared resource per container where sharing refuses more.",
+        check=shared_one_per_container.check,
+        needs_profile=True,
+    ),
+    LintRule(
+        id="gpu-node-toleration",
+        summary="A GPU pod tolerates the taints of the profile's GPU nodes.",
+        check=gpu_node_toleration.check,
+        needs_profile=True,
+    ),
+    LintRule(
+        id="gpu-node-selector",
+        summary="A GPU pod's nodeSelector and required node affinity fit a GPU node pool.",
+        check=gpu_node_selector.check,
+        needs_profile=True,
+    ),
+    LintRule(
+        id="dev-shm",
+        summary="A PyTorch/NCCL container has a memory-backed /dev/shm.",
+        check=dev_shm.check,
+    ),
+    LintRule(
+        id="cuda-fits-driver",
+        summary="A GPU container's CUDA release runs on the profile's driver.",
+        check=cuda_fits_driver.check,
+        needs_profile=True,
+    ),
+    LintRule(
+        id="runtime-class-known",
+        summary="A GPU pod's runtimeClassName is one the stack declares.",
+        check=runtime_class_known.check,
+        needs_profile=True,
+    ),
+)
+
+BY_ID: dict[str, LintRule] = {r.id: r for r in RULES}

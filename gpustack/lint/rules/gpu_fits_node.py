@@ -1,0 +1,38 @@
+"""``gpu-fits-node``: a pod asks for no more of a resource than one node of the profile has.
+
+A pod's containers land on one node, so a pod that needs more GPUs than any node pool offers
+("0/3 nodes are available: 3 Insufficient nvidia.com/gpu") stays Pending forever; the
+scheduler does not say that no node could ever fit it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.pods import PodSite, per_pod
+from gpustack.lint.rules.common import gpu_entries, in_profile
+from gpustack.profile.finding import Finding
+from gpustack.profile.loader import JsonPath
+
+
+def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
+    firsts: dict[str, JsonPath] = {}
+    for c in site.containers():
+        for _, name, _, path in gpu_entries(c, ctx):
+            firsts.setdefault(name, path)
+    for name, path in firsts.items():
+        offers = [(o, p) for p in ctx.pools if (o := p.offers(name)) is not None]
+        if not offers:
+            continue  # unknown or not advertised (gpu-resource-known reports that)
+        (most, what), pool = max(offers, key=lambda o: o[0][0])
+        need = per_pod(site, name)
+        if need > most:
+            per_node = "gpus.perNode" if pool.name is None else f"node config {pool.name}"
+            yield Finding(
+                path,
+                f"{site.where} needs {need} {name} in one pod, but the largest node"
+                f"{in_profile(ctx)} offers {most} {what} ({per_node}: {pool.per_node}), "
+                "so it stays Pending",
+                f"ask for at most {most} per pod; spread the work over more pods",
+            )

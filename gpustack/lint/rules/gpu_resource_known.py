@@ -1,0 +1,50 @@
+"""``gpu-resource-known``: the GPU resource a container asks for is one the cluster advertises.
+
+A typo (``nvidia.com/gpus``, ``nvidia/gpu``, ``nvidia.com/GPU``) or a MIG profile of another GPU
+(``mig-1g.5gb`` where the nodes have ``mig-1g.10gb``) is accepted by the API server and leaves
+the pod Pending with "Insufficient nvidia.com/gpus" forever. The fix names the nearest
+advertised resource by edit distance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.pods import PodSite
+from gpustack.lint.rules.common import gpu_entries, in_profile
+from gpustack.profile.finding import Finding
+
+
+def distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions and substitutions cost 1)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def nearest(name: str, known: frozenset[str]) -> str:
+    """The known name closest to ``name`` (case first ignored, then counted; ties by name)."""
+    return min(sorted(known), key=lambda k: (distance(name.lower(), k.lower()), distance(name, k)))
+
+
+def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
+    for c in site.containers():
+        seen: set[str] = set()
+        for _, name, _, path in gpu_entries(c, ctx):
+            if name in ctx.known or name in seen:
+                continue
+            seen.add(name)
+            advertised = ", ".join(sorted(ctx.known)) if ctx.has_profile else None
+            where = f"the cluster{in_profile(ctx)}" if ctx.has_profile else "NVIDIA's device plugin"
+            yield Finding(
+                path,
+                f"container {c.name} asks for {name}, which {where} does not advertise, so the "
+                "pod stays Pending",
+                f"did you mean {nearest(name, ctx.known)}?"
+                + (f" It advertises {advertised}." if advertised else ""),
+            )

@@ -1,0 +1,71 @@
+"""``synth --check``: what a plan would change on disk, without changing it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from gpustack.synth.index import INDEX_DIR, index_path
+from gpustack.synth.layout import ClusterOutput
+from gpustack.synth.plan import CLUSTERS_DIR, Plan, existing_files, read_plain
+
+_LEFTOVER_MARKERS = (".gpustack-tmp-", ".gpustack-old-")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One file that ``--check`` found out of date (or a leftover of a killed run)."""
+
+    kind: Literal["differs", "missing", "extra", "leftover"]
+    path: Path
+
+
+def cluster_differences(plan: Plan, c: ClusterOutput) -> list[Difference]:
+    folder = plan.cluster_dir(c.name)
+    if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
+        return [Difference("differs", folder)]
+    existing = existing_files(folder)
+    diffs: list[Difference] = []
+    for f in c.files:
+        path = folder / f.path
+        if f.path not in existing:
+            diffs.append(Difference("missing", path))
+        elif read_plain(path) != f.content:
+            diffs.append(Difference("differs", path))
+    wanted = set(c.paths())
+    diffs.extend(Difference("extra", p) for rel, p in existing.items() if rel not in wanted)
+    return diffs
+
+
+def leftovers(out: Path) -> list[Path]:
+    """Staging folders and index copies a killed run left behind (hidden, and ours by name)."""
+    found: list[Path] = []
+    for folder in (out / CLUSTERS_DIR, out / INDEX_DIR):
+        if folder.is_dir() and not folder.is_symlink():
+            found.extend(
+                p
+                for p in folder.iterdir()
+                if p.name.startswith(".") and any(m in p.name for m in _LEFTOVER_MARKERS)
+            )
+    return sorted(found)
+
+
+def compare(plan: Plan) -> list[Difference]:
+    """Every file :func:`apply` would change, and every leftover of a killed run it would
+    delete, in a stable order; empty when up to date."""
+    diffs: list[Difference] = []
+    for sc in plan.write:
+        diffs.extend(cluster_differences(plan, sc.output))
+    for name in plan.remove:
+        folder = plan.cluster_dir(name)
+        diffs.extend(Difference("extra", p) for p in existing_files(folder).values())
+    index = index_path(plan.out)
+    current = read_plain(index)
+    if current is None:
+        diffs.append(Difference("missing", index))
+    elif current != plan.after.to_bytes():
+        diffs.append(Difference("differs", index))
+    diffs.extend(Difference("leftover", p) for p in leftovers(plan.out))
+    return diffs

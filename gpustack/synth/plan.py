@@ -1,0 +1,248 @@
+"""Planning a write (pure: reads the output folder, writes nothing).
+
+:func:`make_plan` decides what gets written, what gets removed, whether a folder belongs to
+someone else and which files in owned folders were changed by hand; :mod:`gpustack.synth.writer`
+carries the :class:`Plan` out and :mod:`gpustack.synth.compare` compares it (``--check``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpustack.synth.errors import SynthError
+from gpustack.synth.index import (
+    CLUSTER_NAME,
+    PACKAGED_DEFAULT,
+    Digests,
+    IndexEntry,
+    OwnershipIndex,
+    digest,
+    index_path,
+    profile_exists,
+    read_index,
+)
+from gpustack.synth.layout import ClusterOutput
+from gpustack.synth.lock import check_output
+
+CLUSTERS_DIR = "clusters"
+#: Digest recorded for a symbolic link: gpustack never writes one, so it is always a hand edit.
+_LINK = "symlink"
+
+
+@dataclass(frozen=True)
+class SourcedCluster:
+    """A cluster's files and the index reference of the profile that produced them."""
+
+    output: ClusterOutput
+    profile: str
+
+
+@dataclass(frozen=True)
+class Removal:
+    """An owned cluster folder this run would delete, and why."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do to ``out``; built by :func:`make_plan`, carried out by :func:`apply`."""
+
+    out: Path
+    write: tuple[SourcedCluster, ...]
+    remove: tuple[str, ...]
+    before: OwnershipIndex
+    after: OwnershipIndex
+    #: The index file's bytes when the plan was made (``None``: there was none).
+    before_bytes: bytes | None = None
+    force: bool = False
+    prune: bool = False
+    #: Owned folders to delete that still exist (deleting them needs ``prune``).
+    removals: tuple[Removal, ...] = ()
+    #: Files in owned folders that were changed or added by hand and would be lost.
+    overwrites: tuple[Path, ...] = ()
+    hand_edits: tuple[tuple[Path, str], ...] = ()
+    #: Digests of what each folder to replace holds now (recorded while it is swapped).
+    current: Mapping[str, Digests] = field(default_factory=dict)
+
+    def cluster_dir(self, name: str) -> Path:
+        """``<out>/clusters/<name>``; refuses any name that is not one folder right inside."""
+        if not CLUSTER_NAME.fullmatch(name):
+            raise SynthError(f"cluster name {name!r} is no folder inside {self.out}/clusters")
+        return self.out / CLUSTERS_DIR / name
+
+
+_PLACEHOLDERS = frozenset({".gitkeep", ".keep"})
+
+
+def _is_empty_dir(path: Path) -> bool:
+    return all(p.name in _PLACEHOLDERS for p in path.iterdir())
+
+
+def shown(ref: str, out: Path) -> str:
+    """A profile reference as the user can find it: index references are relative to ``out``,
+    which means nothing on the command line, so show them relative to where ``out`` is."""
+    if ref == PACKAGED_DEFAULT:
+        return "the packaged default profile"
+    return os.path.normpath(os.path.join(out, ref))
+
+
+def make_plan(
+    out: Path,
+    clusters: Sequence[SourcedCluster],
+    *,
+    force: bool = False,
+    prune: bool = False,
+) -> Plan:
+    """Decide what to write and remove; raises :class:`SynthError` for anything unsafe.
+
+    Removals and hand edits are recorded, not refused, so ``--check`` can list them; :func:`apply`
+    refuses them unless ``prune`` (removals) or ``force`` (hand edits) is set.
+    """
+    seen: dict[str, str] = {}
+    for c in clusters:
+        if not CLUSTER_NAME.fullmatch(c.output.name):
+            raise SynthError(f"cluster name {c.output.name!r} can't be a folder name")
+        other = seen.get(c.output.name)
+        if other is not None:
+            raise SynthError(
+                f"profiles {shown(other, out)} and {shown(c.profile, out)} both define cluster "
+                f"{c.output.name!r} (metadata.name); give each profile its own name"
+            )
+        seen[c.output.name] = c.profile
+
+    check_output(out)
+    clusters_root = out / CLUSTERS_DIR
+    if clusters_root.is_symlink() or (clusters_root.exists() and not clusters_root.is_dir()):
+        raise SynthError(f"{clusters_root} must be a plain folder, not a link or a file")
+
+    before_bytes = read_plain(index_path(out))
+    try:
+        before = read_index(out)
+    except SynthError:
+        if not force:
+            raise
+        before = None
+    if before is None:
+        if out.is_dir() and not _is_empty_dir(out) and not force:
+            raise SynthError(
+                f"{out} is not empty and was not written by gpustack (no {index_path(out)}); "
+                "choose an empty --out, or pass --force to take it over"
+            )
+        before = OwnershipIndex()
+
+    run_profiles = {c.profile for c in clusters}
+    for c in clusters:
+        name = c.output.name
+        target = clusters_root / name
+        owner = before.clusters.get(name)
+        if owner is None and os.path.lexists(target) and not force:
+            raise SynthError(
+                f"{target} exists but gpustack did not create it; move it away, or pass --force "
+                "to replace it"
+            )
+        if (
+            owner is not None
+            and owner.profile != c.profile
+            and owner.profile not in run_profiles
+            and profile_exists(owner.profile, out)
+        ):
+            raise SynthError(
+                f"cluster {name!r} from {shown(c.profile, out)} is already synthesized from "
+                f"{shown(owner.profile, out)}, which this run does not include; rename one of "
+                "them, or synthesize both together"
+            )
+
+    produced = {c.output.name for c in clusters}
+    remove: list[str] = []
+    removals: list[Removal] = []
+    kept: dict[str, IndexEntry] = {}
+    for name, entry in sorted(before.clusters.items()):
+        if name in produced:
+            continue
+        if entry.profile in run_profiles or not profile_exists(entry.profile, out):
+            remove.append(name)  # its profile was renamed, now names another cluster, or is gone
+            if os.path.lexists(clusters_root / name):
+                removals.append(Removal(name, _why_removed(entry.profile, run_profiles, out)))
+        else:
+            kept[name] = entry  # its profile exists but was not part of this run
+
+    after = dict(kept)
+    for c in clusters:
+        files = {f.path: digest(f.content) for f in c.output.files}
+        after[c.output.name] = IndexEntry(profile=c.profile, files=files)
+
+    # What the folders to replace or delete hold now, and which of it gpustack did not write.
+    current: dict[str, Digests] = {}
+    edits: list[tuple[Path, str]] = []
+    targets = [(c.output.name, after[c.output.name].files) for c in clusters]
+    for name, new in [*targets, *((n, {}) for n in remove)]:
+        folder = clusters_root / name
+        found = digests_of(folder)
+        if not found:
+            continue
+        current[name] = found
+        owner = before.clusters.get(name)
+        if owner is None:
+            continue  # a foreign folder, refused above unless forced
+        for rel, d in sorted(found.items()):
+            if new.get(rel) == d or owner.knows(rel, d):
+                continue  # gpustack's own file, or exactly what it is about to write
+            known = rel in owner.files or rel in owner.previous
+            edits.append((folder / rel, "changed" if known else "added"))
+
+    return Plan(
+        out=out,
+        write=tuple(clusters),
+        remove=tuple(remove),
+        before=before,
+        after=OwnershipIndex(clusters=after),
+        before_bytes=before_bytes,
+        force=force,
+        prune=prune,
+        removals=tuple(removals),
+        overwrites=tuple(p for p, _ in edits),
+        hand_edits=tuple(edits),
+        current=current,
+    )
+
+
+def _why_removed(ref: str, run_profiles: set[str], out: Path) -> str:
+    if ref == PACKAGED_DEFAULT:
+        return "it came from the packaged default profile, which this run does not use"
+    if ref in run_profiles:
+        return f"{shown(ref, out)} now names another cluster"
+    return f"its profile {shown(ref, out)} is gone"
+
+
+def digests_of(folder: Path) -> dict[str, str]:
+    """Digest of every file under ``folder`` (a symlink gets :data:`_LINK`)."""
+    found: dict[str, str] = {}
+    for rel, p in existing_files(folder).items():
+        content = read_plain(p)
+        found[rel] = _LINK if content is None else digest(content)
+    return found
+
+
+def existing_files(folder: Path) -> dict[str, Path]:
+    """Every file under ``folder`` by its POSIX path relative to it (symlinks count as files)."""
+    found: dict[str, Path] = {}
+    if not folder.is_dir() or folder.is_symlink():
+        return found
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        for n in sorted(names) + [d for d in dirs if Path(root, d).is_symlink()]:
+            p = Path(root, n)
+            found[p.relative_to(folder).as_posix()] = p
+    return found
+
+
+def read_plain(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None

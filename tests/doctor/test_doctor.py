@@ -1,0 +1,137 @@
+"""``gpustack doctor`` on recorded ``kubectl get nodes,pods,daemonsets,events -A -o json`` state.
+
+The fixtures are kubectl Lists written for these tests from the Kubernetes API types (Node,
+Pod, DaemonSet, Event; only the fields kubectl prints that the diagnosis reads, with realistic
+values): ``healthy.json`` (a control-plane node and two GPU nodes with the whole stack Ready and
+a GPU pod running) and one fixture per failure, each the healthy cluster with that one thing
+broken. The healthy fixtures are every check's passing case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpustack.checker import check_paths
+from gpustack.cli import main
+from gpustack.doctor import kubectl, state
+from gpustack.doctor.report import diagnose
+from gpustack.profile.model import Profile
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures"
+L4 = HERE / "profile.yaml"
+MIG = HERE / "profile-mig.yaml"
+
+
+def profile(path: Path) -> Profile:
+    result = check_paths([path])
+    assert result.ok, result.issues
+    return result.profiles[0].profile
+
+
+def run(fixture: str, path: Path = L4) -> list[tuple[str, str]]:
+    cluster = state.load((FIXTURES / f"{fixture}.json").read_text(), fixture)
+    return [(d.subject, d.check) for d in diagnose(cluster, profile(path))]
+
+
+CASES = [
+    ("node-not-selected", L4, [("node/gpu-2", "node-not-selected")], "nvidia.com/gpu.present=true"),
+    ("driver-not-ready", L4, [("node/gpu-2", "driver-not-ready")], "kernel module is not loaded"),
+    ("toolkit-not-ready", L4, [("node/gpu-1", "toolkit-not-ready")], "config.toml"),
+    ("device-plugin-missing", L4, [("node/gpu-2", "device-plugin-missing")], "dedicated=ml"),
+    ("device-plugin-crashloop", L4, [("node/gpu-1", "device-plugin-crashloop")], "last exit 2"),
+    ("allocatable-missing", L4, [("node/gpu-1", "allocatable-missing")], "nvidia.com/gpu is 0"),
+    ("mig-not-applied", MIG, [("node/a100-1", "mig-not-applied")], "perNode is 7"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "path", "expected", "says"), CASES, ids=[c[0] for c in CASES])
+def test_one_finding_per_broken_thing(
+    fixture: str, path: Path, expected: list[tuple[str, str]], says: str
+) -> None:
+    cluster = state.load((FIXTURES / f"{fixture}.json").read_text(), fixture)
+    found = diagnose(cluster, profile(path))
+    assert [(d.subject, d.check) for d in found] == expected
+    assert says in found[0].message and found[0].hint
+
+
+@pytest.mark.parametrize(("fixture", "path"), [("healthy", L4), ("mig-healthy", MIG)])
+def test_a_healthy_cluster_has_no_findings(fixture: str, path: Path) -> None:
+    assert run(fixture, path) == []
+
+
+def test_the_first_failing_stage_is_reported_per_node() -> None:
+    """A node without a Ready driver also has no plugin and no GPUs: the driver is the cause."""
+    doc = json.loads((FIXTURES / "driver-not-ready.json").read_text())
+    for item in doc["items"]:
+        if item["kind"] == "Node" and item["metadata"]["name"] == "gpu-2":
+            item["status"]["allocatable"].pop("nvidia.com/gpu")
+    found = diagnose(state.load(json.dumps(doc)), profile(L4))
+    assert [(d.subject, d.check) for d in found] == [("node/gpu-2", "driver-not-ready")]
+
+
+def test_pending_gpu_pods() -> None:
+    cluster = state.load((FIXTURES / "pod-pending.json").read_text())
+    found = {d.subject: d for d in diagnose(cluster, profile(L4))}
+    assert list(found) == ["pod/ml/no-toleration", "pod/ml/wrong-pool", "pod/ml/too-big"]
+    assert "nodes with it: gpu-1 (2), gpu-2 (2)" in found["pod/ml/no-toleration"].message
+    assert "excluded by taint nvidia.com/gpu:NoSchedule" in found["pod/ml/no-toleration"].message
+    assert "excluded by nodeSelector cloud.google.com" in found["pod/ml/wrong-pool"].message
+    too_big = found["pod/ml/too-big"]
+    assert "exceeds every node (most: 2)" in too_big.message
+    assert "scheduler: 0/3 nodes are available" in too_big.message
+    assert too_big.hint == "ask for at most 2 nvidia.com/gpu per pod"
+    # the running GPU pod of the healthy cluster is no finding
+    assert run("healthy") == []
+
+
+def test_not_a_kubectl_list_is_one_clear_error() -> None:
+    with pytest.raises(state.StateError, match="not a kubectl List"):
+        state.load('{"kind": "Node"}', "x.json")
+    with pytest.raises(state.StateError, match="not JSON"):
+        state.load("nodes:", "x.json")
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def doctor(*args: str, stdin: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["doctor", *args], input=stdin)
+    return result.exit_code, result.output
+
+
+def test_cli_reads_a_file_or_stdin_and_exits_like_validate() -> None:
+    code, out = doctor("--profile", str(L4), "--state", str(FIXTURES / "healthy.json"))
+    assert (code, out) == (0, "healthy: 3 nodes, no Pending GPU pod\n")
+    text = (FIXTURES / "allocatable-missing.json").read_text()
+    code, out = doctor("--profile", str(L4), "--state", "-", "--format", "json", stdin=text)
+    doc = json.loads(out)
+    assert code == 1 and [f["check"] for f in doc["findings"]] == ["allocatable-missing"]
+    assert doctor("--profile", str(L4))[0] == 2  # neither --state nor --kubectl
+    code, out = doctor("--profile", str(L4), "--state", "-", stdin="[]")
+    assert code == 1 and "not a kubectl List" in out
+
+
+def test_kubectl_is_run_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in kubectl on PATH records its arguments and prints a recorded state."""
+    fake = tmp_path / "kubectl"
+    fake.write_text(
+        f'#!/bin/sh\necho "$@" > {tmp_path}/args\ncat {FIXTURES / "driver-not-ready.json"}\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    code, out = doctor("--profile", str(L4), "--kubectl", "--context", "prod")
+    assert code == 1 and out.startswith("node/gpu-2: driver-not-ready: ")
+    args = (tmp_path / "args").read_text().split()
+    assert args == ["--context", "prod", *kubectl.ARGS]
+
+
+def test_kubectl_missing_is_one_clear_error() -> None:
+    with pytest.raises(kubectl.KubectlError, match="not found on PATH"):
+        kubectl.fetch("no-such-kubectl-here")
