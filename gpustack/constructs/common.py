@@ -41,14 +41,14 @@ class CommonProps:
     - ``labels``: the profile's ``metadata.labels``, on every object.
     - ``runtime_classes``: RuntimeClass names, each with the handler of the same name; see
       :func:`gpustack.constructs.runtime.runtime_classes`.
-    - ``version``: the ``app.kubernetes.io/version`` label: the toolkit version, since the runtime
-      handlers these objects name are the toolkit's.
+
+    No ``version``: nothing here runs a versioned image, so these objects carry no version label
+    and a toolkit or driver bump leaves them alone.
     """
 
     namespace: str
     labels: tuple[tuple[str, str], ...]
     runtime_classes: tuple[str, ...]
-    version: str
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -56,7 +56,6 @@ class CommonProps:
             namespace=profile.cluster.namespace,
             labels=profile.metadata.labels,
             runtime_classes=runtime_classes(profile),
-            version=profile.toolkit.version,
         )
 
 
@@ -70,7 +69,7 @@ class Common(Construct):
     def __init__(self, scope: Construct, id: str, props: CommonProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity("gpustack", "common", props.version, props.labels)
+        ident = Identity("gpustack", "common", "", props.labels)
         if props.namespace not in SYSTEM_NAMESPACES:
             labels = {**ident.labels(), **_POD_SECURITY}
             k8s.KubeNamespace(

@@ -243,7 +243,7 @@ class Examples(Construct):
             metadata=kube.object_meta(
                 job.name,
                 namespace=ns,
-                labels=ident.labels(),
+                labels=ident.workload_labels(),
                 annotations={**ident.annotations(), **IMMUTABLE_ANNOTATIONS},
             ),
             spec=k8s.JobSpec(
@@ -252,7 +252,7 @@ class Examples(Construct):
                 completions=job.nodes if job.multinode else None,
                 parallelism=job.nodes if job.multinode else None,
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=ident.labels()),
+                    metadata=k8s.ObjectMeta(labels=ident.workload_labels()),
                     spec=k8s.PodSpec(
                         # a single-pod training container restarted in place resumes from its
                         # checkpoint (the emptyDir outlives the container); the pods of a

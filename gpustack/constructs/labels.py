@@ -3,6 +3,12 @@
 GitOps tools diff and prune by name, and selectors are immutable once applied, so this module is the
 one place that decides them: selectors use only ``app.kubernetes.io/name`` and ``component`` (never
 ``version``, which changes on every upgrade), and every object carries its Argo CD sync wave.
+
+``app.kubernetes.io/version`` goes only where the version lives: on the workloads that run it
+(DaemonSets, Jobs) and their pod templates, whose image changes with it anyway. A version bump
+then changes the objects it really changes, and nothing else: no Namespace, ServiceAccount,
+ConfigMap or RuntimeClass is rewritten just to carry a new label value.
+
 Pure Python: no cdk8s here, so the rules can be tested without Node.
 """
 
@@ -47,8 +53,9 @@ def selector_labels(name: str, component: str) -> dict[str, str]:
     return {NAME_LABEL: name, COMPONENT_LABEL: component}
 
 
-def object_labels(name: str, component: str, version: str) -> dict[str, str]:
-    """Kubernetes' recommended labels for objects and pod templates (version included)."""
+def object_labels(name: str, component: str, version: str = "") -> dict[str, str]:
+    """Kubernetes' recommended labels; the version label only when ``version`` is given (pass
+    it for workloads and their pod templates only)."""
     labels = {
         NAME_LABEL: name,
         COMPONENT_LABEL: component,
@@ -71,9 +78,10 @@ def wave_annotations(component: str) -> dict[str, str]:
 class Identity:
     """The label set of one application inside a component (e.g. ``nvidia-driver``/``driver``).
 
-    Every object the application owns, and its pod template, gets :meth:`labels` (with the
-    profile's ``metadata.labels`` as ``extra``) and :meth:`annotations`; its pods are selected by
-    :meth:`selector` only.
+    Every object the application owns gets :meth:`labels` (with the profile's
+    ``metadata.labels`` as ``extra``) and :meth:`annotations`; the workloads that run the
+    version (a DaemonSet, a Job) and their pod templates get :meth:`workload_labels`, which add
+    the version. Its pods are selected by :meth:`selector` only.
     """
 
     def __init__(
@@ -89,7 +97,13 @@ class Identity:
         self.extra = tuple(extra)
 
     def labels(self) -> dict[str, str]:
-        """The profile's ``metadata.labels`` plus the recommended labels (which win on clash)."""
+        """The profile's ``metadata.labels`` plus the recommended labels (which win on clash),
+        without the version: for objects that do not run it."""
+        return {**dict(self.extra), **object_labels(self.name, self.component)}
+
+    def workload_labels(self) -> dict[str, str]:
+        """:meth:`labels` plus ``app.kubernetes.io/version``: for the workload that runs the
+        version, and its pod template."""
         return {**dict(self.extra), **object_labels(self.name, self.component, self.version)}
 
     def selector(self) -> dict[str, str]:

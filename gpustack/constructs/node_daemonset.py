@@ -45,12 +45,13 @@ class NodeApp:
     ident: Identity
     placement: Placement
 
-    def meta(self, name: str) -> k8s.ObjectMeta:
-        """Metadata of one of its objects: in the stack's namespace, with its labels and wave."""
+    def meta(self, name: str, *, workload: bool = False) -> k8s.ObjectMeta:
+        """Metadata of one of its objects: in the stack's namespace, with its labels and wave
+        (and the version label for the ``workload`` that runs it)."""
         return kube.object_meta(
             name,
             namespace=self.placement.namespace,
-            labels=self.ident.labels(),
+            labels=self.ident.workload_labels() if workload else self.ident.labels(),
             annotations=self.ident.annotations(),
         )
 
@@ -172,12 +173,14 @@ class NodeDaemonSet:
         return k8s.KubeDaemonSet(
             self.scope,
             id,
-            metadata=self.app.meta(name),
+            metadata=self.app.meta(name, workload=True),
             spec=k8s.DaemonSetSpec(
                 selector=k8s.LabelSelector(match_labels=ident.selector()),
                 update_strategy=update_strategy,
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=ident.labels(), annotations=annotations or None),
+                    metadata=k8s.ObjectMeta(
+                        labels=ident.workload_labels(), annotations=annotations or None
+                    ),
                     spec=k8s.PodSpec(
                         service_account_name=self.service_account,
                         automount_service_account_token=False,

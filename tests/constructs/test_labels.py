@@ -48,7 +48,9 @@ def test_empty_version_gives_no_version_label() -> None:
 def test_identity_keeps_version_out_of_selector() -> None:
     ident = Identity("nvidia-driver", "driver", "580.105.08", (("team", "ml"),))
     assert ident.selector() == selector_labels("nvidia-driver", "driver")
-    assert ident.labels()["app.kubernetes.io/version"] == "580.105.08"
+    assert ident.workload_labels()["app.kubernetes.io/version"] == "580.105.08"
+    assert "app.kubernetes.io/version" not in ident.labels()  # only where the version lives
+    assert ident.selector().items() <= ident.workload_labels().items()
     assert ident.labels()["team"] == "ml"
     assert ident.selector().items() <= ident.labels().items()
 

@@ -154,12 +154,14 @@ def test_recommended_labels_everywhere(stacks: dict[str, list[SynthObject]]) -> 
         "app.kubernetes.io/component",
         "app.kubernetes.io/part-of",
         "app.kubernetes.io/managed-by",
-        "app.kubernetes.io/version",
     }
     for name, o in _all(stacks):
+        # The version label only where the version lives: workloads and their pod templates.
+        workload = o.kind in ("DaemonSet", "Job")
         for meta in [o.manifest["metadata"], *(t["metadata"] for t in _pod_templates(o.manifest))]:
             labels = meta.get("labels", {})
             assert required <= set(labels), f"{name}: {o.kind}/{o.name}: {labels}"
+            assert ("app.kubernetes.io/version" in labels) is workload, f"{o.kind}/{o.name}"
             assert labels["app.kubernetes.io/part-of"] == "gpustack"
             assert labels["app.kubernetes.io/managed-by"] == "gpustack"
 

@@ -82,6 +82,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "workload-cuda-knows-gpu": ("cuda12-on-blackwell", "$.workloads.examples[0].image"),
     "workload-fits-sharing": ("shared-request-over-one", "$.workloads.examples[0].gpus"),
     "workload-fits-node": ("job-larger-than-node", "$.workloads.examples[0].gpus"),
+    "gitops-source-set": ("gitops-no-repo", "$.gitops.argocd.enabled"),
     "workload-resource-advertised": (
         "workload-resource-not-advertised",
         "$.workloads.examples[0].resourceName",

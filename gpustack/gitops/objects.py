@@ -1,0 +1,268 @@
+"""Build the Argo CD and Flux objects that deliver each cluster folder.
+
+Everything a tool needs is derived, not configured twice: the folder paths from the output
+layout (``<gitops.path>/clusters/<name>``), the kinds an AppProject allows from the manifests
+the cluster really holds, and Flux's health checks from its DaemonSets.
+
+Honest health: gpustack's driver DaemonSet updates ``OnDelete`` (a node keeps its driver until
+it is drained), so after a driver bump its pods never all run the new template by themselves.
+Flux's ``wait: true`` would then keep the Kustomization not-Ready forever; instead
+``healthChecks`` names every DaemonSet that rolls by itself, and leaves out the ``OnDelete``
+ones. Argo CD needs a resource health customization for the same DaemonSet (see the README).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from gpustack.profile.model import Profile
+from gpustack.synth.errors import SynthError
+from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, kustomization
+from gpustack.synth.serialize import dump_yaml
+
+ARGOCD_API = "argoproj.io/v1alpha1"
+FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
+FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
+#: Name of the per-cluster Flux objects (each cluster's Flux has its own).
+FLUX_NAME = "gpustack"
+GITOPS_DIR = "gitops"
+CLUSTERS_DIR = "clusters"
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """One cluster to deliver: its profile and the manifests synthesized for it."""
+
+    profile: Profile
+    output: ClusterOutput
+
+
+def cluster_path(profile: Profile) -> str:
+    """The cluster folder inside the repository: ``<gitops.path>/clusters/<name>``."""
+    return posixpath.join(profile.gitops.path, CLUSTERS_DIR, profile.metadata.name)
+
+
+def _manifests(output: ClusterOutput) -> list[dict[str, Any]]:
+    return [
+        yaml.load(f.content, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        for f in output.files
+        if f.path != KUSTOMIZATION_FILE
+    ]
+
+
+def _group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def _argocd(delivered: Sequence[Delivered]) -> dict[str, bytes]:
+    """One ApplicationSet and one AppProject per (namespace, project); clusters in one must
+    share the repository, revision and output path (one git generator reads them)."""
+    groups: dict[tuple[str, str], list[Delivered]] = {}
+    for d in delivered:
+        a = d.profile.gitops.argocd
+        groups.setdefault((a.namespace, a.project), []).append(d)
+    files: dict[str, bytes] = {}
+    for (namespace, project), members in sorted(groups.items()):
+        first = members[0].profile.gitops
+        for m in members[1:]:
+            g = m.profile.gitops
+            ns = m.profile.cluster.namespace
+            if (g.repo_url, g.revision, g.path, ns) != (
+                first.repo_url,
+                first.revision,
+                first.path,
+                members[0].profile.cluster.namespace,
+            ):
+                raise SynthError(
+                    f"clusters {members[0].profile.metadata.name!r} and "
+                    f"{m.profile.metadata.name!r} share Argo CD project {project!r} but not "
+                    "gitops.repoURL, revision and path and cluster.namespace (one "
+                    "ApplicationSet reads them); give them the same, or another "
+                    "gitops.argocd.project"
+                )
+        name = "gpustack" if project == "gpustack" else f"gpustack-{project}"
+        files[f"argocd/applicationset-{project}.yaml"] = dump_yaml(
+            _application_set(name, namespace, project, members)
+        )
+        files[f"argocd/appproject-{project}.yaml"] = dump_yaml(
+            _app_project(namespace, project, members)
+        )
+    return files
+
+
+def _application_set(
+    name: str, namespace: str, project: str, members: Sequence[Delivered]
+) -> dict[str, Any]:
+    g = members[0].profile.gitops
+    return {
+        "apiVersion": ARGOCD_API,
+        "kind": "ApplicationSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "goTemplate": True,
+            "goTemplateOptions": ["missingkey=error"],
+            "generators": [
+                {
+                    "git": {
+                        "repoURL": g.repo_url,
+                        "revision": g.revision,
+                        "directories": [
+                            {"path": cluster_path(m.profile)}
+                            for m in sorted(members, key=lambda m: m.profile.metadata.name)
+                        ],
+                    }
+                }
+            ],
+            "template": {
+                "metadata": {"name": "gpustack-{{.path.basename}}"},
+                "spec": {
+                    "project": project,
+                    "source": {
+                        "repoURL": g.repo_url,
+                        "targetRevision": g.revision,
+                        "path": "{{.path.path}}",
+                    },
+                    # The cluster as registered in Argo CD, named like its profile.
+                    "destination": {
+                        "name": "{{.path.basename}}",
+                        "namespace": members[0].profile.cluster.namespace,
+                    },
+                    "syncPolicy": {
+                        "automated": {"prune": True, "selfHeal": True},
+                        "syncOptions": ["ServerSideApply=true"],
+                    },
+                },
+            },
+            # A folder that leaves git deletes its Application, never the running GPU stack.
+            "syncPolicy": {"preserveResourcesOnDeletion": True},
+        },
+    }
+
+
+def _app_project(namespace: str, project: str, members: Sequence[Delivered]) -> dict[str, Any]:
+    cluster_kinds: set[tuple[str, str]] = set()
+    namespaced_kinds: set[tuple[str, str]] = set()
+    destinations: set[tuple[str, str]] = set()
+    for m in members:
+        for obj in _manifests(m.output):
+            kind = (_group_of(obj["apiVersion"]), obj["kind"])
+            ns = obj["metadata"].get("namespace")
+            if ns:
+                namespaced_kinds.add(kind)
+                destinations.add((m.profile.metadata.name, ns))
+            else:
+                cluster_kinds.add(kind)
+    g = members[0].profile.gitops
+    return {
+        "apiVersion": ARGOCD_API,
+        "kind": "AppProject",
+        "metadata": {"name": project, "namespace": namespace},
+        "spec": {
+            "description": "gpustack GPU stacks: only their repository, clusters and kinds",
+            "sourceRepos": [g.repo_url],
+            "destinations": [{"name": c, "namespace": ns} for c, ns in sorted(destinations)],
+            "clusterResourceWhitelist": [
+                {"group": gr, "kind": k} for gr, k in sorted(cluster_kinds)
+            ],
+            "namespaceResourceWhitelist": [
+                {"group": gr, "kind": k} for gr, k in sorted(namespaced_kinds)
+            ],
+        },
+    }
+
+
+def health_checks(output: ClusterOutput) -> list[dict[str, str]]:
+    """Every DaemonSet that rolls out by itself (not ``OnDelete``): what Flux waits for."""
+    checks = []
+    for obj in _manifests(output):
+        if obj["kind"] != "DaemonSet":
+            continue
+        strategy = obj.get("spec", {}).get("updateStrategy", {}).get("type", "RollingUpdate")
+        if strategy == "OnDelete":
+            continue
+        meta = obj["metadata"]
+        checks.append(
+            {
+                "apiVersion": obj["apiVersion"],
+                "kind": "DaemonSet",
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+            }
+        )
+    return checks
+
+
+def _flux(d: Delivered) -> dict[str, bytes]:
+    p = d.profile
+    g, f = p.gitops, p.gitops.flux
+    meta = {"name": FLUX_NAME, "namespace": f.namespace}
+    if f.source == "oci":
+        source: dict[str, Any] = {
+            "apiVersion": FLUX_SOURCE_API,
+            "kind": "OCIRepository",
+            "metadata": meta,
+            "spec": {"interval": f.interval, "url": f.oci_url, "ref": {"tag": g.revision}},
+        }
+        # The artifact holds the output folder (`flux push artifact --path=<gitops.path>`).
+        path = posixpath.join(".", CLUSTERS_DIR, p.metadata.name)
+    else:
+        source = {
+            "apiVersion": FLUX_SOURCE_API,
+            "kind": "GitRepository",
+            "metadata": meta,
+            "spec": {
+                "interval": f.interval,
+                "url": g.repo_url,
+                "ref": {"branch": g.revision},
+                "sparseCheckout": [cluster_path(p)],
+            },
+        }
+        path = "./" + cluster_path(p)
+    kustomize = {
+        "apiVersion": FLUX_KUSTOMIZE_API,
+        "kind": "Kustomization",
+        "metadata": meta,
+        "spec": {
+            "interval": f.interval,
+            "sourceRef": {"kind": source["kind"], "name": FLUX_NAME},
+            "path": path,
+            "prune": True,
+            # Not `wait`: the driver DaemonSet (OnDelete) would keep it not-Ready after a bump.
+            "wait": False,
+            "healthChecks": health_checks(d.output),
+            "timeout": f.timeout,
+        },
+    }
+    folder = f"flux/{p.metadata.name}"
+    source_file = f"{source['kind'].lower()}-{FLUX_NAME}.yaml"
+    flux_file = f"kustomization-{FLUX_NAME}.yaml"
+    return {
+        f"{folder}/{source_file}": dump_yaml(source),
+        f"{folder}/{flux_file}": dump_yaml(kustomize),
+        f"{folder}/{KUSTOMIZATION_FILE}": kustomization([source_file, flux_file]),
+    }
+
+
+def gitops_files(delivered: Iterable[Delivered]) -> dict[str, bytes]:
+    """Every file of ``<out>/gitops/`` by path relative to it (empty: no tool enabled)."""
+    todo = list(delivered)
+    argo = [d for d in todo if d.profile.gitops.argocd.enabled]
+    files = _argocd(argo) if argo else {}
+    for d in todo:
+        if d.profile.gitops.flux.enabled:
+            files.update(_flux(d))
+    return dict(sorted(files.items()))
+
+
+def objects(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
+    """The Argo CD and Flux objects among ``files`` (for tests and tools)."""
+    return [
+        yaml.safe_load(content)
+        for path, content in files.items()
+        if posixpath.basename(path) != KUSTOMIZATION_FILE
+    ]
