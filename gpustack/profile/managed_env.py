@@ -45,6 +45,10 @@ TOOLKIT: Final[dict[str, str | None]] = {
     "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND": "toolkit.cdi.enabled",
     "CDI_OUTPUT_DIR": None,
     "CRIO_CONFIG_MODE": "toolkit.cdi.enabled",
+    "CRIO_HOOKS_DIR": f"{_RUNTIME}.distribution",
+    "RUNTIME_EXECUTABLE_PATH": f"{_RUNTIME}.distribution",
+    "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS": "devicePlugin.deviceListStrategy",
+    "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED": "devicePlugin.deviceListStrategy",
 }
 DEVICE_PLUGIN: Final[dict[str, str | None]] = {
     "CONFIG_FILE": None,

@@ -191,7 +191,8 @@ def test_every_pattern_is_matched_in_full() -> None:
         pattern = sub.get("pattern")
         if not pattern or not str(pattern).endswith("$"):
             continue
-        candidates = [e for e in sub.get("examples", []) if isinstance(e, str)] + SAMPLES
+        documented = [*sub.get("examples", []), sub.get("default")]
+        candidates = [e for e in documented if isinstance(e, str)] + SAMPLES
         check = validator().evolve(schema=sub)
         good = [e for e in candidates if not list(check.iter_errors(e))]
         assert good, f"{where}: add a value its pattern accepts to SAMPLES"
