@@ -25,6 +25,7 @@ from gpustack.profile.rules import (
     driver,
     gpus,
     node_configs,
+    node_labels,
     profiles,
     sharing,
     workloads,
@@ -134,6 +135,16 @@ RULES: tuple[Rule, ...] = (
         summary="a `cdi-*` device list strategy only where containerd resolves CDI devices"
         " (toolkit CDI on, or containerd 2.x)",
         fix="set `toolkit.cdi.enabled: true`, `cluster.runtime.version`, or strategy `envvar`",
+        acceptable=True,
+    ),
+    Rule(
+        id="node-selector-labels-deployed",
+        check=node_labels.node_selector_labels_deployed,
+        section="cluster",
+        summary="every node selector label gpustack knows a labeller for is set by one it"
+        " deploys (`nvidia.com/gpu.present`: the GPU node rule; GPU feature discovery's labels)",
+        fix="enable the labeller the hint names, select another label, or accept it when the"
+        " nodes are labelled otherwise",
         acceptable=True,
     ),
     Rule(
