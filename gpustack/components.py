@@ -54,6 +54,19 @@ def _always(profile: Profile) -> bool:
     return True
 
 
+def _gfd_enabled(profile: Profile) -> bool:
+    # GFD labels what NVML reports: the simulated backend has no GPUs for it to find
+    dp = profile.device_plugin
+    simulated = dp.implementation == "gpustack" and dp.backend == "simulated"
+    return profile.gpu_feature_discovery.enabled and not simulated
+
+
+def _mig_manager_enabled(profile: Profile) -> bool:
+    from gpustack.profile.derive import mig_manager_enabled  # the model imports this module
+
+    return mig_manager_enabled(profile)
+
+
 #: Every component, in the order the stack comes up on a node.
 REGISTRY: tuple[Component, ...] = (
     # The namespace and runtime classes everything else lives in or names.
@@ -63,6 +76,14 @@ REGISTRY: tuple[Component, ...] = (
         _always,
         "gpustack.constructs.common:Common",
         "gpustack.constructs.common:CommonProps",
+    ),
+    # Node labels first: the default node selector is a label the GPU node rule sets.
+    Component(
+        "node-feature-discovery",
+        -1,
+        lambda p: p.node_feature_discovery.enabled or p.node_feature_discovery.gpu_node_rule,
+        "gpustack.constructs.nfd:NodeFeatureDiscovery",
+        "gpustack.constructs.nfd:NfdProps",
     ),
     Component(
         "driver",
@@ -84,6 +105,27 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: p.device_plugin.enabled,
         "gpustack.constructs.device_plugin:DevicePlugin",
         "gpustack.constructs.device_plugin:DevicePluginProps",
+    ),
+    Component(
+        "gpu-feature-discovery",
+        1,
+        _gfd_enabled,
+        "gpustack.constructs.gfd:GpuFeatureDiscovery",
+        "gpustack.constructs.gfd:GfdProps",
+    ),
+    Component(
+        "mig-manager",
+        1,
+        _mig_manager_enabled,
+        "gpustack.constructs.mig_manager:MigManager",
+        "gpustack.constructs.mig_manager:MigManagerProps",
+    ),
+    Component(
+        "dcgm-exporter",
+        1,
+        lambda p: p.dcgm_exporter.enabled,
+        "gpustack.constructs.dcgm_exporter:DcgmExporter",
+        "gpustack.constructs.dcgm_exporter:DcgmExporterProps",
     ),
     Component(
         "examples",

@@ -17,7 +17,50 @@ from typing import Any
 
 import jsonschema
 import kubernetes_validate
+import yaml
 from referencing import Registry, Resource
+
+from gpustack.constructs.nfd_crds import CRDS as NFD_CRDS
+from gpustack.constructs.nfd_crds import GROUP as NFD_GROUP
+from gpustack.constructs.nfd_crds import VERSION as NFD_VERSION
+
+CRD_DIR = Path(__file__).parent / "crds"
+
+
+def _crd_file_schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema of every CRD under tests/crds/."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            for version in spec["versions"]:
+                key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
+                found[key] = version["schema"]["openAPIV3Schema"]
+    return found
+
+
+def _strict(schema: Any) -> Any:
+    """The schema with every object that lists ``properties`` closed to others: the API server
+    prunes unknown fields of a custom resource silently, which strict validation reports."""
+    if isinstance(schema, dict):
+        out = {k: _strict(v) for k, v in schema.items()}
+        if "properties" in out and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+        if isinstance(schema.get("properties"), dict):
+            out["properties"] = {k: _strict(v) for k, v in schema["properties"].items()}
+        return out
+    if isinstance(schema, list):
+        return [_strict(x) for x in schema]
+    return schema
+
+
+#: Custom resource kinds that can be validated: (apiVersion, kind) -> openAPIV3Schema.
+CUSTOM_RESOURCES: dict[tuple[str, str], dict[str, Any]] = {
+    **{(f"{NFD_GROUP}/{NFD_VERSION}", kind): schema for kind, *_, schema, _ in NFD_CRDS},
+    **_crd_file_schemas(),
+}
 
 SCHEMA_ROOT = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 
@@ -66,6 +109,13 @@ def errors(
 ) -> list[str]:
     """Every schema violation of ``manifest`` as ``<kind>/<name>: <json path>: <message>``."""
     where = f"{manifest.get('kind')}/{manifest.get('metadata', {}).get('name')}"
+    custom = CUSTOM_RESOURCES.get((manifest.get("apiVersion", ""), manifest.get("kind", "")))
+    if custom is not None:
+        found = sorted(
+            jsonschema.Draft202012Validator(_strict(custom)).iter_errors(manifest),
+            key=lambda e: list(map(str, e.absolute_path)),
+        )
+        return [f"{where}: {e.json_path}: {e.message}" for e in found]
     try:
         folder = schema_dir(kubernetes_version, strict=strict)
         validator = _validator(folder, schema_file(manifest["apiVersion"], manifest["kind"]))

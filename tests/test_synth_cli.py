@@ -177,7 +177,9 @@ def test_write_then_check(profiles: Path) -> None:
             "device-plugin",
             "driver",
             "examples",
+            "gpu-feature-discovery",
             "kustomization.yaml",
+            "node-feature-discovery",
         ]
     check = synth(profiles, "--out", out, "--check")
     assert check.exit_code == 0, check.output
@@ -307,7 +309,14 @@ def test_removing_a_component_removes_its_folder(profiles: Path) -> None:
         f"unchanged {out}/clusters/beta",
     ]
     remaining = sorted(os.listdir(out / "clusters" / "alpha"))
-    assert remaining == ["common", "device-plugin", "driver", "kustomization.yaml"]
+    assert remaining == [
+        "common",
+        "device-plugin",
+        "driver",
+        "gpu-feature-discovery",
+        "kustomization.yaml",
+        "node-feature-discovery",
+    ]
     listed = yaml.safe_load((out / "clusters" / "alpha" / "kustomization.yaml").read_text())
     assert not [r for r in listed["resources"] if r.startswith(("examples/", "container-toolkit/"))]
 

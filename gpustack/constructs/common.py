@@ -24,6 +24,12 @@ SYSTEM_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "
 
 #: Denies all ingress to the stack's pods (see :class:`Common`).
 NETWORK_POLICY: Final = "gpustack-deny-ingress"
+#: The one exception: scrapers may reach the DCGM exporter's metrics port.
+METRICS_POLICY: Final = "gpustack-allow-gpu-metrics"
+#: The DCGM exporter's pods and metrics port (see :mod:`gpustack.constructs.dcgm_exporter`).
+DCGM_EXPORTER_POD: Final = {"app.kubernetes.io/name": "nvidia-dcgm-exporter",
+                            "app.kubernetes.io/component": "dcgm-exporter"}  # fmt: skip
+DCGM_METRICS_PORT: Final = 9400
 PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
 
 _POD_SECURITY: Final = {
@@ -41,6 +47,8 @@ class CommonProps:
     - ``labels``: the profile's ``metadata.labels``, on every object.
     - ``runtime_classes``: RuntimeClass names, each with the handler of the same name; see
       :func:`gpustack.constructs.runtime.runtime_classes`.
+    - ``metrics_from``: with the DCGM exporter, the (namespace, pod) label selectors of who may
+      scrape its metrics port (``dcgmExporter.metricsFrom``); ``None`` without.
 
     No ``version``: nothing here runs a versioned image, so these objects carry no version label
     and a toolkit or driver bump leaves them alone.
@@ -49,6 +57,7 @@ class CommonProps:
     namespace: str
     labels: tuple[tuple[str, str], ...]
     runtime_classes: tuple[str, ...]
+    metrics_from: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -56,6 +65,14 @@ class CommonProps:
             namespace=profile.cluster.namespace,
             labels=profile.metadata.labels,
             runtime_classes=runtime_classes(profile),
+            metrics_from=(
+                (
+                    profile.dcgm_exporter.metrics_from.namespace_selector,
+                    profile.dcgm_exporter.metrics_from.pod_selector,
+                )
+                if profile.dcgm_exporter.enabled
+                else None
+            ),
         )
 
 
@@ -99,6 +116,42 @@ class Common(Construct):
                 policy_types=["Ingress"],
             ),
         )
+        if props.metrics_from is not None:
+            # The exception to the policy above (policies add up): the metrics port of the DCGM
+            # exporter's pods, from the scrapers the profile names.
+            namespaces, pods = props.metrics_from
+            k8s.KubeNetworkPolicy(
+                self,
+                "metrics-network-policy",
+                metadata=object_meta(
+                    METRICS_POLICY,
+                    namespace=props.namespace,
+                    labels=ident.labels(),
+                    annotations=ident.annotations(),
+                ),
+                spec=k8s.NetworkPolicySpec(
+                    pod_selector=k8s.LabelSelector(match_labels=dict(DCGM_EXPORTER_POD)),
+                    policy_types=["Ingress"],
+                    ingress=[
+                        k8s.NetworkPolicyIngressRule(
+                            from_=[
+                                k8s.NetworkPolicyPeer(
+                                    namespace_selector=k8s.LabelSelector(
+                                        match_labels=dict(namespaces) or None
+                                    ),
+                                    pod_selector=k8s.LabelSelector(match_labels=dict(pods) or None),
+                                )
+                            ],
+                            ports=[
+                                k8s.NetworkPolicyPort(
+                                    port=k8s.IntOrString.from_number(DCGM_METRICS_PORT),
+                                    protocol="TCP",
+                                )
+                            ],
+                        )
+                    ],
+                ),
+            )
         for name in props.runtime_classes:
             k8s.KubeRuntimeClass(
                 self,

@@ -414,6 +414,8 @@ def _plugin(
         init_containers=waits,
         runtime_class_name=props.runtime_class,
         affinity=affinity,
+        # every plugin DaemonSet is the device plugin NVIDIA's driver manager waits for
+        app_label=DAEMONSET,
     )
 
 

@@ -16,6 +16,12 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
+from gpustack.constructs.driver_manager import (
+    DIGEST_ENV,
+    DriverManagerProps,
+    add_driver_manager,
+    config_digest,
+)
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
@@ -103,6 +109,9 @@ class DriverProps:
     cert_config: tuple[str, str] | None
     rdma: Rdma
     os_release: tuple[str, str]
+    #: NVIDIA's driver manager (``driver.upgrade``), ``None`` without; see
+    #: :mod:`gpustack.constructs.driver_manager`.
+    manager: DriverManagerProps | None
     termination_grace_period_seconds: int = 300
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
@@ -127,6 +136,7 @@ class DriverProps:
             cert_config=(d.cert_config_map, cert_dir) if d.cert_config_map else None,
             rdma=d.rdma,
             os_release=d.os_release,
+            manager=DriverManagerProps.from_profile(profile),
         )
 
 
@@ -204,6 +214,7 @@ class NvidiaDriver(Construct):
             Identity(NAME, "driver", props.version, props.placement.labels), props.placement
         )
         ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        digest = config_digest(props) if props.manager else None
         rdma = props.rdma.enabled
         scripts = ds.scripts(render_scripts(rdma=rdma))
 
@@ -245,7 +256,11 @@ class NvidiaDriver(Construct):
             command=["nvidia-driver"],
             args=["init"],
             env=kube.env_list(
-                [("KERNEL_MODULE_TYPE", props.kernel_module_type), *rdma_env],
+                [
+                    ("KERNEL_MODULE_TYPE", props.kernel_module_type),
+                    *rdma_env,
+                    *([(DIGEST_ENV, digest)] if digest else []),
+                ],
                 props.container.env,
                 field_refs={"NODE_NAME": "spec.nodeName", "NODE_IP": "status.hostIP"},
             ),
@@ -275,7 +290,10 @@ class NvidiaDriver(Construct):
             "daemonset",
             DAEMONSET,
             containers=containers,
-            init_containers=mofed_wait(props, ds),
+            init_containers=(
+                *(add_driver_manager(self, ds, app, props) if props.manager else ()),
+                *mofed_wait(props, ds),
+            ),
             default_container=True,
             update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
             host_pid=True,

@@ -5,7 +5,10 @@ the stack's namespace; a ServiceAccount without an API token (no GPU daemon call
 ConfigMaps whose data checksum is stamped on the pod template, so editing a script or a config
 rolls the pods (or, with ``OnDelete``, shows they are stale); a pod skeleton with the profile's
 placement (node selector, tolerations, priority class, pull secrets) and the RuntimeDefault
-seccomp profile; init containers that wait for another operand's readiness file.
+seccomp profile; the component's deploy label (``nvidia.com/gpu.deploy.<component>``, see
+:func:`gpustack.constructs.placement.deploy_selection`) in its node selection; an ``app`` pod
+label, the key NVIDIA's driver manager finds the GPU clients by; init containers that wait for
+another operand's readiness file.
 
 Volumes are declared by the mounts that use them (as in cdk8s-plus): :meth:`NodeDaemonSet.mount`
 returns the container's ``volumeMount`` and adds the volume to the pod once, in first-mount
@@ -16,7 +19,7 @@ module then states only what is specific to it: its containers, mounts and pod o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from cdk8s_plus_33 import k8s
@@ -25,7 +28,7 @@ from constructs import Construct
 from gpustack.constructs import kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.placement import Placement
+from gpustack.constructs.placement import DEPLOY_COMPONENTS, Placement, deploy_selection
 
 #: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
 DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"
@@ -34,16 +37,31 @@ SCRIPTS_CHECKSUM: Final = "gpustack.dev/scripts-checksum"
 #: Pod-template annotation with the checksum of a config ConfigMap (the device plugin's).
 CONFIG_CHECKSUM: Final = "gpustack.dev/config-checksum"
 
+#: Pod label NVIDIA's driver manager selects a component's pods by when it waits for them to stop
+#: (``app=nvidia-container-toolkit-daemonset``...); never in a selector of ours.
+APP_LABEL: Final = "app"
+
 #: The readiness files the operands leave for each other (see :mod:`gpustack.constructs.scripts`).
 VALIDATIONS: Final = kube.host_path("run-nvidia-validations", VALIDATIONS_DIR, "DirectoryOrCreate")
 
 
 @dataclass(frozen=True)
 class NodeApp:
-    """One application of a component on the GPU nodes: its label identity and placement."""
+    """One application of a component on the GPU nodes: its label identity and placement.
+
+    ``deploy``: the component whose deploy label places its pods (by default its own, when it
+    has one); ``None`` for none (Node Feature Discovery's worker runs on every node)."""
 
     ident: Identity
     placement: Placement
+    deploy: str | None = field(default="")
+
+    @property
+    def deploy_component(self) -> str | None:
+        if self.deploy == "":
+            component = self.ident.component
+            return component if component in DEPLOY_COMPONENTS else None
+        return self.deploy
 
     def meta(self, name: str, *, workload: bool = False) -> k8s.ObjectMeta:
         """Metadata of one of its objects: in the stack's namespace, with its labels and wave
@@ -161,15 +179,25 @@ class NodeDaemonSet:
         init_containers: Sequence[k8s.Container] = (),
         default_container: bool = False,
         update_strategy: k8s.DaemonSetUpdateStrategy | None = None,
+        app_label: str | None = None,
         **pod: Any,
     ) -> k8s.KubeDaemonSet:
         """The DaemonSet ``name``: the pod skeleton plus the operand's ``pod`` options
         (``host_pid``, ``runtime_class_name``, ``affinity``...). ``default_container`` names the
-        first container as the one ``kubectl`` picks."""
+        first container as the one ``kubectl`` picks. ``app_label``: the pods' ``app`` label
+        (default ``name``). The deploy label requirements join the node selector and every
+        term of a required node affinity."""
         annotations = dict(self._annotations)
         if default_container:
             annotations[DEFAULT_CONTAINER_ANNOTATION] = containers[0].name
         ident = self.app.ident
+        placement = kube.pod_placement(self.app.placement)
+        component = self.app.deploy_component
+        if component is not None:
+            selector, requirements = deploy_selection(component, self.app.placement.deploy_labels)
+            placement["node_selector"] = {**(placement["node_selector"] or {}), **selector}
+            pod["affinity"] = with_node_requirements(pod.get("affinity"), requirements)
+        labels = {**ident.workload_labels(), APP_LABEL: app_label or name}
         return k8s.KubeDaemonSet(
             self.scope,
             id,
@@ -178,9 +206,7 @@ class NodeDaemonSet:
                 selector=k8s.LabelSelector(match_labels=ident.selector()),
                 update_strategy=update_strategy,
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(
-                        labels=ident.workload_labels(), annotations=annotations or None
-                    ),
+                    metadata=k8s.ObjectMeta(labels=labels, annotations=annotations or None),
                     spec=k8s.PodSpec(
                         service_account_name=self.service_account,
                         automount_service_account_token=False,
@@ -189,8 +215,44 @@ class NodeDaemonSet:
                         containers=list(containers),
                         volumes=list(self._volumes.values()) or None,
                         **pod,
-                        **kube.pod_placement(self.app.placement),
+                        **placement,
                     ),
                 ),
             ),
         )
+
+
+def with_node_requirements(
+    affinity: k8s.Affinity | None, requirements: Sequence[tuple[str, str, Sequence[str]]]
+) -> k8s.Affinity | None:
+    """``affinity`` with ``requirements`` (label, operator, values) added to every term of its
+    required node affinity (a new single term when it has none): node selector terms are ORed,
+    so each must carry them."""
+    if not requirements:
+        return affinity
+    extra = [
+        k8s.NodeSelectorRequirement(key=key, operator=op, values=list(values))
+        for key, op, values in requirements
+    ]
+    node = affinity.node_affinity if affinity is not None else None
+    required = node.required_during_scheduling_ignored_during_execution if node else None
+    terms = list(required.node_selector_terms) if required is not None else []
+    new_terms = [
+        k8s.NodeSelectorTerm(
+            match_expressions=[*(t.match_expressions or []), *extra],
+            match_fields=t.match_fields,
+        )
+        for t in terms
+    ] or [k8s.NodeSelectorTerm(match_expressions=extra)]
+    return k8s.Affinity(
+        node_affinity=k8s.NodeAffinity(
+            required_during_scheduling_ignored_during_execution=k8s.NodeSelector(
+                node_selector_terms=new_terms
+            ),
+            preferred_during_scheduling_ignored_during_execution=(
+                node.preferred_during_scheduling_ignored_during_execution if node else None
+            ),
+        ),
+        pod_affinity=affinity.pod_affinity if affinity is not None else None,
+        pod_anti_affinity=affinity.pod_anti_affinity if affinity is not None else None,
+    )

@@ -7,9 +7,63 @@ the DaemonSets and Jobs can never disagree about namespace, node selection or pu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from gpustack.profile.model import EnvVar, Profile, Resources, Toleration
+
+#: Node label prefix of the per-component deploy labels (``nvidia.com/gpu.deploy.<component>``),
+#: as the GPU Operator's DaemonSets select on them and NVIDIA's driver manager flips them.
+DEPLOY_LABEL_PREFIX: Final = "nvidia.com/gpu.deploy."
+#: ``nvidia.com/gpu.deploy.operands=false`` keeps every GPU component off a node.
+OPERANDS_LABEL: Final = f"{DEPLOY_LABEL_PREFIX}operands"
+#: The value NVIDIA's driver manager gives a ``true`` deploy label while it replaces the driver
+#: (``k8s-driver-manager`` ``pausedStr``); it sets ``true`` again when done.
+PAUSED: Final = "paused-for-driver-upgrade"
+#: The value NVIDIA's MIG manager gives a deploy label (any but ``false``) while it repartitions.
+PAUSED_MIG: Final = "paused-for-mig-change"
+#: The value NVIDIA's driver manager gives ``nvidia.com/gpu.deploy.driver`` when it finds a driver
+#: installed on the host: the driver DaemonSet must leave that node.
+PRE_INSTALLED: Final = "pre-installed"
+#: The components that have a deploy label, under the GPU Operator's label names (which are
+#: gpustack's component names).
+DEPLOY_COMPONENTS: Final = (
+    "driver",
+    "container-toolkit",
+    "device-plugin",
+    "gpu-feature-discovery",
+    "mig-manager",
+    "dcgm-exporter",
+)
+
+#: One node selector requirement: (label, operator, values).
+Requirement = tuple[str, str, tuple[str, ...]]
+
+
+def deploy_label(component: str) -> str:
+    """The deploy label of ``component`` (one of :data:`DEPLOY_COMPONENTS`)."""
+    if component not in DEPLOY_COMPONENTS:
+        raise KeyError(f"component {component!r} has no deploy label")
+    return f"{DEPLOY_LABEL_PREFIX}{component}"
+
+
+def deploy_selection(component: str, mode: str) -> tuple[dict[str, str], list[Requirement]]:
+    """The node selector entries and node affinity requirements that place ``component``'s
+    pods by deploy labels (``mode``: ``cluster.deployLabels``).
+
+    ``required``: the label must be ``true`` (a nodeSelector entry, as in the GPU Operator), so a
+    node runs nothing until someone labels it. ``optional``: an absent label places the pods;
+    ``false``, the driver manager's :data:`PAUSED` or the MIG manager's :data:`PAUSED_MIG`
+    (for the driver also :data:`PRE_INSTALLED`) keeps them off. In both modes
+    ``operands=false`` keeps every component off the node.
+    """
+    label = deploy_label(component)
+    operands: Requirement = (OPERANDS_LABEL, "NotIn", ("false",))
+    if mode == "required":
+        return {label: "true"}, [operands]
+    off: tuple[str, ...] = ("false", PAUSED, PAUSED_MIG)
+    if component == "driver":
+        off += (PRE_INSTALLED,)
+    return {}, [(label, "NotIn", off), operands]
 
 
 @dataclass(frozen=True)
@@ -25,6 +79,7 @@ class Placement:
     - ``image_pull_secrets``: secret names for private registries.
     - ``labels``: the profile's ``metadata.labels``, put on every object and pod template (never
       in selectors).
+    - ``deploy_labels``: ``cluster.deployLabels`` (see :func:`deploy_selection`).
     """
 
     namespace: str
@@ -33,6 +88,7 @@ class Placement:
     priority_class_name: str | None
     image_pull_secrets: tuple[str, ...]
     labels: tuple[tuple[str, str], ...]
+    deploy_labels: str
 
     @classmethod
     def from_profile(cls, profile: Profile) -> Placement:
@@ -44,6 +100,7 @@ class Placement:
             priority_class_name=c.priority_class_name or None,
             image_pull_secrets=c.image_pull_secrets,
             labels=profile.metadata.labels,
+            deploy_labels=c.deploy_labels,
         )
 
 

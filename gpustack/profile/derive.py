@@ -161,3 +161,33 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
     if profile.toolkit.enabled and profile.toolkit.cdi.enabled and not self_configuring:
         names += [h for h in EXTRA_HANDLERS if h != main]
     return tuple(names)
+
+
+#: mig-parted config names gpustack always generates, or for ``gpus.mig``.
+MIG_ALL_DISABLED = "all-disabled"
+MIG_DEFAULT = "default"
+
+
+def mig_layouts(profile: Profile) -> dict[str, tuple[tuple[str, int], ...]]:
+    """The MIG layouts the MIG manager's config offers, by config name (the value of a node's
+    ``nvidia.com/mig.config`` label): ``all-disabled`` (empty layout), ``default`` for
+    ``gpus.mig``, and each node config whose view has a layout, under its own name."""
+    layouts: dict[str, tuple[tuple[str, int], ...]] = {MIG_ALL_DISABLED: ()}
+    if profile.gpus.mig:
+        layouts[MIG_DEFAULT] = profile.gpus.mig
+    for name, view in plugin_configs(profile):
+        if name is not None and view.gpus.mig:
+            if name in layouts:
+                raise ValueError(f"node config {name!r} takes a MIG config name gpustack reserves")
+            layouts[name] = view.gpus.mig
+    return layouts
+
+
+def mig_manager_enabled(profile: Profile) -> bool:
+    """``migManager.enabled``, or when unset: some config (top level or node config) has a
+    MIG layout and the GPUs are real (the simulated backend has none to partition)."""
+    if profile.mig_manager.enabled is not None:
+        return profile.mig_manager.enabled
+    dp = profile.device_plugin
+    simulated = dp.implementation == "gpustack" and dp.backend == "simulated"
+    return len(mig_layouts(profile)) > 1 and not simulated

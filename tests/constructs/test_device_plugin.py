@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import PluginConfig
 from gpustack.profile.model import Profile
@@ -336,16 +337,22 @@ POOL_GPUS = {"product": "A100-SXM4-80GB", "perNode": 2}
 
 
 def _affinity(ds: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The node config requirements of the required node affinity (the deploy label ones,
+    which every GPU DaemonSet has, left out), ``None`` for none."""
     affinity = pod_spec(ds).get("affinity")
     if affinity is None:
         return None
     terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     (term,) = terms["nodeSelectorTerms"]
-    found: list[dict[str, Any]] = term["matchExpressions"]
-    return found
+    found: list[dict[str, Any]] = [
+        e for e in term["matchExpressions"] if not e["key"].startswith(DEPLOY_LABEL_PREFIX)
+    ]
+    return found or None
 
 
-def test_without_node_configs_the_default_daemonset_has_no_affinity(synth: Synth) -> None:
+def test_without_node_configs_the_default_daemonset_has_no_node_config_affinity(
+    synth: Synth,
+) -> None:
     assert _affinity(plugin(synth)) is None
 
 

@@ -47,6 +47,10 @@ def test_component_objects(synth: Synth) -> None:
     assert kinds(synth(profile()), "driver") == [
         ("ServiceAccount", "nvidia-driver"),
         ("ConfigMap", "nvidia-driver-scripts"),
+        # NVIDIA's driver manager (tests/constructs/test_driver_manager.py)
+        ("ClusterRole", "gpustack-nvidia-driver-manager"),
+        ("ClusterRoleBinding", "gpustack-nvidia-driver-manager"),
+        ("ConfigMap", "nvidia-driver-manager-scripts"),
         ("DaemonSet", DS),
     ]
 

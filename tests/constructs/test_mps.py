@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import ConfigError, PluginConfig
 from gpustack.profile.model import Profile
@@ -151,7 +152,10 @@ def test_selectors_are_distinct(synth: Synth) -> None:
 def _affinity(spec: dict[str, Any]) -> list[dict[str, Any]]:
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     (term,) = terms["nodeSelectorTerms"]
-    found: list[dict[str, Any]] = term["matchExpressions"]
+    # the deploy label requirements every GPU DaemonSet has are tested in test_deploy_labels
+    found: list[dict[str, Any]] = [
+        e for e in term["matchExpressions"] if not e["key"].startswith(DEPLOY_LABEL_PREFIX)
+    ]
     return found
 
 

@@ -59,22 +59,47 @@ def test_registry_and_layout_import_no_cdk8s() -> None:
 
 
 #: Profile sections -> components a profile with them synthesizes.
+#: NFD and GFD are on by default; the day-2 sections below turn them off where not the point.
+NO_LABELLERS: dict[str, Any] = {
+    "nodeFeatureDiscovery": {"enabled": False, "gpuNodeRule": False},
+    "gpuFeatureDiscovery": {"enabled": False},
+}
 ENABLED: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
-    "defaults": ({}, ("common", "driver", "container-toolkit", "device-plugin")),
+    "defaults": (
+        {},
+        ("common", "node-feature-discovery", "driver", "container-toolkit", "device-plugin",
+         "gpu-feature-discovery"),
+    ),
     "examples": (
-        {"workloads": {"examples": [{"name": "smoke"}]}},
+        {"workloads": {"examples": [{"name": "smoke"}]}, **NO_LABELLERS},
         ("common", "driver", "container-toolkit", "device-plugin", "examples"),
     ),
     "host driver": (
-        {"driver": {"enabled": False}},
+        {"driver": {"enabled": False}, **NO_LABELLERS},
         ("common", "container-toolkit", "device-plugin"),
     ),
     "plugin only": (
-        {"driver": {"enabled": False}, "toolkit": {"enabled": False}},
+        {"driver": {"enabled": False}, "toolkit": {"enabled": False}, **NO_LABELLERS},
         ("common", "device-plugin"),
     ),
-    "no plugin": ({"devicePlugin": {"enabled": False}}, ("common", "driver", "container-toolkit")),
-}
+    "no plugin": (
+        {"devicePlugin": {"enabled": False}, **NO_LABELLERS},
+        ("common", "driver", "container-toolkit"),
+    ),
+    "day 2": (
+        {
+            "gpus": {"product": "A100-SXM4-80GB", "mig": {"7g.80gb": 1}},
+            "devicePlugin": {"migStrategy": "single"},
+            "dcgmExporter": {"enabled": True},
+        },
+        ("common", "node-feature-discovery", "driver", "container-toolkit", "device-plugin",
+         "gpu-feature-discovery", "mig-manager", "dcgm-exporter"),
+    ),
+    "rule only": (
+        {"nodeFeatureDiscovery": {"enabled": False}, "gpuFeatureDiscovery": {"enabled": False}},
+        ("common", "node-feature-discovery", "driver", "container-toolkit", "device-plugin"),
+    ),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(("sections", "expected"), ENABLED.values(), ids=ENABLED.keys())

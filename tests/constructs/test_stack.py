@@ -19,6 +19,7 @@ from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
 from tests.k8s_schema import assert_valid, errors
 
 from .conftest import find, kinds, profile
+from .test_rbac import DOCUMENTED
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,11 +116,21 @@ def _all(stacks: dict[str, list[SynthObject]]) -> list[tuple[str, SynthObject]]:
     return [(name, o) for name, objects in stacks.items() for o in objects]
 
 
+def _crd_name(o: SynthObject) -> bool:
+    """A CRD is named ``<plural>.<group>``, as the API requires."""
+    if o.kind != "CustomResourceDefinition":
+        return False
+    spec = o.manifest["spec"]
+    return bool(o.name == f"{spec['names']['plural']}.{spec['group']}")
+
+
 def test_names_are_explicit_and_stable(stacks: dict[str, list[SynthObject]]) -> None:
     bad = [
         f"{name}: {o.kind}/{o.name}"
         for name, o in _all(stacks)
-        if HASH_SUFFIX.search(o.name) or not DNS_LABEL.match(o.name) or len(o.name) > 63
+        if HASH_SUFFIX.search(o.name)
+        or not (DNS_LABEL.match(o.name) or _crd_name(o))
+        or len(o.name) > 63
     ]
     assert not bad
 
@@ -137,8 +148,9 @@ def _selectors(manifest: dict[str, Any]) -> list[dict[str, str]]:
         if isinstance(node, dict):
             for key, value in node.items():
                 if key in ("selector", "labelSelector") and isinstance(value, dict):
-                    # a Service's selector is the label map itself
-                    found.append(value.get("matchLabels", value))
+                    # a Service's selector is the labels themselves
+                    plain = not ({"matchLabels", "matchExpressions"} & set(value))
+                    found.append(value if plain else value.get("matchLabels", {}))
                 walk(value)
         elif isinstance(node, list):
             for item in node:
@@ -185,24 +197,35 @@ def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> Non
             assert set(selector) == {"app.kubernetes.io/name", "app.kubernetes.io/component"}, (
                 f"{name}: {o.kind}/{o.name}: {selector}"
             )
-            owner = o.manifest
-            if o.kind == "Service":  # a multinode example's: it selects its Job's pods
+            owner: dict[str, Any] | None = o.manifest
+            if "template" not in o.manifest["spec"]:
+                # a Service selects the pods of the workload of its name (a multinode example's
+                # Job); a Service with no such workload (the DCGM exporter's) is checked in its
+                # own tests
                 owner = next(
-                    x.manifest
-                    for n, x in _all(stacks)
-                    if (n, x.kind, x.name) == (name, "Job", o.name)
+                    (
+                        x.manifest
+                        for n, x in _all(stacks)
+                        if n == name and x.name == o.name and "template" in x.manifest["spec"]
+                    ),
+                    None,
                 )
-            labels = owner["spec"]["template"]["metadata"]["labels"]
-            assert selector.items() <= labels.items()
+            if owner is not None:
+                labels = owner["spec"]["template"]["metadata"]["labels"]
+                assert selector.items() <= labels.items()
     assert seen > 0
 
 
 def test_sync_waves(stacks: dict[str, list[SynthObject]]) -> None:
     assert SYNC_WAVES == {
         "common": "-2",
+        "node-feature-discovery": "-1",
         "driver": "-1",
         "container-toolkit": "0",
         "device-plugin": "1",
+        "gpu-feature-discovery": "1",
+        "mig-manager": "1",
+        "dcgm-exporter": "1",
         "examples": "2",
     }
     for _, o in _all(stacks):
@@ -210,7 +233,14 @@ def test_sync_waves(stacks: dict[str, list[SynthObject]]) -> None:
         assert wave == SYNC_WAVES[o.component]
 
 
-CLUSTER_SCOPED = {"Namespace", "RuntimeClass", "ClusterRole", "ClusterRoleBinding"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "RuntimeClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "NodeFeatureRule",
+}
 
 
 def test_namespaces(stacks: dict[str, list[SynthObject]]) -> None:
@@ -222,16 +252,37 @@ def test_namespaces(stacks: dict[str, list[SynthObject]]) -> None:
             assert namespace == PROFILES[name].cluster.namespace
 
 
-def test_no_rbac_and_no_api_tokens(stacks: dict[str, list[SynthObject]]) -> None:
-    for objects in stacks.values():
-        accounts = {o.name for o in objects if o.kind == "ServiceAccount"}
+def _token_volumes(spec: dict[str, Any]) -> list[str]:
+    return [
+        v["name"]
+        for v in spec.get("volumes", [])
+        if any("serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))
+    ]
+
+
+def test_api_access_only_as_documented(stacks: dict[str, list[SynthObject]]) -> None:
+    """Every Role/ClusterRole has exactly its documented rules (see test_rbac), and only a
+    ServiceAccount bound to one gets a token: by automount or a projected token volume."""
+    for name, objects in stacks.items():
+        accounts = {o.name: o.manifest for o in objects if o.kind == "ServiceAccount"}
+        roles = {o.name: o.manifest for o in objects if o.kind in ("ClusterRole", "Role")}
+        for role, manifest in roles.items():
+            assert role in DOCUMENTED, f"{name}: {role} has no documented rules"
+            assert manifest["rules"] == [r.as_manifest() for r in DOCUMENTED[role]], role
+        with_api = set()
         for o in objects:
-            assert o.kind not in {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
-            if o.kind == "ServiceAccount":
-                assert o.manifest["automountServiceAccountToken"] is False
+            if o.kind in ("ClusterRoleBinding", "RoleBinding"):
+                assert o.manifest["roleRef"]["name"] in roles
+                with_api |= {s["name"] for s in o.manifest["subjects"]}
+        for account, manifest in accounts.items():
+            if manifest["automountServiceAccountToken"] is not False:
+                assert account in with_api, f"{name}: {account} gets a token without RBAC"
+        for o in objects:
             for t in _pod_templates(o.manifest):
-                assert t["spec"]["automountServiceAccountToken"] is False
-                assert t["spec"]["serviceAccountName"] in accounts
+                spec = t["spec"]
+                assert spec["serviceAccountName"] in accounts
+                if spec.get("automountServiceAccountToken") is not False or _token_volumes(spec):
+                    assert spec["serviceAccountName"] in with_api, f"{name}: {o.kind}/{o.name}"
 
 
 def test_order_and_components(stacks: dict[str, list[SynthObject]]) -> None:
@@ -287,7 +338,14 @@ def test_no_ingress_to_any_pod(stacks: dict[str, list[SynthObject]]) -> None:
         policies = [o.manifest for o in objects if o.kind == "NetworkPolicy"]
         deny = [p for p in policies if p["metadata"]["name"] == "gpustack-deny-ingress"]
         assert len(deny) == 1
-        for peers in (p["spec"] for p in policies if p not in deny):
+        # the other exceptions: the DCGM exporter's metrics port (test_dcgm_exporter) and a
+        # multinode example's peers
+        others = [
+            p
+            for p in policies
+            if p not in deny and p["metadata"]["name"] != "gpustack-allow-gpu-metrics"
+        ]
+        for peers in (p["spec"] for p in others):
             assert peers["ingress"] == [{"from": [{"podSelector": peers["podSelector"]}]}]
             assert set(peers["podSelector"]["matchLabels"]) == {
                 "app.kubernetes.io/name",
@@ -307,7 +365,8 @@ def test_no_ingress_to_any_pod(stacks: dict[str, list[SynthObject]]) -> None:
 def test_common_placement_on_every_daemonset(stacks: dict[str, list[SynthObject]]) -> None:
     p = PROFILES["simulated-mig"]
     for o in stacks["simulated-mig"]:
-        if o.kind != "DaemonSet":
+        # NFD's worker runs on every node: it is what finds the GPU nodes (test_nfd)
+        if o.kind != "DaemonSet" or o.name == "nfd-worker":
             continue
         spec = o.manifest["spec"]["template"]["spec"]
         assert spec["nodeSelector"] == dict(p.cluster.node_selector)

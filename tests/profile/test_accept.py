@@ -193,6 +193,7 @@ def test_only_rules_about_facts_gpustack_may_not_know_are_acceptable() -> None:
     assert acceptable == {
         "kubernetes-version-supported",
         "cdi-strategy-needs-runtime-cdi",
+        "node-selector-labels-deployed",
         "driver-supports-gpu",
         "driver-still-supports-gpu",
         "workload-cuda-fits-driver",

@@ -38,6 +38,10 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     ),
     "crio-restart-not-signal": ("crio-restart-signal", "$.cluster.runtime.restartMode"),
     "cdi-strategy-needs-runtime-cdi": ("cdi-strategy-without-cdi", "$.toolkit.cdi.enabled"),
+    "node-selector-labels-deployed": (
+        "node-selector-gfd-label-without-gfd",
+        "$.cluster.nodeSelector['nvidia.com/gpu.product']",
+    ),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),

@@ -44,6 +44,20 @@ from gpustack.profile.model.cluster import (
     runtime_paths,
 )
 from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Toleration
+from gpustack.profile.model.day2 import (
+    DCGM_EXPORTER_IMAGE,
+    DRIVER_MANAGER_IMAGE,
+    KUBECTL_IMAGE,
+    MIG_MANAGER_IMAGE,
+    NFD_IMAGE,
+    Counter,
+    DcgmExporter,
+    GpuFeatureDiscovery,
+    MetricsFrom,
+    MigManager,
+    NodeFeatureDiscovery,
+    ServiceMonitor,
+)
 from gpustack.profile.model.device_plugin import (
     DEFAULT_NODE_CONFIG_LABEL,
     PLUGIN_IMAGES,
@@ -61,6 +75,7 @@ from gpustack.profile.model.driver import (
     DRIVER_CONTAINER_ROOT,
     DRIVER_OS_PATHS,
     Driver,
+    DriverUpgrade,
     KernelModuleType,
     Rdma,
     StartupProbe,
@@ -72,6 +87,19 @@ from gpustack.profile.model.workloads import Example, Workloads
 
 __all__ = [
     "API_VERSION",
+    "DCGM_EXPORTER_IMAGE",
+    "DRIVER_MANAGER_IMAGE",
+    "KUBECTL_IMAGE",
+    "MIG_MANAGER_IMAGE",
+    "NFD_IMAGE",
+    "Counter",
+    "DcgmExporter",
+    "DriverUpgrade",
+    "GpuFeatureDiscovery",
+    "MetricsFrom",
+    "MigManager",
+    "NodeFeatureDiscovery",
+    "ServiceMonitor",
     "DEFAULT_IGNORED_XIDS",
     "DEFAULT_NODE_CONFIG_LABEL",
     "DEFAULT_NODE_SELECTOR",
@@ -159,6 +187,27 @@ class Profile:
         "GPUs",
         "The GPUs expected on the selected nodes; compatibility rules read this.",
         factory=Gpus,
+    )
+    gpu_feature_discovery: GpuFeatureDiscovery = key(
+        "GPU feature discovery",
+        "NVIDIA's GPU feature discovery: labels nodes with their GPUs' properties.",
+        factory=GpuFeatureDiscovery,
+    )
+    node_feature_discovery: NodeFeatureDiscovery = key(
+        "Node Feature Discovery",
+        "Node Feature Discovery, which publishes GPU feature discovery's labels and labels"
+        " GPU nodes nvidia.com/gpu.present=true.",
+        factory=NodeFeatureDiscovery,
+    )
+    mig_manager: MigManager = key(
+        "MIG manager",
+        "NVIDIA's MIG manager: applies the MIG layouts of gpus.mig on the nodes.",
+        factory=MigManager,
+    )
+    dcgm_exporter: DcgmExporter = key(
+        "DCGM exporter",
+        "NVIDIA's DCGM exporter: GPU metrics for Prometheus.",
+        factory=DcgmExporter,
     )
     workloads: Workloads = key(
         "Workloads", "Workloads shipped next to the stack.", factory=Workloads

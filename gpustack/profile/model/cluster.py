@@ -297,6 +297,15 @@ class Cluster:
         default=DEFAULT_NODE_SELECTOR,
         examples=[{"nvidia.com/gpu.present": "true"}],
     )
+    deploy_labels: Literal["optional", "required"] = key(
+        "Deploy labels",
+        "Per-component node labels nvidia.com/gpu.deploy.<component> (as the GPU Operator"
+        " uses them): optional places a component unless its label is false (or paused by the"
+        " driver manager); required places it only where the label is true. Either way"
+        " nvidia.com/gpu.deploy.operands=false clears a node.",
+        default="optional",
+        examples=["required"],
+    )
     tolerations: tuple[Toleration, ...] = key(
         "Tolerations",
         "Tolerations of the GPU stack pods (replaces the default list when given).",

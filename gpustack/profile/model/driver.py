@@ -76,6 +76,54 @@ class Rdma:
 
 
 @dataclass(frozen=True)
+class DriverUpgrade:
+    """How a driver pod replaces a loaded driver: NVIDIA's driver manager (``k8s-driver-manager``)
+    runs first in the pod, pauses the node's GPU clients through their deploy labels, evicts GPU
+    pods and unloads the old modules. Its settings, as the GPU Operator's ``driver.upgradePolicy``
+    and ``driver.manager.env`` name them."""
+
+    driver_manager: bool = key(
+        "Driver manager",
+        "Run NVIDIA's driver manager as the driver pod's init container (needs API access:"
+        " node labels, GPU pod eviction).",
+        default=True,
+    )
+    gpu_pod_eviction: bool = key(
+        "GPU pod eviction",
+        "Evict the pods that use GPUs on the node before unloading the driver.",
+        default=True,
+    )
+    auto_drain: bool = key(
+        "Auto drain",
+        "Drain the whole node when evicting GPU pods is not enough to unload the driver.",
+        default=False,
+    )
+    drain_timeout_seconds: int = key(
+        "Drain timeout",
+        "Seconds to wait for evictions and the drain; 0 waits forever.",
+        default=0,
+        minimum=0,
+        examples=[300],
+    )
+    pod_selector: str = key(
+        "Drain pod selector",
+        "Label selector of the pods a drain removes (empty: all).",
+        default="",
+        examples=["gpu-workload=true"],
+    )
+    force: bool = key(
+        "Force",
+        "Also remove pods that no controller manages (they are not recreated).",
+        default=False,
+    )
+    delete_empty_dir_data: bool = key(
+        "Delete emptyDir data",
+        "Also remove pods with emptyDir volumes (their data is lost).",
+        default=False,
+    )
+
+
+@dataclass(frozen=True)
 class Driver:
     """The NVIDIA driver: installed by gpustack's DaemonSet (``enabled``) or already on the host.
 
@@ -177,6 +225,12 @@ class Driver:
         " write GPU memory directly; needs the Mellanox OFED driver on the nodes.",
         factory=Rdma,
         examples=[{"enabled": True}, {"enabled": True, "useHostMofed": True}],
+    )
+    upgrade: DriverUpgrade = key(
+        "Upgrade",
+        "How a new driver pod replaces a loaded driver (NVIDIA's driver manager).",
+        factory=DriverUpgrade,
+        examples=[{"autoDrain": True, "drainTimeoutSeconds": 600}],
     )
 
     @property

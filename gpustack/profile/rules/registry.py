@@ -27,6 +27,7 @@ from gpustack.profile.rules import (
     gitops,
     gpus,
     node_configs,
+    node_labels,
     profiles,
     sharing,
     workloads,
@@ -171,6 +172,16 @@ RULES: tuple[Rule, ...] = (
         summary="`driver.env`, `toolkit.env` and `devicePlugin.env` do not replace a variable"
         " gpustack sets itself (`CONTAINERD_CONFIG`, `RUNTIME_SOCKET`, ...)",
         fix="change the profile setting the variable comes from, or remove the entry",
+    ),
+    Rule(
+        id="node-selector-labels-deployed",
+        check=node_labels.node_selector_labels_deployed,
+        section="cluster",
+        summary="every node selector label gpustack knows a labeller for is set by one it"
+        " deploys (`nvidia.com/gpu.present`: the GPU node rule; GPU feature discovery's labels)",
+        fix="enable the labeller the hint names, select another label, or accept it when the"
+        " nodes are labelled otherwise",
+        acceptable=True,
     ),
     Rule(
         id="precompiled-needs-kernel",

@@ -1,0 +1,217 @@
+"""NVIDIA's MIG manager and the mig-parted config gpustack generates from the profile.
+
+Why: ``gpus.mig`` (and a node config's) describes the MIG layout the device plugin and the
+rules assume; the MIG manager is what applies it. It watches its node's ``nvidia.com/mig.config``
+label and, when it changes, pauses the GPU clients (deploy labels set to
+``paused-for-mig-change``, waiting for pods ``app=nvidia-device-plugin-daemonset``,
+``app=gpu-feature-discovery``, ``app=nvidia-dcgm-exporter``), repartitions the GPUs with
+mig-parted to the named config, records ``nvidia.com/mig.config.state`` and resumes the clients.
+The config file (``version: v1``, ``mig-configs``) holds ``all-disabled``, ``default`` (the
+layout of ``gpus.mig``) and one entry per node config with a layout, named like it (see
+:func:`gpustack.profile.derive.mig_layouts`). Editing a layout changes the ConfigMap in
+``dist/`` and, through its checksum, rolls the manager.
+
+Shape follows the GPU Operator's ``assets/state-mig-manager`` (privileged, hostPID, hostIPC,
+host root, ``/sys``, the driver root, CDI); its entrypoint waits for ``driver-ready`` and takes
+the driver paths from it, as the toolkit does. RBAC (:data:`CLUSTER_RULES`, :data:`RULES`) is what
+v0.13.1's ``cmd/nvidia-mig-manager`` and ``pkg/mig/reconfigure`` call in gpustack's
+configuration: no host GPU clients file, no validator pods to delete (gpustack has none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import yaml
+from cdk8s_plus_33 import k8s
+from constructs import Construct
+
+from gpustack.constructs import kube
+from gpustack.constructs.gfd import gpu_wait
+from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
+from gpustack.constructs.labels import Identity
+from gpustack.constructs.node_daemonset import (
+    CONFIG_CHECKSUM,
+    VALIDATIONS,
+    NodeApp,
+    NodeDaemonSet,
+    WaitFor,
+)
+from gpustack.constructs.placement import ContainerSettings, Placement
+from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
+from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
+from gpustack.profile.derive import mig_layouts
+from gpustack.profile.model import Profile
+
+NAME: Final = "nvidia-mig-manager"
+COMPONENT: Final = "mig-manager"
+CONFIG_MAP: Final = "nvidia-mig-manager-config"
+CONFIG_KEY: Final = "config.yaml"
+CONFIG_DIR: Final = "/mig-parted-config"
+#: The node label whose value names the config to apply, and the one the manager reports in.
+CONFIG_LABEL: Final = "nvidia.com/mig.config"
+STATE_LABEL: Final = "nvidia.com/mig.config.state"
+CLUSTER_ROLE: Final = "gpustack-nvidia-mig-manager-pods"
+ROLE: Final = "gpustack-nvidia-mig-manager-pods"
+
+CLUSTER_RULES: Final = (
+    Access(
+        "",
+        ("nodes",),
+        ("get", "list", "watch", "patch"),
+        "watch its node's nvidia.com/mig.config label (an informer on its node); set"
+        " nvidia.com/mig.config.state and pause or resume the GPU clients' deploy labels",
+    ),
+)
+RULES: Final = (
+    Access(
+        "",
+        ("pods",),
+        ("list",),
+        "wait until the paused GPU clients' pods on its node are gone (stack namespace)",
+    ),
+)
+
+_ENTRYPOINT: Final = f"""\
+#!/bin/sh
+# MIG manager entrypoint: take the driver's paths from driver-ready, then run the manager.
+set -eu
+until [ -f "{VALIDATIONS_DIR}/driver-ready" ]; do
+  echo "waiting for {VALIDATIONS_DIR}/driver-ready"
+  sleep 5
+done
+set -a
+. "{VALIDATIONS_DIR}/driver-ready"
+set +a
+exec nvidia-mig-manager
+"""
+
+
+def render_config(layouts: dict[str, tuple[tuple[str, int], ...]]) -> str:
+    """The mig-parted config file: every GPU of a node gets the named layout."""
+    configs: dict[str, list[dict[str, object]]] = {}
+    for name, layout in layouts.items():
+        if layout:
+            configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": dict(layout)}]
+        else:
+            configs[name] = [{"devices": "all", "mig-enabled": False}]
+    return yaml.safe_dump({"version": "v1", "mig-configs": configs}, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class MigManagerProps:
+    """Properties for :class:`MigManager`, from ``migManager``, ``gpus``, the node configs,
+    ``toolkit`` and ``driver`` (the profile model owns the defaults).
+
+    - ``container``: image, pull policy, env, resources.
+    - ``placement``: namespace and scheduling.
+    - ``version``: for the version label.
+    - ``config_yaml``: the mig-parted config (:func:`render_config`).
+    - ``driver_root``: host path of the driver root.
+    - ``cdi``: the toolkit writes CDI specs, which the manager regenerates after a change.
+    - ``cdi_hook``: the host path of ``nvidia-cdi-hook`` (gpustack's toolkit install dir).
+    - ``wait_for``: the ``toolkit-validation`` init container's file, as the GPU Operator's
+      (see :func:`gpustack.constructs.gfd.gpu_wait`); the entrypoint then waits for
+      ``driver-ready`` and reads the driver's paths from it.
+    """
+
+    container: ContainerSettings
+    placement: Placement
+    version: str
+    config_yaml: str
+    driver_root: str
+    cdi: bool
+    cdi_hook: str | None
+    wait_for: WaitFor | None
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> MigManagerProps:
+        toolkit = profile.toolkit
+        cdi = toolkit.enabled and toolkit.cdi.enabled
+        return cls(
+            container=ContainerSettings.from_section(profile.mig_manager),
+            placement=Placement.from_profile(profile),
+            version=profile.mig_manager.version,
+            config_yaml=render_config(mig_layouts(profile)),
+            driver_root=profile.driver.root,
+            cdi=cdi,
+            cdi_hook=f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook" if cdi else None,
+            wait_for=gpu_wait(profile),
+        )
+
+
+class MigManager(Construct):
+    """ServiceAccount, RBAC, config and scripts ConfigMaps, and ``nvidia-mig-manager``."""
+
+    def __init__(self, scope: Construct, id: str, props: MigManagerProps) -> None:
+        super().__init__(scope, id)
+        self.props = props
+        app = NodeApp(
+            Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
+        )
+        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        for name, rules, cluster in ((CLUSTER_ROLE, CLUSTER_RULES, True), (ROLE, RULES, False)):
+            grant(
+                self,
+                app.ident,
+                name=name,
+                namespace=props.placement.namespace,
+                service_account=ds.service_account,
+                rules=rules,
+                cluster=cluster,
+            )
+        config = ds.config_map(
+            "config",
+            CONFIG_MAP,
+            {CONFIG_KEY: props.config_yaml},
+            checksum=CONFIG_CHECKSUM,
+            volume="mig-parted-config",
+        )
+        scripts = ds.scripts({"entrypoint.sh": _ENTRYPOINT})
+        mounts = [
+            ds.mount(scripts, SCRIPTS_DIR, read_only=True),
+            ds.mount(config, CONFIG_DIR, read_only=True),
+            ds.mount(VALIDATIONS, VALIDATIONS_DIR),
+            ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys"),
+            ds.mount(kube.host_path("host-root", "/"), "/host", propagation="HostToContainer"),
+            ds.mount(
+                kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
+                DRIVER_ROOT_CTR_PATH,
+                propagation="HostToContainer",
+            ),
+            ds.mount(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"), CDI_ROOT),
+            ds.mount(token_volume(), TOKEN_DIR, read_only=True),
+        ]
+        env = [
+            ("CONFIG_FILE", f"{CONFIG_DIR}/{CONFIG_KEY}"),
+            ("WITH_REBOOT", "false"),
+            ("CDI_ENABLED", "true" if props.cdi else "false"),
+        ]
+        if props.cdi_hook:
+            env.append(("NVIDIA_CDI_HOOK_PATH", props.cdi_hook))
+        container = kube.main_container(
+            NAME,
+            props.container,
+            command=["sh", f"{SCRIPTS_DIR}/entrypoint.sh"],
+            env=kube.env_list(
+                env,
+                props.container.env,
+                field_refs={
+                    "NODE_NAME": "spec.nodeName",
+                    "DEFAULT_GPU_CLIENTS_NAMESPACE": "metadata.namespace",
+                },
+            ),
+            # repartitions GPUs (nvidia-smi / NVML as root) and restarts host GPU services
+            security_context=k8s.SecurityContext(privileged=True),
+            volume_mounts=mounts,
+        )
+        waits = [ds.wait_for(props.wait_for, "toolkit-validation")] if props.wait_for else []
+        ds.add(
+            "daemonset",
+            NAME,
+            containers=[container],
+            init_containers=waits,
+            host_pid=True,
+            host_ipc=True,
+        )

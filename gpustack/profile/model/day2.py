@@ -1,0 +1,203 @@
+"""Day-2 operands: node labels (GPU feature discovery, Node Feature Discovery), MIG geometry (the
+MIG manager) and GPU metrics (the DCGM exporter), plus the images of the driver pod's helpers.
+
+Why one module: these sections share one fact, the NVIDIA release they are pinned to. gpustack
+pins the operand images NVIDIA's GPU Operator v25.10.1 ships together with the toolkit
+(v1.18.1), the device plugin (v0.18.1) and driver 580 it already uses, so every image in a
+cluster's output was tested together by NVIDIA. Each image is declared once here, as the default
+of its section's ``image``/``version`` fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gpustack.fields import documented, key
+from gpustack.profile.model.common import (
+    IMAGE,
+    EnvVar,
+    Labels,
+    PullPolicy,
+    Resources,
+    enabled,
+    env,
+    pull_policy,
+    resources,
+)
+
+#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v25.10.1).
+DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.9.1")
+#: The GPU Operator v25.10.1 image, used only for the ``kubectl`` it ships (NVIDIA's Helm chart
+#: runs its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs.
+KUBECTL_IMAGE = ("nvcr.io/nvidia/gpu-operator", "v25.10.1")
+#: Node Feature Discovery, the chart version the GPU Operator v25.10.1 chart depends on.
+NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.18.2")
+#: NVIDIA's MIG manager (GPU Operator v25.10.1).
+MIG_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.13.1")
+#: NVIDIA's DCGM exporter (GPU Operator v25.10.1).
+DCGM_EXPORTER_IMAGE = ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.4.2-4.7.0-distroless")
+
+TAG = r"^[\w][\w.-]{0,127}$"
+
+DeployLabels = Literal["optional", "required"]
+CounterType = Literal["gauge", "counter", "label"]
+
+
+def _image(default: str) -> Any:
+    return key("Image", "Image repository, without a tag.", default=default, pattern=IMAGE)
+
+
+def _version(default: str) -> Any:
+    return key("Version", "Image tag.", default=default, pattern=TAG, examples=[default])
+
+
+@dataclass(frozen=True)
+class GpuFeatureDiscovery:
+    """NVIDIA's GPU feature discovery (the device plugin image's ``gpu-feature-discovery``):
+    labels each GPU node with its GPUs (``nvidia.com/gpu.product``, ``.count``, ``.memory``,
+    ``nvidia.com/cuda.*``, ``nvidia.com/mig.*``...). It writes them to a file that Node Feature
+    Discovery's worker publishes, so it needs NFD (gpustack's or the cluster's)."""
+
+    enabled: bool = enabled("Deploy GPU feature discovery (needs Node Feature Discovery).")
+    image: str = _image("nvcr.io/nvidia/k8s-device-plugin")
+    version: str = _version("v0.18.1")
+    image_pull_policy: PullPolicy = pull_policy()
+    sleep_interval: str = key(
+        "Sleep interval",
+        "Time between two labelling passes (a Go duration).",
+        default="60s",
+        pattern=r"^\d+(ms|s|m|h)$",
+        examples=["60s"],
+    )
+    env: tuple[EnvVar, ...] = env()
+    resources: Resources = resources()
+
+    def image_ref(self) -> str:
+        return f"{self.image}:{self.version}"
+
+
+@dataclass(frozen=True)
+class NodeFeatureDiscovery:
+    """Node Feature Discovery (kubernetes-sigs): worker DaemonSet, master and garbage collector
+    Deployments, their RBAC and the ``nfd.k8s-sigs.io`` CRDs. Turn ``enabled`` off where the
+    cluster already runs NFD; ``gpuNodeRule`` (the NodeFeatureRule that labels NVIDIA GPU nodes
+    ``nvidia.com/gpu.present=true``, the default node selector) also works with that NFD."""
+
+    enabled: bool = enabled("Deploy Node Feature Discovery; false: the cluster runs its own.")
+    gpu_node_rule: bool = key(
+        "GPU node rule",
+        "A NodeFeatureRule that labels nodes with an NVIDIA display or 3D controller"
+        " nvidia.com/gpu.present=true (the default node selector).",
+        default=True,
+    )
+    image: str = _image(NFD_IMAGE[0])
+    version: str = _version(NFD_IMAGE[1])
+    image_pull_policy: PullPolicy = pull_policy()
+    resources: Resources = resources()
+
+    def image_ref(self) -> str:
+        return f"{self.image}:{self.version}"
+
+
+@dataclass(frozen=True)
+class MigManager:
+    """NVIDIA's MIG manager: repartitions a node's GPUs to the mig-parted config its
+    ``nvidia.com/mig.config`` label names. gpustack generates the configs: ``all-disabled``,
+    ``default`` (``gpus.mig``) and one per node config with a layout (named like it); unset
+    ``enabled`` deploys it where a layout exists."""
+
+    enabled: bool | None = key(
+        "Enabled",
+        "Deploy the MIG manager (derived when unset: on when gpus.mig or a node config sets"
+        " a MIG layout).",
+        default=None,
+        examples=[True],
+    )
+    image: str = _image(MIG_MANAGER_IMAGE[0])
+    version: str = _version(MIG_MANAGER_IMAGE[1])
+    image_pull_policy: PullPolicy = pull_policy()
+    env: tuple[EnvVar, ...] = env()
+    resources: Resources = resources()
+
+    def image_ref(self) -> str:
+        return f"{self.image}:{self.version}"
+
+
+@documented("DCGM counter", "One DCGM field the exporter publishes (a line of its CSV).")
+@dataclass(frozen=True)
+class Counter:
+    """One line of the DCGM exporter's counters CSV: ``<field>, <type>, <help>``."""
+
+    field: str = key(
+        "Field", "DCGM field name.", pattern=r"^DCGM_[A-Z0-9_]+$", examples=["DCGM_FI_DEV_GPU_UTIL"]
+    )
+    help: str = key(
+        "Help",
+        "Help text of the metric.",
+        pattern=r"^[^,\n]+$",
+        examples=["GPU utilization (in %)."],
+    )
+    type: CounterType = key("Type", "Prometheus metric type.", default="gauge")
+
+
+@dataclass(frozen=True)
+class ServiceMonitor:
+    """A Prometheus Operator ``ServiceMonitor`` for the exporter's Service."""
+
+    enabled: bool = enabled("Create a ServiceMonitor (needs the Prometheus Operator).", False)
+    interval: str = key("Interval", "Scrape interval.", default="15s", pattern=r"^\d+(ms|s|m|h)$")
+    labels: Labels = key(
+        "Labels",
+        "Extra labels of the ServiceMonitor, e.g. the one your Prometheus selects.",
+        factory=tuple,
+        examples=[{"release": "kube-prometheus-stack"}],
+    )
+
+
+@dataclass(frozen=True)
+class MetricsFrom:
+    """Who may scrape the exporter: pods matching ``podSelector`` in namespaces matching
+    ``namespaceSelector`` (an exception in gpustack's deny-all-ingress NetworkPolicy)."""
+
+    namespace_selector: Labels = key(
+        "Namespace selector",
+        "Labels of the namespaces the scrapers run in.",
+        default=(("kubernetes.io/metadata.name", "monitoring"),),
+        examples=[{"kubernetes.io/metadata.name": "monitoring"}],
+    )
+    pod_selector: Labels = key(
+        "Pod selector",
+        "Labels of the scraper pods; empty: every pod of those namespaces.",
+        factory=tuple,
+        examples=[{"app.kubernetes.io/name": "prometheus"}],
+    )
+
+
+@dataclass(frozen=True)
+class DcgmExporter:
+    """NVIDIA's DCGM exporter: GPU metrics for Prometheus on port 9400 of each GPU node."""
+
+    enabled: bool = enabled("Deploy the DCGM exporter DaemonSet and its Service.", False)
+    image: str = _image(DCGM_EXPORTER_IMAGE[0])
+    version: str = _version(DCGM_EXPORTER_IMAGE[1])
+    image_pull_policy: PullPolicy = pull_policy()
+    counters: tuple[Counter, ...] = key(
+        "Counters",
+        "The metrics to publish; empty keeps the image's default counters CSV.",
+        factory=tuple,
+        examples=[[{"field": "DCGM_FI_DEV_GPU_UTIL", "help": "GPU utilization (in %)."}]],
+    )
+    service_monitor: ServiceMonitor = key(
+        "ServiceMonitor", "Prometheus Operator scrape config.", factory=ServiceMonitor
+    )
+    metrics_from: MetricsFrom = key(
+        "Metrics clients",
+        "Who may connect to the metrics port (NetworkPolicy ingress exception).",
+        factory=MetricsFrom,
+    )
+    env: tuple[EnvVar, ...] = env()
+    resources: Resources = resources()
+
+    def image_ref(self) -> str:
+        return f"{self.image}:{self.version}"

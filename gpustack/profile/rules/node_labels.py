@@ -1,0 +1,62 @@
+"""Rules on node labels: a node selector must use labels something puts on the nodes.
+
+Why: the stack's DaemonSets select nodes by ``cluster.nodeSelector``; a label that nothing sets
+leaves every GPU node empty, silently. gpustack knows the labels it deploys a labeller for: GPU
+feature discovery's (``nvidia.com/gpu.product``, ``nvidia.com/cuda.*``...) and the GPU node
+rule's ``nvidia.com/gpu.present``. Other labels (the cloud's, ``kubelet --node-labels``, NFD's
+own ``feature.node.kubernetes.io/*``, which the cluster's NFD sets when gpustack's is off) are
+the cluster's business and not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from gpustack import components
+from gpustack.profile.finding import Finding
+from gpustack.profile.model import Profile
+
+#: The label the GPU node rule (Node Feature Discovery's NodeFeatureRule) sets.
+GPU_PRESENT: Final = "nvidia.com/gpu.present"
+#: Prefixes of the labels GPU feature discovery sets.
+GFD_PREFIXES: Final = (
+    "nvidia.com/gpu.",
+    "nvidia.com/cuda.",
+    "nvidia.com/mig.",
+    "nvidia.com/mps.",
+    "nvidia.com/vgpu.",
+)
+#: Labels under those prefixes that GFD does not set: the deploy labels and the MIG manager's
+#: (administrators and NVIDIA's managers set them).
+NOT_GFD: Final = ("nvidia.com/gpu.deploy.", "nvidia.com/mig.config")
+
+
+def label_source(key: str) -> str | None:
+    """Which gpustack component sets node label ``key``: ``gpu-node-rule``,
+    ``gpu-feature-discovery``, or ``None`` (not one gpustack deploys a labeller for)."""
+    if key == GPU_PRESENT:
+        return "gpu-node-rule"
+    if key.startswith(GFD_PREFIXES) and not key.startswith(NOT_GFD):
+        return "gpu-feature-discovery"
+    return None
+
+
+def node_selector_labels_deployed(p: Profile) -> Iterator[Finding]:
+    gfd = components.get("gpu-feature-discovery").enabled(p)
+    for key, _ in p.cluster.node_selector:
+        source = label_source(key)
+        if source == "gpu-node-rule" and not p.node_feature_discovery.gpu_node_rule:
+            yield Finding(
+                ("cluster", "nodeSelector", key),
+                f"nothing gpustack deploys sets the node label {key}",
+                "set nodeFeatureDiscovery.gpuNodeRule: true, select a label your nodes carry,"
+                " or accept this if you label the nodes yourself",
+            )
+        elif source == "gpu-feature-discovery" and not gfd:
+            yield Finding(
+                ("cluster", "nodeSelector", key),
+                f"{key} is set by GPU feature discovery, which this profile does not deploy",
+                "set gpuFeatureDiscovery.enabled: true (not with the simulated backend), select"
+                " another label, or accept this if something else sets it",
+            )

@@ -1,0 +1,55 @@
+"""NVIDIA's GPU feature discovery: file output for NFD, no API access, the plugin's gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpustack.constructs.nfd import FEATURES_D
+
+from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile
+
+DS = "gpu-feature-discovery"
+
+
+def test_labels_through_nfd_without_api_access(synth: Synth) -> None:
+    objects = synth(profile())
+    assert kinds(objects, "gpu-feature-discovery") == [
+        ("ServiceAccount", DS),
+        ("DaemonSet", DS),
+    ]
+    ds = find(objects, "DaemonSet", DS)
+    c = container(ds, "gpu-feature-discovery")
+    assert c["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert c["command"] == ["gpu-feature-discovery"]
+    assert FEATURES_D in mounts(c)
+    assert env(c)["MIG_STRATEGY"] == "none"
+    assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    spec = pod_spec(ds)
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["runtimeClassName"] == "nvidia"
+    wait = container(ds, "toolkit-validation", init=True)
+    assert "/run/nvidia/validations/toolkit-ready" in wait["command"][-1]
+
+
+def test_mig_strategy_gets_sys_admin(synth: Synth) -> None:
+    ds = find(
+        synth(profile(devicePlugin={"migStrategy": "mixed"}, gpus={"product": "A100-SXM4-80GB"})),
+        "DaemonSet",
+        DS,
+    )
+    c = container(ds, "gpu-feature-discovery")
+    assert env(c)["MIG_STRATEGY"] == "mixed"
+    assert env(c)["NVIDIA_MIG_MONITOR_DEVICES"] == "all"
+    assert c["securityContext"]["capabilities"] == {"add": ["SYS_ADMIN"]}
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {"gpuFeatureDiscovery": {"enabled": False}},
+        {"devicePlugin": {"backend": "simulated"}},  # no GPUs for NVML to find
+    ],
+)
+def test_off(synth: Synth, sections: dict[str, object]) -> None:
+    assert kinds(synth(profile(**sections)), "gpu-feature-discovery") == []

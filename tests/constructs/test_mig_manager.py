@@ -1,0 +1,120 @@
+"""NVIDIA's MIG manager: the mig-parted config from gpus.mig round-trips through a parser of
+mig-parted's format; RBAC as documented; on by default only where a layout exists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from gpustack.constructs import mig_manager
+from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM
+
+from . import migparted
+from .conftest import Synth, container, env, find, kinds, merge, pod_spec, profile
+
+A100 = {"product": "A100-SXM4-80GB", "mig": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1}}
+MIG = profile(devicePlugin={"migStrategy": "mixed"}, gpus=A100)
+
+
+def _config(objects: list[Any]) -> str:
+    data: str = find(objects, "ConfigMap", mig_manager.CONFIG_MAP)["data"]["config.yaml"]
+    return data
+
+
+def test_config_round_trips_through_mig_parted_format(synth: Synth) -> None:
+    pools = merge(MIG, {"devicePlugin": {"nodeConfigs": [
+        {"name": "small", "gpus": {"mig": {"1g.10gb": 7}}},
+        {"name": "whole", "migStrategy": "none", "gpus": {"mig": {}}},
+    ]}})  # fmt: skip
+    got = migparted.layouts(migparted.parse(_config(synth(pools))))
+    assert got == {
+        "all-disabled": {},
+        "default": {"1g.10gb": 1, "2g.20gb": 1, "3g.40gb": 1},
+        "small": {"1g.10gb": 7},
+    }
+
+
+def test_editing_gpus_mig_changes_the_config_and_rolls_the_manager(synth: Synth) -> None:
+    before = synth(MIG)
+    after = synth(merge(MIG, {"gpus": {"mig": {"3g.40gb": 2}}}))
+    assert _config(before) != _config(after)
+    assert migparted.layouts(migparted.parse(_config(after)))["default"] == {
+        "1g.10gb": 1, "2g.20gb": 1, "3g.40gb": 2}  # fmt: skip
+    checksum = [
+        find(o, "DaemonSet", mig_manager.NAME)["spec"]["template"]["metadata"]["annotations"][
+            CONFIG_CHECKSUM
+        ]
+        for o in (before, after)
+    ]
+    assert checksum[0] != checksum[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("mig-configs: {a: [{devices: all, mig-enabled: false}]}", "missing 'version'"),
+        ("version: v2\nmig-configs: {a: [{devices: all, mig-enabled: false}]}", "unknown version"),
+        ("version: v1\nmig-configs: {}", "at least one entry in 'mig-configs'"),
+        ("version: v1\nmig-configs: {a: []}", "at least one entry in 'a'"),
+        ("version: v1\nmig-configs: {a: [{devices: some, mig-enabled: false}]}", "invalid string"),
+        ("version: v1\nmig-configs: {a: [{devices: all}]}", "missing required field: mig-enabled"),
+        ("version: v1\nmig-configs: {a: [{devices: all, mig-enabled: true}]}",
+         "'mig-devices' when 'mig-enabled' is true"),
+        ("version: v1\nmig-configs: {a: [{devices: all, mig-enabled: false,"
+         " mig-devices: {1g.10gb: 1}}]}", "when 'mig-enabled' is false"),
+        ("version: v1\nmig-configs: {a: [{devices: all, mig-enabled: true,"
+         " mig-devices: {1g10gb: 1}}]}", "invalid format"),
+        ("version: v1\nmig-configs: {a: [{devices: all, mig-enabled: true,"
+         " mig-devices: {1g.10gb: 0}}]}", "all counts"),
+        ("version: v1\nmig-configs: {a: [{devices: [0, x], mig-enabled: false}]}", "neither"),
+        ("version: v1\nmig-configs: {a: [{devices: all, mig-enabled: false, extra: 1}]}",
+         "unexpected field: extra"),
+    ],
+)  # fmt: skip
+def test_parser_refuses_invalid_layouts(text: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        migparted.parse(text)
+
+
+def test_parser_accepts_device_lists_and_filters() -> None:
+    text = yaml.safe_dump({"version": "v1", "mig-configs": {"x": [
+        {"devices": [0, 1], "device-filter": ["0x20B010DE"], "mig-enabled": True,
+         "mig-devices": {"1c.3g.40gb": 2, "1g.10gb+me": 1}}]}})  # fmt: skip
+    assert migparted.parse(text)["x"][0]["devices"] == [0, 1]
+
+
+def test_manager_pod(synth: Synth) -> None:
+    objects = synth(MIG)
+    ds = find(objects, "DaemonSet", mig_manager.NAME)
+    c = container(ds, mig_manager.NAME)
+    assert c["image"] == "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.13.1"
+    assert env(c)["CONFIG_FILE"] == "/mig-parted-config/config.yaml"
+    assert env(c)["DEFAULT_GPU_CLIENTS_NAMESPACE"] == {
+        "fieldRef": {"fieldPath": "metadata.namespace"}}  # fmt: skip
+    spec = pod_spec(ds)
+    assert spec["hostPID"] is True and spec["hostIPC"] is True
+    wait = container(ds, "toolkit-validation", init=True)
+    assert "/run/nvidia/validations/toolkit-ready" in wait["command"][-1]
+    assert spec["automountServiceAccountToken"] is False
+    assert find(objects, "ClusterRole", mig_manager.CLUSTER_ROLE)["rules"] == [
+        r.as_manifest() for r in mig_manager.CLUSTER_RULES]  # fmt: skip
+    assert find(objects, "Role", mig_manager.ROLE)["rules"] == [
+        r.as_manifest() for r in mig_manager.RULES]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sections", "deployed"),
+    [
+        ({}, False),  # no layout
+        ({"devicePlugin": {"migStrategy": "mixed"}, "gpus": A100}, True),
+        ({"devicePlugin": {"migStrategy": "mixed"}, "gpus": A100, "migManager": {"enabled": False}},
+         False),
+        ({"devicePlugin": {"migStrategy": "mixed", "backend": "simulated"}, "gpus": A100}, False),
+    ],
+)  # fmt: skip
+def test_on_by_default_where_a_layout_exists(
+    synth: Synth, sections: dict[str, Any], deployed: bool
+) -> None:
+    assert bool(kinds(synth(profile(**sections)), "mig-manager")) is deployed
