@@ -22,6 +22,7 @@ DRIVER: Final[dict[str, str | None]] = {
     "USE_HOST_MOFED": "driver.rdma.useHostMofed",
     "NODE_NAME": None,
     "NODE_IP": None,
+    "DRIVER_CONFIG_DIGEST": None,
 }
 TOOLKIT: Final[dict[str, str | None]] = {
     "ROOT": "toolkit.installDir",

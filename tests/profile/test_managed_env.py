@@ -24,8 +24,10 @@ SECTIONS = {
 
 
 def env_names(manifest: dict[str, Any]) -> Iterator[str]:
+    """The variables of the containers a section's ``env`` joins (the running containers; init
+    containers such as the driver manager take their settings from other profile fields)."""
     pod = manifest["spec"]["template"]["spec"]
-    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+    for container in pod["containers"]:
         for var in container.get("env") or []:
             yield var["name"]
 
