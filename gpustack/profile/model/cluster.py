@@ -255,6 +255,14 @@ class Cluster:
         "The nodes' container runtime; unset paths are derived from name and distribution.",
         factory=Runtime,
     )
+    require_image_digests: bool = key(
+        "Require image digests",
+        "Every image gpustack renders must be pinned by digest (driver, toolkit and device"
+        " plugin digest, example images as <image>@sha256:...): a supply-chain policy that"
+        " validation enforces.",
+        default=False,
+        examples=[True],
+    )
     kubelet_root_dir: str | None = key(
         "Kubelet root directory",
         "The kubelet's --root-dir on the GPU nodes; the device plugin registers in "
