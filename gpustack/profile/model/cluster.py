@@ -242,7 +242,12 @@ class Cluster:
         default=DEFAULT_TOLERATIONS,
     )
     priority_class_name: str = key(
-        "Priority class", "Priority class of the GPU stack pods.", default="system-node-critical"
+        "Priority class",
+        "Priority class of the GPU stack pods.",
+        default="system-node-critical",
+        pattern=DNS_SUBDOMAIN,
+        max_length=253,
+        examples=["system-node-critical"],
     )
     image_pull_secrets: tuple[Annotated[str, item(pattern=DNS_SUBDOMAIN)], ...] = key(
         "Image pull secrets",

@@ -122,8 +122,11 @@ class Driver:
     )
     kernel_version: str | None = key(
         "Kernel version",
-        "Node kernel version for precompiled images.",
+        "Node kernel version for precompiled images (as uname -r prints it; it ends the image"
+        " tag).",
         default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$",
+        hint="a kernel release as `uname -r` prints it (letters, digits, '.', '_', '-')",
         examples=["6.8.0-60-generic"],
     )
     image_pull_policy: PullPolicy = pull_policy()
