@@ -146,6 +146,13 @@ RULES: tuple[Rule, ...] = (
         fix="remove the value (or use `Equal`), give a key, or set `effect: NoExecute`",
     ),
     Rule(
+        id="env-names-unique",
+        check=env.env_names_unique,
+        section="env",
+        summary="each `env` list names a variable once",
+        fix="keep one of the two entries",
+    ),
+    Rule(
         id="image-digests-required",
         check=cluster.image_digests_required,
         section="cluster",
