@@ -26,6 +26,8 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "kubernetes-version-supported": ("k8s-out-of-range", "$.cluster.kubernetesVersion"),
     "tolerations-valid": ("tolerations-invalid", "$.cluster.tolerations[0].value"),
     "env-not-managed": ("env-overrides-managed", "$.toolkit.env[0].name"),
+    "env-names-unique": ("env-name-twice", "$.toolkit.env[1].name"),
+    "image-digests-required": ("image-digests-required", "$.devicePlugin.digest"),
     "runtime-matches-distribution": ("crio-on-k3s", "$.cluster.runtime.distribution"),
     "k3s-keeps-only-its-nvidia-handler": ("k3s-foreign-handler", "$.toolkit.runtimeClass"),
     "k3s-cdi-needs-containerd-2": (

@@ -312,7 +312,12 @@ class Cluster:
         default=DEFAULT_TOLERATIONS,
     )
     priority_class_name: str = key(
-        "Priority class", "Priority class of the GPU stack pods.", default="system-node-critical"
+        "Priority class",
+        "Priority class of the GPU stack pods.",
+        default="system-node-critical",
+        pattern=DNS_SUBDOMAIN,
+        max_length=253,
+        examples=["system-node-critical"],
     )
     image_pull_secrets: tuple[Annotated[str, item(pattern=DNS_SUBDOMAIN)], ...] = key(
         "Image pull secrets",
@@ -324,6 +329,14 @@ class Cluster:
         "Container runtime",
         "The nodes' container runtime; unset paths are derived from name and distribution.",
         factory=Runtime,
+    )
+    require_image_digests: bool = key(
+        "Require image digests",
+        "Every image gpustack renders must be pinned by digest (driver, toolkit and device"
+        " plugin digest, example images as <image>@sha256:...): a supply-chain policy that"
+        " validation enforces.",
+        default=False,
+        examples=[True],
     )
     kubelet_root_dir: str | None = key(
         "Kubelet root directory",

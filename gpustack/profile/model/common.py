@@ -27,6 +27,8 @@ IMAGE_REF = (
     r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
     r"(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
 )
+#: An image digest (``sha256:<64 hex>``): pins an image to exact content.
+DIGEST = r"^sha256:[a-f0-9]{64}$"
 ABS_PATH = r"^/"
 #: A Kubernetes qualified name (label and annotation keys, toleration keys): an optional DNS
 #: subdomain prefix of at most 253 characters (the lookahead) and ``/``, then a name of at most
@@ -164,4 +166,17 @@ class Toleration:
         "How long a NoExecute taint is tolerated before eviction (needs effect NoExecute).",
         default=None,
         minimum=0,
+    )
+
+
+def digest(what: str) -> Any:
+    """The ``digest`` field of an image: pinned content, kept next to the tag."""
+    return key(
+        "Image digest",
+        f"Pin the {what} image by digest (the reference becomes <image>:<tag>@<digest>);"
+        " cluster.requireImageDigests makes it required.",
+        default=None,
+        pattern=DIGEST,
+        hint="an image digest: sha256: and 64 lowercase hex digits",
+        examples=["sha256:" + "0" * 64],
     )

@@ -28,6 +28,7 @@ from gpustack.profile.model.common import (
     EnvVar,
     PullPolicy,
     Resources,
+    digest,
     enabled,
     env,
     pull_policy,
@@ -229,6 +230,7 @@ class DevicePlugin:
         pattern=r"^[\w][\w.-]{0,127}$",
         examples=["v0.18.1", "0.1.0"],
     )
+    digest: str | None = digest("device plugin (and MPS control daemon)")
     image_pull_policy: PullPolicy = pull_policy()
     resource_name: str = key(
         "Resource name",
@@ -315,4 +317,5 @@ class DevicePlugin:
 
     def image_ref(self) -> str:
         image, version = PLUGIN_IMAGES[self.implementation]
-        return f"{self.image or image}:{self.version or version}"
+        ref = f"{self.image or image}:{self.version or version}"
+        return f"{ref}@{self.digest}" if self.digest else ref

@@ -173,9 +173,10 @@ class Driver:
     kernel_version: str | None = key(
         "Kernel version",
         "Node kernel version for precompiled images, which NVIDIA tags "
-        "<branch>-<kernelVersion>-<osTag>.",
+        "<branch>-<kernelVersion>-<osTag> (as uname -r prints it).",
         default=None,
-        pattern=r"^[0-9][A-Za-z0-9._-]*$",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$",
+        hint="a kernel release as `uname -r` prints it (letters, digits, '.', '_', '-')",
         examples=["6.8.0-60-generic"],
     )
     host_driver_root: str = key(

@@ -12,6 +12,7 @@ from gpustack.profile.model.common import (
     EnvVar,
     PullPolicy,
     Resources,
+    digest,
     enabled,
     env,
     pull_policy,
@@ -44,6 +45,7 @@ class Toolkit:
         default="nvcr.io/nvidia/k8s/container-toolkit",
         pattern=IMAGE,
     )
+    digest: str | None = digest("toolkit")
     image_pull_policy: PullPolicy = pull_policy()
     install_dir: str = key(
         "Install directory",
@@ -71,4 +73,5 @@ class Toolkit:
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        return f"{self.image}:{self.version}"
+        ref = f"{self.image}:{self.version}"
+        return f"{ref}@{self.digest}" if self.digest else ref

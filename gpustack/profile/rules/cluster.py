@@ -149,3 +149,27 @@ def k3s_cdi_needs_containerd_2(p: Profile) -> Iterator[Finding]:
         "use deviceListStrategy envvar, or set cluster.runtime.version to the 2.x containerd"
         f" your {runtime.distribution} ships",
     )
+
+
+def image_digests_required(p: Profile) -> Iterator[Finding]:
+    if not p.cluster.require_image_digests:
+        return
+    pinned = "cluster.requireImageDigests is set"
+    fix = "set its digest: sha256:<64 hex> (e.g. from `crane digest <image>`)"
+    sections = (
+        ("driver", p.driver.enabled, p.driver.digest),
+        ("toolkit", p.toolkit.enabled, p.toolkit.digest),
+        ("devicePlugin", p.device_plugin.enabled, p.device_plugin.digest),
+    )
+    for section, enabled, digest in sections:
+        if enabled and not digest:
+            yield Finding(
+                (section, "digest"), f"the {section} image has no digest, and {pinned}", fix
+            )
+    for i, example in enumerate(p.workloads.examples):
+        if "@sha256:" not in example.image:
+            yield Finding(
+                ("workloads", "examples", i, "image"),
+                f"example image {example.image} has no digest, and {pinned}",
+                "write it as <image>:<tag>@sha256:<64 hex>",
+            )

@@ -27,3 +27,23 @@ def env_not_managed(p: Profile) -> Iterator[Finding]:
                 " the rest of the stack does not use)",
                 f"set {field} instead" if field else "remove this entry",
             )
+
+
+def env_names_unique(p: Profile) -> Iterator[Finding]:
+    # Kubernetes keeps the last of two entries with one name (and server-side apply fights
+    # over them): a name given twice is a mistake in one of them.
+    sections = {
+        "driver": p.driver.env,
+        "toolkit": p.toolkit.env,
+        "devicePlugin": p.device_plugin.env,
+    }
+    for section, env in sections.items():
+        first: dict[str, int] = {}
+        for i, var in enumerate(env):
+            if var.name in first:
+                yield Finding(
+                    (section, "env", i, "name"),
+                    f"{var.name} is already set by {section}.env[{first[var.name]}]",
+                    "keep one of the two entries",
+                )
+            first.setdefault(var.name, i)

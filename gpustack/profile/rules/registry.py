@@ -166,6 +166,21 @@ RULES: tuple[Rule, ...] = (
         fix="remove the value (or use `Equal`), give a key, or set `effect: NoExecute`",
     ),
     Rule(
+        id="env-names-unique",
+        check=env.env_names_unique,
+        section="env",
+        summary="each `env` list names a variable once",
+        fix="keep one of the two entries",
+    ),
+    Rule(
+        id="image-digests-required",
+        check=cluster.image_digests_required,
+        section="cluster",
+        summary="with `cluster.requireImageDigests`, every image gpustack renders is pinned by"
+        " digest (driver, toolkit, device plugin and MPS daemon, example jobs)",
+        fix="set each section's `digest`, and write example images as `<image>@sha256:...`",
+    ),
+    Rule(
         id="env-not-managed",
         check=env.env_not_managed,
         section="env",
