@@ -11,7 +11,7 @@ the GPU clients' DaemonSets leave, waits for their pods (found by their ``app`` 
 It pauses only labels that are ``true``. With ``cluster.deployLabels: optional`` nobody has to
 set them, so a ``deploy-labels`` step runs first and sets each label of the components this
 profile deploys to ``true`` where it is absent or empty (never overriding ``false`` or a pause);
-it uses the ``kubectl`` of the GPU Operator image (:data:`~gpustack.profile.model.KUBECTL_IMAGE`),
+it uses the ``kubectl`` of the GPU Operator image (``driver.upgrade.kubectlImage``),
 and the same ServiceAccount. With ``required`` the labels are the administrator's, untouched.
 
 The driver manager calls the API, so the driver's ServiceAccount gets :data:`RULES` (a
@@ -41,7 +41,7 @@ from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import DEPLOY_COMPONENTS, deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.scripts import SCRIPTS_DIR
-from gpustack.profile.model import DRIVER_MANAGER_IMAGE, KUBECTL_IMAGE, DriverUpgrade, Profile
+from gpustack.profile.model import DriverUpgrade, Profile
 
 if TYPE_CHECKING:
     from gpustack.constructs.driver import DriverProps
@@ -149,13 +149,13 @@ class DriverManagerProps:
                 if c.name in DEPLOY_COMPONENTS and c.name != "driver"
             )
         return cls(
-            image=":".join(DRIVER_MANAGER_IMAGE),
+            image=d.upgrade.image_ref(),
             image_pull_policy=d.image_pull_policy,
             upgrade=d.upgrade,
             rdma=d.rdma.enabled,
             use_host_mofed=d.rdma.use_host_mofed,
             seed_labels=seed,
-            kubectl_image=":".join(KUBECTL_IMAGE),
+            kubectl_image=d.upgrade.kubectl_image,
         )
 
     def env(self) -> list[tuple[str, str]]:

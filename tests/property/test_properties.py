@@ -188,7 +188,9 @@ def synthesized_problems(result: CheckResult) -> list[str]:
         managed = MANAGED.get(o.component)
         if managed is not None and o.kind == "DaemonSet":
             pod = o.manifest["spec"]["template"]["spec"]
-            for c in [*pod.get("initContainers", []), *pod["containers"]]:
+            # the running containers: a section's env joins those (init containers such as the
+            # driver manager take their settings from other fields)
+            for c in pod["containers"]:
                 names = {e["name"] for e in c.get("env") or []} - own_env
                 out += [f"{o.kind}/{o.name}: unmanaged env {n}" for n in names - set(managed)]
     return out

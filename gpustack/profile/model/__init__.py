@@ -46,8 +46,6 @@ from gpustack.profile.model.cluster import (
 from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Toleration
 from gpustack.profile.model.day2 import (
     DCGM_EXPORTER_IMAGE,
-    DRIVER_MANAGER_IMAGE,
-    KUBECTL_IMAGE,
     MIG_MANAGER_IMAGE,
     NFD_IMAGE,
     Counter,
@@ -73,7 +71,9 @@ from gpustack.profile.model.device_plugin import (
 )
 from gpustack.profile.model.driver import (
     DRIVER_CONTAINER_ROOT,
+    DRIVER_MANAGER_IMAGE,
     DRIVER_OS_PATHS,
+    KUBECTL_IMAGE,
     Driver,
     DriverUpgrade,
     KernelModuleType,

@@ -23,6 +23,9 @@ CUDA_VERSION = r"^\d{2}\.\d$"
 #: An image repository without tag or digest.
 IMAGE = r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
 #: A full image reference: repository, optional tag, optional digest.
+#: An image tag.
+IMAGE_TAG = r"^[\w][\w.-]{0,127}$"
+#: A full image reference: repository, optional tag, optional digest.
 IMAGE_REF = (
     r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
     r"(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
@@ -167,6 +170,11 @@ class Toleration:
         default=None,
         minimum=0,
     )
+
+
+def image_ref(image: str, tag: str, pinned: str | None) -> str:
+    """``<image>:<tag>``, with ``@<digest>`` when the profile pins one."""
+    return f"{image}:{tag}@{pinned}" if pinned else f"{image}:{tag}"
 
 
 def digest(what: str) -> Any:

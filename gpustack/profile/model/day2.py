@@ -16,21 +16,19 @@ from typing import Any, Literal
 from gpustack.fields import documented, key
 from gpustack.profile.model.common import (
     IMAGE,
+    IMAGE_TAG,
     EnvVar,
     Labels,
     PullPolicy,
     Resources,
+    digest,
     enabled,
     env,
+    image_ref,
     pull_policy,
     resources,
 )
 
-#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v25.10.1).
-DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.9.1")
-#: The GPU Operator v25.10.1 image, used only for the ``kubectl`` it ships (NVIDIA's Helm chart
-#: runs its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs.
-KUBECTL_IMAGE = ("nvcr.io/nvidia/gpu-operator", "v25.10.1")
 #: Node Feature Discovery, the chart version the GPU Operator v25.10.1 chart depends on.
 NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.18.2")
 #: NVIDIA's MIG manager (GPU Operator v25.10.1).
@@ -38,7 +36,6 @@ MIG_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.13.1")
 #: NVIDIA's DCGM exporter (GPU Operator v25.10.1).
 DCGM_EXPORTER_IMAGE = ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.4.2-4.7.0-distroless")
 
-TAG = r"^[\w][\w.-]{0,127}$"
 
 DeployLabels = Literal["optional", "required"]
 CounterType = Literal["gauge", "counter", "label"]
@@ -49,7 +46,7 @@ def _image(default: str) -> Any:
 
 
 def _version(default: str) -> Any:
-    return key("Version", "Image tag.", default=default, pattern=TAG, examples=[default])
+    return key("Version", "Image tag.", default=default, pattern=IMAGE_TAG, examples=[default])
 
 
 @dataclass(frozen=True)
@@ -62,6 +59,7 @@ class GpuFeatureDiscovery:
     enabled: bool = enabled("Deploy GPU feature discovery (needs Node Feature Discovery).")
     image: str = _image("nvcr.io/nvidia/k8s-device-plugin")
     version: str = _version("v0.18.1")
+    digest: str | None = digest("GPU feature discovery")
     image_pull_policy: PullPolicy = pull_policy()
     sleep_interval: str = key(
         "Sleep interval",
@@ -74,7 +72,7 @@ class GpuFeatureDiscovery:
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        return f"{self.image}:{self.version}"
+        return image_ref(self.image, self.version, self.digest)
 
 
 @dataclass(frozen=True)
@@ -93,11 +91,12 @@ class NodeFeatureDiscovery:
     )
     image: str = _image(NFD_IMAGE[0])
     version: str = _version(NFD_IMAGE[1])
+    digest: str | None = digest("Node Feature Discovery")
     image_pull_policy: PullPolicy = pull_policy()
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        return f"{self.image}:{self.version}"
+        return image_ref(self.image, self.version, self.digest)
 
 
 @dataclass(frozen=True)
@@ -116,12 +115,13 @@ class MigManager:
     )
     image: str = _image(MIG_MANAGER_IMAGE[0])
     version: str = _version(MIG_MANAGER_IMAGE[1])
+    digest: str | None = digest("MIG manager")
     image_pull_policy: PullPolicy = pull_policy()
     env: tuple[EnvVar, ...] = env()
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        return f"{self.image}:{self.version}"
+        return image_ref(self.image, self.version, self.digest)
 
 
 @documented("DCGM counter", "One DCGM field the exporter publishes (a line of its CSV).")
@@ -181,6 +181,7 @@ class DcgmExporter:
     enabled: bool = enabled("Deploy the DCGM exporter DaemonSet and its Service.", False)
     image: str = _image(DCGM_EXPORTER_IMAGE[0])
     version: str = _version(DCGM_EXPORTER_IMAGE[1])
+    digest: str | None = digest("DCGM exporter")
     image_pull_policy: PullPolicy = pull_policy()
     counters: tuple[Counter, ...] = key(
         "Counters",
@@ -200,4 +201,4 @@ class DcgmExporter:
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        return f"{self.image}:{self.version}"
+        return image_ref(self.image, self.version, self.digest)

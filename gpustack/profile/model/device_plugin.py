@@ -23,6 +23,7 @@ from gpustack.plugin.config.keys import GPU_RESOURCE
 from gpustack.profile.model.common import (
     DNS_LABEL,
     IMAGE,
+    IMAGE_TAG,
     LABEL_KEY,
     LABEL_KEY_HINT,
     EnvVar,
@@ -227,7 +228,7 @@ class DevicePlugin:
         "Plugin version",
         "Image tag; defaults per implementation.",
         default=None,
-        pattern=r"^[\w][\w.-]{0,127}$",
+        pattern=IMAGE_TAG,
         examples=["v0.18.1", "0.1.0"],
     )
     digest: str | None = digest("device plugin (and MPS control daemon)")

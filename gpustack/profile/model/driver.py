@@ -13,11 +13,15 @@ from gpustack.profile.model.common import (
     DRIVER_VERSION,
     DRIVER_VERSION_HINT,
     IMAGE,
+    IMAGE_REF,
+    IMAGE_TAG,
     EnvVar,
     PullPolicy,
     Resources,
+    digest,
     enabled,
     env,
+    image_ref,
     pull_policy,
     resources,
 )
@@ -75,6 +79,13 @@ class Rdma:
     )
 
 
+#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v25.10.1).
+DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.9.1")
+#: The GPU Operator v25.10.1 image, used only for the ``kubectl`` it ships (NVIDIA's Helm chart
+#: runs its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs.
+KUBECTL_IMAGE = ("nvcr.io/nvidia/gpu-operator", "v25.10.1")
+
+
 @dataclass(frozen=True)
 class DriverUpgrade:
     """How a driver pod replaces a loaded driver: NVIDIA's driver manager (``k8s-driver-manager``)
@@ -87,6 +98,29 @@ class DriverUpgrade:
         "Run NVIDIA's driver manager as the driver pod's init container (needs API access:"
         " node labels, GPU pod eviction).",
         default=True,
+    )
+    image: str = key(
+        "Driver manager image",
+        "Image repository of NVIDIA's driver manager, without a tag.",
+        default=DRIVER_MANAGER_IMAGE[0],
+        pattern=IMAGE,
+    )
+    version: str = key(
+        "Driver manager version",
+        "Image tag of the driver manager.",
+        default=DRIVER_MANAGER_IMAGE[1],
+        pattern=IMAGE_TAG,
+        examples=[DRIVER_MANAGER_IMAGE[1]],
+    )
+    digest: str | None = digest("driver manager")
+    kubectl_image: str = key(
+        "kubectl image",
+        "Image whose kubectl seeds a node's missing deploy labels before the driver manager"
+        " runs (cluster.deployLabels: optional); by default the GPU Operator image of the same"
+        " release, used only for its kubectl. Pin it as <image>:<tag>@<digest>.",
+        default=":".join(KUBECTL_IMAGE),
+        pattern=IMAGE_REF,
+        examples=[":".join(KUBECTL_IMAGE)],
     )
     gpu_pod_eviction: bool = key(
         "GPU pod eviction",
@@ -121,6 +155,10 @@ class DriverUpgrade:
         "Also remove pods with emptyDir volumes (their data is lost).",
         default=False,
     )
+
+    def image_ref(self) -> str:
+        """The driver manager's image reference."""
+        return image_ref(self.image, self.version, self.digest)
 
 
 @dataclass(frozen=True)

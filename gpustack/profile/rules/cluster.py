@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from gpustack import components
 from gpustack.profile.finding import Finding
+from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
 from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR
 
@@ -151,25 +153,50 @@ def k3s_cdi_needs_containerd_2(p: Profile) -> Iterator[Finding]:
     )
 
 
+def _images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
+    """Every image the synthesized stack runs, with the profile field that pins it: each
+    component's own image once its registry entry says it is synthesized, the driver manager's
+    two with the driver, and the example jobs'."""
+    sections: tuple[tuple[str, JsonPath, Callable[[], str]], ...] = (
+        ("driver", ("driver", "digest"), p.driver.image_ref),
+        ("container-toolkit", ("toolkit", "digest"), p.toolkit.image_ref),
+        ("device-plugin", ("devicePlugin", "digest"), p.device_plugin.image_ref),
+        (
+            "gpu-feature-discovery",
+            ("gpuFeatureDiscovery", "digest"),
+            p.gpu_feature_discovery.image_ref,
+        ),
+        (
+            "node-feature-discovery",
+            ("nodeFeatureDiscovery", "digest"),
+            p.node_feature_discovery.image_ref,
+        ),
+        ("mig-manager", ("migManager", "digest"), p.mig_manager.image_ref),
+        ("dcgm-exporter", ("dcgmExporter", "digest"), p.dcgm_exporter.image_ref),
+    )
+    for name, path, ref in sections:
+        if components.get(name).enabled(p):
+            yield path, ref()
+    upgrade = p.driver.upgrade
+    if p.driver.enabled and upgrade.driver_manager:
+        yield ("driver", "upgrade", "digest"), upgrade.image_ref()
+        if p.cluster.deploy_labels == "optional":
+            yield ("driver", "upgrade", "kubectlImage"), upgrade.kubectl_image
+    for i, example in enumerate(p.workloads.examples):
+        yield ("workloads", "examples", i, "image"), example.image
+
+
 def image_digests_required(p: Profile) -> Iterator[Finding]:
     if not p.cluster.require_image_digests:
         return
-    pinned = "cluster.requireImageDigests is set"
-    fix = "set its digest: sha256:<64 hex> (e.g. from `crane digest <image>`)"
-    sections = (
-        ("driver", p.driver.enabled, p.driver.digest),
-        ("toolkit", p.toolkit.enabled, p.toolkit.digest),
-        ("devicePlugin", p.device_plugin.enabled, p.device_plugin.digest),
-    )
-    for section, enabled, digest in sections:
-        if enabled and not digest:
-            yield Finding(
-                (section, "digest"), f"the {section} image has no digest, and {pinned}", fix
-            )
-    for i, example in enumerate(p.workloads.examples):
-        if "@sha256:" not in example.image:
-            yield Finding(
-                ("workloads", "examples", i, "image"),
-                f"example image {example.image} has no digest, and {pinned}",
-                "write it as <image>:<tag>@sha256:<64 hex>",
-            )
+    for path, ref in _images(p):
+        if "@sha256:" in ref:
+            continue
+        whole = path[-1] != "digest"  # a full reference: pin it in place
+        yield Finding(
+            path,
+            f"image {ref} has no digest, and cluster.requireImageDigests is set",
+            "write it as <image>:<tag>@sha256:<64 hex>"
+            if whole
+            else f"set {'.'.join(map(str, path))}: sha256:<64 hex> (e.g. from `crane digest`)",
+        )
