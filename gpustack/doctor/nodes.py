@@ -183,12 +183,15 @@ def diagnose_node(state: ClusterState, profile: Profile, node: JSON) -> Diagnosi
                 f"no device plugin pod on this node: {_why_missing(state, profile, PLUGIN, node)}",
                 f"kubectl -n {ns} get daemonsets -l {COMPONENT}={PLUGIN}",
             )
-        if crash_looping(pods[0]) or not pod_ready(pods[0]):
+        crashing = crash_looping(pods[0])
+        if crashing or not pod_ready(pods[0]):
+            # --previous only where a container has died before: else kubectl has no such log
             return Diagnosis(
                 subject,
-                "device-plugin-crashloop" if crash_looping(pods[0]) else "device-plugin-not-ready",
+                "device-plugin-crashloop" if crashing else "device-plugin-not-ready",
                 f"device plugin pod {name(pods[0])} is not ready: {describe(state, pods[0])}",
-                f"kubectl -n {ns} logs {name(pods[0])} --all-containers --previous",
+                f"kubectl -n {ns} logs {name(pods[0])} --all-containers"
+                + (" --previous" if crashing else ""),
             )
     return _resources(profile, node)
 

@@ -46,6 +46,7 @@ CASES = [
     ("toolkit-not-ready", L4, [("node/gpu-1", "toolkit-not-ready")], "config.toml"),
     ("device-plugin-missing", L4, [("node/gpu-2", "device-plugin-missing")], "dedicated=ml"),
     ("device-plugin-crashloop", L4, [("node/gpu-1", "device-plugin-crashloop")], "last exit 2"),
+    ("device-plugin-not-ready", L4, [("node/gpu-1", "device-plugin-not-ready")], "PodInitializing"),
     ("allocatable-missing", L4, [("node/gpu-1", "allocatable-missing")], "nvidia.com/gpu is 0"),
     ("mig-not-applied", MIG, [("node/a100-1", "mig-not-applied")], "perNode is 7"),
 ]
@@ -135,3 +136,11 @@ def test_kubectl_is_run_only_when_asked(tmp_path: Path, monkeypatch: pytest.Monk
 def test_kubectl_missing_is_one_clear_error() -> None:
     with pytest.raises(kubectl.KubectlError, match="not found on PATH"):
         kubectl.fetch("no-such-kubectl-here")
+
+
+def test_logs_of_a_previous_container_only_after_a_crash() -> None:
+    l4 = profile(L4)
+    crash = diagnose(state.load((FIXTURES / "device-plugin-crashloop.json").read_text(), "c"), l4)
+    ready = diagnose(state.load((FIXTURES / "device-plugin-not-ready.json").read_text(), "r"), l4)
+    assert (crash[0].hint or "").endswith("--previous")
+    assert "--previous" not in (ready[0].hint or "")
