@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint image bench clean
+.PHONY: run test lint image image-push bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,7 +27,15 @@ test: lint
 ## Device plugin image localhost/gpustack-device-plugin:<version> (buildah, as root; the Debian
 ## base is built locally with mmdebstrap and cached in .cache/plugin-image/).
 image: $(STAMP)
-	PYTHON=$(PY) scripts/build-plugin-image.sh
+	PYTHON=$(PY) ARCH=$(ARCH) scripts/build-plugin-image.sh
+
+## Build the image and push it with buildah: make image-push IMAGE=<registry>/<name>:<tag>
+## (IMAGE=oci-archive:<file> or dir:<path> push offline; SOURCE=<local image> skips the build).
+## ARCH=arm64 builds for arm64 nodes (GH200/GB200; needs qemu-user-static and binfmt_misc).
+IMAGE ?=
+ARCH ?= amd64
+image-push:
+	PYTHON=$(PY) ARCH=$(ARCH) scripts/push-plugin-image.sh "$(IMAGE)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

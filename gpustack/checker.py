@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,8 @@ class LoadedProfile:
 
     path: Path
     profile: Profile
+    #: The files it was read from: the profile first, then the bases it was merged from.
+    files: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,10 +204,14 @@ class _Outcome:
     files: tuple[str, ...] = ()
 
 
-def check_paths(paths: Sequence[Path]) -> CheckResult:
+def check_paths(
+    paths: Sequence[Path], *, skip: Callable[[Path], bool] | None = None
+) -> CheckResult:
     """Check every profile under ``paths`` and collect all issues (see module docstring).
 
     The profiles root that ``extends`` may not leave is :func:`profiles_root` of each path given.
+    ``skip`` (used by ``synth``) names profile files not to read at all, because a previous run
+    checked the very same bytes; the run then counts as not covering whole roots.
     """
     loader = ProfileLoader()
     outcomes: list[_Outcome] = []
@@ -233,6 +239,9 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
             if file.resolve() in seen:
                 continue  # named twice (a folder and a file in it): check it once
             seen.add(file.resolve())
+            if skip is not None and skip(file):
+                whole_roots = False
+                continue
             outcome = _check_one(loader, file, root)
             what = _manifest_kinds(file) if outcome.doc is None and outcome.found else None
             if what is None:
@@ -254,17 +263,19 @@ def check_paths(paths: Sequence[Path]) -> CheckResult:
             profiles.append(found[1])
 
     documents: list[tuple[Path, Document, Profile]] = []
+    read_from: dict[Path, tuple[Path, ...]] = {}
     for outcome in outcomes:
         for one in sorted(outcome.found, key=_order):
             add(one)
         if not outcome.found and outcome.doc is not None and outcome.profile is not None:
             documents.append((outcome.file, outcome.doc, outcome.profile))
+            read_from[outcome.file] = tuple(Path(f) for f in outcome.files)
     failed_files: set[Path] = set()
     for file, doc, finding in cross_profile_findings(documents):
         add(_issue(doc, finding, rule=finding.rule or "", merged=True))
         failed_files.add(file)
     loaded = [
-        LoadedProfile(path=file, profile=profile)
+        LoadedProfile(path=file, profile=profile, files=read_from[file])
         for file, _doc, profile in documents
         if file not in failed_files
     ]

@@ -8,7 +8,8 @@ print a traceback. Heavy modules (cdk8s, Node) are imported inside ``synth`` onl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from gpustack import __version__
 
 if TYPE_CHECKING:
     from gpustack.profile.model import Profile
+    from gpustack.synth.index import IndexEntry, OwnershipIndex
     from gpustack.synth.pipeline import Source
     from gpustack.synth.writer import SourcedCluster
 
@@ -358,6 +360,23 @@ def doctor(
     help="Synthesize the packaged default profile (without PATH and profiles/, only a folder "
     "holding no clusters of other profiles gets it).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, None),
+    default=None,
+    help="Processes synthesizing changed clusters in parallel (default: the CPU count).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one document on stdout, per cluster its status and files.",
+)
+@click.option("--diff", is_flag=True, help="With --check: show a unified diff of each change.")
 def synth(
     paths: tuple[Path, ...],
     out: Path,
@@ -365,6 +384,10 @@ def synth(
     force: bool,
     prune: bool,
     default_profile: bool,
+    jobs: int | None,
+    quiet: bool,
+    fmt: str,
+    diff: bool,
 ) -> None:
     """Synthesize the GPU stack of each profile (default: profiles/) into OUT.
 
@@ -375,90 +398,193 @@ def synth(
     of existing profiles left out of PATHS are kept. Files edited by hand in gpustack's folders
     are named and kept unless --force. Without profiles/ and PATH, the packaged default profile
     is used if OUT holds no clusters of real profiles. A run waits for another one writing OUT.
+
+    A cluster whose profile, bases and gpustack are unchanged since the run recorded in the
+    index, and whose folder is exactly as written, is neither validated nor synthesized again.
+    Exit status: 0 done (or up to date), 1 invalid input or refused, 2 usage error, 3 --check
+    found OUT out of date.
     """
+    import json
     import sys
 
-    from gpustack.checker import check_paths
+    from gpustack.checker import check_paths, scan
     from gpustack.report import render_text
+    from gpustack.synth.digest import generator_digest
     from gpustack.synth.errors import SynthError
+    from gpustack.synth.fresh import fresh_clusters
+    from gpustack.synth.index import index_path, read_index
+    from gpustack.synth.parallel import default_jobs
     from gpustack.synth.pipeline import Source, synthesize_clusters
+    from gpustack.synth.plan import read_plain
+    from gpustack.synth.report import STALE, ProgressLine, check_json, unified_diffs, write_json
     from gpustack.synth.sources import resolve_inputs
-    from gpustack.synth.writer import run
+    from gpustack.synth.writer import locked, record_gitops, run
 
     if default_profile and paths:
         raise click.UsageError("--default-profile synthesizes the packaged profile; give no PATH")
+    if diff and not check:
+        raise click.UsageError("--diff shows what --check finds; add --check")
     try:
         inputs = resolve_inputs(paths, out=out, default=default_profile)
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
-    if inputs.packaged and not default_profile:
+    if inputs.packaged and not default_profile and not quiet:
         click.echo(
             "gpustack: no profiles/ here; synthesizing the packaged default profile "
             "(`gpustack init <cluster> --product <GPU>` writes one of your own)",
             err=True,
         )
-    result = check_paths(list(inputs.paths))
-    if not result.ok:
-        click.echo(render_text(result), err=True, nl=False)
-        sys.exit(1)
-    if not result.profiles:
-        raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, inputs.paths))}")
-    sources = [Source(p.path, p.profile, packaged=inputs.packaged) for p in result.profiles]
 
     def waiting() -> None:
         click.echo(f"gpustack: waiting for another gpustack synth writing {out}", err=True)
 
     try:
-        clusters = synthesize_clusters(sources, out)
-        delivery = _gitops_files(sources, clusters, out, check=check, force=force, prune=prune)
-        done = run(out, clusters, check=check, force=force, prune=prune, on_wait=waiting)
-        gitops = _gitops(delivery, out, check=check, force=force, prune=prune)
+        with locked(out, shared=check, on_wait=waiting):
+            index_bytes = read_plain(index_path(out))
+            try:
+                index = read_index(out)
+            except SynthError:
+                if not force:
+                    raise
+                index = None
+            fresh = fresh_clusters(
+                scan(list(inputs.paths)).files,
+                out,
+                index,
+                generator_digest(),
+                packaged=inputs.packaged,
+            )
+            result = check_paths(list(inputs.paths), skip=fresh.__contains__)
+            if not result.ok:
+                click.echo(render_text(result), err=True, nl=False)
+                sys.exit(1)
+            if not result.profiles and not fresh:
+                raise click.UsageError(
+                    f"no *.yaml profiles found in {', '.join(map(str, inputs.paths))}"
+                )
+            sources = [
+                Source(p.path, p.profile, packaged=inputs.packaged, files=p.files)
+                for p in result.profiles
+            ]
+            progress = ProgressLine(
+                sys.stderr,
+                len(sources),
+                enabled=sys.stderr.isatty() and not quiet and fmt == "text",
+            )
+            try:
+                clusters = (
+                    synthesize_clusters(sources, out, jobs=jobs or default_jobs(), on_done=progress)
+                    if sources
+                    else []
+                )
+            finally:
+                progress.close()
+            kept = {f.name: f.entry for f in fresh.values()}
+            delivery = _gitops_files(
+                sources, clusters, kept, index, out, check=check, force=force, prune=prune
+            )
+            done = run(
+                out,
+                clusters,
+                check=check,
+                force=force,
+                prune=prune,
+                kept=kept,
+                index_bytes=index_bytes,
+            )
+            gitops = _gitops(delivery.files, out, check=check, force=force, prune=prune)
+            if not check and delivery.fleet is not None:
+                record_gitops(out, delivery.fleet)
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
     plan = done.plan
     if check:
         differences = [(d.kind, d.path) for d in done.differences] + gitops
-        for kind, path in differences:
-            click.echo(f"{kind}: {path}")
+        if fmt == "json":
+            click.echo(json.dumps(check_json(plan, done.differences, gitops), indent=2))
+        elif not quiet:
+            for kind, path in differences:
+                click.echo(f"{kind}: {path}")
+        if diff:
+            wanted = {
+                plan.cluster_dir(sc.output.name) / f.path: f.content
+                for sc in plan.write
+                for f in sc.output.files
+            }
+            if delivery.files is not None:
+                from gpustack.gitops.objects import GITOPS_DIR
+
+                wanted.update((out / GITOPS_DIR / r, c) for r, c in delivery.files.items())
+            click.echo(unified_diffs(differences, wanted), nl=False)
         if differences:
-            raise click.ClickException(
-                f"{out} is out of date ({_count(len(differences), 'file')}); "
-                "run `gpustack synth` to update it"
+            click.echo(
+                f"Error: {out} is out of date ({_count(len(differences), 'file')}); "
+                "run `gpustack synth` to update it",
+                err=True,
             )
-        click.echo(f"{out} is up to date ({_count(len(plan.write), 'cluster')})")
+            sys.exit(STALE)
+        if fmt == "text" and not quiet:
+            click.echo(
+                f"{out} is up to date ({_count(len(plan.write) + len(plan.kept), 'cluster')})"
+            )
         return
-    assert done.summary is not None
+    summary = done.summary
+    assert summary is not None
     for path in plan.overwrites:
         click.echo(f"gpustack: warning: overwrote {path}, edited by hand (--force)", err=True)
-    for name in done.summary.written:
+    if fmt == "json":
+        doc = write_json(plan, summary.written, summary.unchanged, summary.removed, gitops)
+        click.echo(json.dumps(doc, indent=2))
+        return
+    if quiet:
+        return
+    for name in summary.written:
         click.echo(f"wrote {plan.cluster_dir(name)}")
-    for name in done.summary.unchanged:
-        click.echo(f"unchanged {plan.cluster_dir(name)}")
-    for name in done.summary.removed:
+    for name in summary.removed:
         click.echo(f"removed {plan.cluster_dir(name)}")
     for kind, path in gitops:
         click.echo(f"{kind} {path}")
+    click.echo(
+        f"{out}: {_count(len(summary.written), 'cluster')} written, "
+        f"{len(summary.unchanged)} unchanged, {len(summary.removed)} removed"
+    )
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    """``<out>/gitops/``'s files (``None``: leave the folder alone) and the fleet digest to
+    record once they are written (``None``: none)."""
+
+    files: dict[str, bytes] | None
+    fleet: str | None = None
 
 
 def _gitops_files(
     sources: Sequence[Source],
     clusters: Sequence[SourcedCluster],
+    kept: Mapping[str, IndexEntry],
+    index: OwnershipIndex | None,
     out: Path,
     *,
     check: bool,
     force: bool,
     prune: bool,
-) -> dict[str, bytes] | None:
+) -> _Delivery:
     """The files of ``<out>/gitops/`` (see :mod:`gpustack.gitops`), refused before anything is
     written if they need ``--force`` or ``--prune``; ``None`` when this run must leave the folder
     alone: only a run covering every cluster of the output folder (whose profile still exists)
-    touches it, since the ApplicationSet lists the whole fleet."""
+    touches it, since the ApplicationSet lists the whole fleet. When every delivered cluster is
+    as it was when the folder was last generated (the fleet digest in the index) and the folder
+    holds what gpustack wrote, nothing is computed: its files can't have changed."""
+    from gpustack.checker import check_paths
     from gpustack.gitops import output
     from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files
-    from gpustack.synth.index import profile_exists, read_index
+    from gpustack.synth.digest import fleet_digest, generator_digest
+    from gpustack.synth.fresh import kept_output, ref_path
+    from gpustack.synth.index import profile_exists
+    from gpustack.synth.plan import digests_of
 
-    index = read_index(out)
-    produced = {c.output.name for c in clusters}
+    produced = {c.output.name for c in clusters} | set(kept)
     left_out = sorted(
         name
         for name, entry in (index.clusters.items() if index else ())
@@ -471,12 +597,44 @@ def _gitops_files(
             "profiles to update it)",
             err=True,
         )
-        return None
-    pairs = zip(sources, clusters, strict=True)
-    files = gitops_files(Delivered(s.profile, c.output) for s, c in pairs)
+        return _Delivery(None)
+    delivered = [(c.output.name, c.digest) for c in clusters if c.delivery]
+    delivered += [(n, e.digest) for n, e in kept.items() if e.delivery]
+    fleet = (
+        fleet_digest(generator_digest(), [(n, d) for n, d in delivered if d is not None])
+        if all(d is not None for _, d in delivered)
+        else None
+    )
+    if fleet is not None and index is not None and index.gitops == fleet:
+        record = read_plain_json(out / ".gpustack" / output.RECORD)
+        if digests_of(out / GITOPS_DIR) == record:
+            return _Delivery(None)
+    pairs = [Delivered(s.profile, c.output) for s, c in zip(sources, clusters, strict=True)]
+    again = [(n, e) for n, e in sorted(kept.items()) if e.delivery]
+    if again:  # fresh clusters that deliver: read their profiles and folders back
+        loaded = check_paths([ref_path(e.profile, out) for _, e in again])
+        if not loaded.ok or len(loaded.profiles) != len(again):
+            raise click.ClickException("profiles changed while synth was running; run again")
+        pairs += [
+            Delivered(p.profile, kept_output(out, n))
+            for (n, _), p in zip(again, loaded.profiles, strict=True)
+        ]
+    files = gitops_files(pairs)
     if not check:
         output.confirm(out, output.compare(out, files), force=force, prune=prune)
-    return files
+    return _Delivery(files, fleet)
+
+
+def read_plain_json(path: Path) -> dict[str, str]:
+    """The ``files`` of gpustack's record of ``<out>/gitops/`` (empty when there is none)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    files = doc.get("files") if isinstance(doc, dict) else None
+    return dict(files) if isinstance(files, dict) else {}
 
 
 def _gitops(

@@ -12,7 +12,10 @@
 # the file) to pick up new Debian security updates.
 #
 # Needs: mmdebstrap, buildah; root (or user namespaces for mmdebstrap's unshare mode).
-# Env: SUITE (bookworm), MIRROR (http://deb.debian.org/debian),
+# ARCH=arm64 builds the arm64 base (GH200/GB200 nodes) on an amd64 host: mmdebstrap runs the
+# foreign maintainer scripts through qemu-user-static, which needs binfmt_misc with the
+# qemu-aarch64 handler registered (apt-get install qemu-user-static binfmt-support).
+# Env: ARCH (amd64), SUITE (bookworm), MIRROR (http://deb.debian.org/debian),
 #      SECURITY_MIRROR (http://deb.debian.org/debian-security), CACHE_DIR (.cache/plugin-image)
 set -euo pipefail
 
@@ -25,6 +28,8 @@ cache=${CACHE_DIR:-$repo/.cache/plugin-image}
 # python3-minimal has). No pip, no compilers: the plugin image installs prebuilt wheels.
 packages=python3
 refresh=0
+arch=${ARCH:-amd64}
+case $arch in amd64 | arm64) ;; *) echo "error: ARCH=$arch: amd64 or arm64" >&2; exit 2 ;; esac
 
 usage() { echo "usage: $0 [--refresh]" >&2; exit 2; }
 for arg in "$@"; do
@@ -39,8 +44,8 @@ done
 
 sources=("deb $mirror $suite main" "deb $mirror $suite-updates main"
          "deb $security_mirror $suite-security main")
-key=$( { cat "$0"; printf '%s\n' "$suite" "$packages" "${sources[@]}"; } | sha256sum | cut -c1-16)
-archive=$cache/base-$suite-python3-$key.oci.tar
+key=$( { cat "$0"; printf '%s\n' "$suite" "$packages" "$arch" "${sources[@]}"; } | sha256sum | cut -c1-16)
+archive=$cache/base-$suite-python3-$arch-$key.oci.tar
 
 mkdir -p "$cache"
 # Concurrent builds (make image while the tests run) must not write the same archive.
@@ -66,7 +71,7 @@ trap cleanup EXIT
 # package and full perl (~50 MB) just to perform the merge.
 # Docs, man pages and translations are dropped (copyright files kept) to keep the image small.
 echo "building the $suite base with mmdebstrap ..." >&2
-mmdebstrap --quiet --variant=minbase --mode=auto --include="$packages" \
+mmdebstrap --quiet --variant=minbase --mode=auto --include="$packages" --architectures="$arch" \
     --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
     --aptopt='Acquire::Retries "3"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -77,9 +82,9 @@ mmdebstrap --quiet --variant=minbase --mode=auto --include="$packages" \
     || { cat "$work/mmdebstrap.log" >&2; echo "error: mmdebstrap failed (log above)" >&2; exit 1; }
 
 # A rootfs tarball is not an image yet: give it an image config and write it as OCI.
-ctr=$(buildah from scratch)
+ctr=$(buildah from --arch "$arch" scratch)
 buildah add --quiet "$ctr" "$work/rootfs.tar" / >/dev/null
-buildah config \
+buildah config --arch "$arch" \
     --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --env LANG=C.UTF-8 \
     --cmd /usr/bin/python3 \
@@ -93,7 +98,7 @@ mv -f "$work/base.oci.tar" "$archive"
 # Older archives of this suite are dead weight now, and so is the copy of each that builds
 # pulled into container storage (untagged, ID = the archive's config digest). An image still
 # used by a plugin image stays; rmi refuses it.
-for old in "$cache"/base-"$suite"-python3-*.oci.tar; do
+for old in "$cache"/base-"$suite"-python3-"$arch"-*.oci.tar; do
     [[ -e $old && $old != "$archive" ]] || continue
     id=$(python3 - "$old" <<'EOF' || true
 import json, sys, tarfile

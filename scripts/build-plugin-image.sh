@@ -15,11 +15,26 @@
 #   PYTHON      interpreter whose pip downloads the wheels; default .venv/bin/python, else python3
 #   OCI_ARCHIVE also write the image to this OCI archive (for `ctr import` on an air-gapped node)
 #   ISOLATION   buildah --isolation; default chroot (the default runtime fails on cgroup v1 hosts)
+#   ARCH        amd64 (default) or arm64 (GH200/GB200 nodes; also --arch arm64): wheels for that
+#               platform, an arm64 base and `buildah bud --arch arm64`, whose RUN steps execute
+#               through qemu-user-static (binfmt_misc must have the qemu-aarch64 handler)
 # Prints the image tag (the only line on stdout).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
+arch=${ARCH:-amd64}
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --arch) arch=${2:-}; shift 2 || { echo "usage: $0 [--arch amd64|arm64]" >&2; exit 2; } ;;
+        *) echo "usage: $0 [--arch amd64|arm64]" >&2; exit 2 ;;
+    esac
+done
+case $arch in
+    amd64) machine=x86_64 ;;
+    arm64) machine=aarch64 ;;
+    *) echo "error: arch $arch: amd64 or arm64" >&2; exit 2 ;;
+esac
 cache=${CACHE_DIR:-$repo/.cache/plugin-image}
 wheels=plugin-image/wheels
 # The wheels are built for this CPython; the Containerfile refuses a base with another one.
@@ -32,7 +47,8 @@ command -v buildah >/dev/null || { echo "error: buildah not found; apt-get insta
 
 version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' gpustack/__init__.py)
 [[ -n $version ]] || { echo "error: no __version__ in gpustack/__init__.py" >&2; exit 1; }
-tag=${TAG:-localhost/gpustack-device-plugin:$version}
+suffix=$([[ $arch == amd64 ]] && echo "" || echo "-$arch")
+tag=${TAG:-localhost/gpustack-device-plugin:$version$suffix}
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 # The public repository: [project.urls] in pyproject.toml, else the git remote.
 source_url=$("$python" - <<'EOF'
@@ -44,26 +60,26 @@ EOF
 [[ -n $source_url ]] || source_url=$(git config --get remote.origin.url 2>/dev/null || echo unknown)
 
 if [[ -z ${BASE_IMAGE:-} ]]; then
-    BASE_IMAGE=oci-archive:$(scripts/build-base-image.sh)
+    BASE_IMAGE=oci-archive:$(ARCH=$arch scripts/build-base-image.sh)
 fi
 
-pip_download() {  # target-dir requirements-file: cp311 manylinux x86_64 wheels only
+pip_download() {  # target-dir requirements-file: cp311 manylinux wheels for $machine only
     "$python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
         --python-version "$python_version" --implementation cp \
         --abi "cp${python_version/./}" --abi abi3 --abi none \
-        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-        --platform manylinux2014_x86_64 --platform any \
+        --platform "manylinux_2_28_$machine" --platform "manylinux_2_17_$machine" \
+        --platform "manylinux2014_$machine" --platform any \
         --dest "$1" --requirement "$2"
 }
 # Downloaded wheels are cached per requirements file, so a warm build needs no network.
 cached_wheels() {  # name requirements-file -> prints the cache dir, filled
     local dir
-    dir=$cache/$1-$( { cat "$2"; echo "cp$python_version"; } | sha256sum | cut -c1-16)
+    dir=$cache/$1-$arch-$( { cat "$2"; echo "cp$python_version"; } | sha256sum | cut -c1-16)
     if [[ ! -f $dir/.complete ]]; then
         rm -rf "$dir"
         pip_download "$dir" "$2" >&2
         touch "$dir/.complete"
-        find "$cache" -mindepth 1 -maxdepth 1 -name "$1-*" ! -path "$dir" -exec rm -rf {} +
+        find "$cache" -mindepth 1 -maxdepth 1 -name "$1-$arch-*" ! -path "$dir" -exec rm -rf {} +
     fi
     echo "$dir"
 }
@@ -95,7 +111,7 @@ fi
 
 previous=$(buildah images --noheading --format '{{.ID}}' "$tag" 2>/dev/null || true)
 echo "building $tag from $BASE_IMAGE ..." >&2
-buildah bud --quiet --isolation "${ISOLATION:-chroot}" \
+buildah bud --quiet --isolation "${ISOLATION:-chroot}" --arch "$arch" \
     --file plugin-image/Containerfile --ignorefile plugin-image/Containerfile.dockerignore \
     --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "PYTHON_VERSION=$python_version" \
     --build-arg "VERSION=$version" \

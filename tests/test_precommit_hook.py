@@ -121,7 +121,7 @@ def test_synth_hook_files_pattern(path: str, matches: bool) -> None:
 def test_synth_hook_fails_on_a_stale_dist_and_passes_once_synthesized(repo: Path) -> None:
     (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="580.105.08"))
     stale = _run_hook(repo, ["profiles/east.yaml"], SYNTH_HOOK)
-    assert stale.returncode == 1
+    assert stale.returncode == 3  # out of date (STALE), not invalid input
     assert "missing: dist/clusters/east/kustomization.yaml" in stale.stdout, stale.stdout
     assert not (repo / "dist").exists()  # --check writes nothing
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -131,7 +131,7 @@ def test_synth_hook_fails_on_a_stale_dist_and_passes_once_synthesized(repo: Path
     # a profile change after synth makes the hook fail again
     (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="580.95.05"))
     again = _run_hook(repo, ["profiles/_bases/fleet.yaml"], SYNTH_HOOK)
-    assert again.returncode == 1, again.stdout
+    assert again.returncode == 3, again.stdout
     assert (
         "differs: dist/clusters/east/driver/daemonset-nvidia-driver-daemonset.yaml" in again.stdout
     )

@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from gpustack.checker import check_paths
 from gpustack.cli import main
+from gpustack.synth.report import STALE
 from tests.tooling import require_tool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,6 +169,7 @@ def test_write_then_check(profiles: Path) -> None:
     assert result.stdout.splitlines() == [
         f"wrote {out}/clusters/alpha",
         f"wrote {out}/clusters/beta",
+        f"{out}: 2 clusters written, 0 unchanged, 0 removed",
     ]
     assert sorted(os.listdir(out / "clusters")) == ["alpha", "beta"]
     for name in ("alpha", "beta"):
@@ -184,10 +186,8 @@ def test_write_then_check(profiles: Path) -> None:
     check = synth(profiles, "--out", out, "--check")
     assert check.exit_code == 0, check.output
     again = synth(profiles, "--out", out)
-    assert again.stdout.splitlines() == [
-        f"unchanged {out}/clusters/alpha",
-        f"unchanged {out}/clusters/beta",
-    ]
+    # Unchanged clusters are counted, not listed: a fleet's no-op run is one line.
+    assert again.stdout.splitlines() == [f"{out}: 0 clusters written, 2 unchanged, 0 removed"]
 
 
 def test_check_lists_each_stale_file_and_writes_nothing(profiles: Path) -> None:
@@ -199,7 +199,7 @@ def test_check_lists_each_stale_file_and_writes_nothing(profiles: Path) -> None:
     (profiles / "beta.yaml").write_text(PROFILE.format(name="beta").replace('"580', '"570'))
     before = files(out)
     result = synth(profiles, "--out", out, "--check")
-    assert result.exit_code == 1
+    assert result.exit_code == STALE
     assert files(out) == before
     lines = result.stdout.splitlines()
     assert f"differs: {kust}" in lines
@@ -229,7 +229,7 @@ def test_check_counts_read_as_english(
     for i in range(stale):
         (out / "clusters" / "alpha" / f"stray-{i}.yaml").write_text("x: 1\n")
     bad = synth(profiles, "--out", out, "--check")
-    assert bad.exit_code == 1
+    assert bad.exit_code == STALE
     assert bad.stderr == (
         f"Error: {out} is out of date ({out_of_date}); run `gpustack synth` to update it\n"
     )
@@ -245,7 +245,7 @@ def test_help_says_which_clusters_are_removed_and_which_kept() -> None:
 def test_check_of_a_missing_output_reports_missing_files(profiles: Path) -> None:
     out = profiles.parent / "dist"
     result = synth(profiles, "--out", out, "--check")
-    assert result.exit_code == 1
+    assert result.exit_code == STALE
     assert {line.split(":")[0] for line in result.stdout.splitlines()} == {"missing"}
     assert not out.exists()
 
@@ -306,7 +306,7 @@ def test_removing_a_component_removes_its_folder(profiles: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"wrote {out}/clusters/alpha",
-        f"unchanged {out}/clusters/beta",
+        f"{out}: 1 cluster written, 1 unchanged, 0 removed",
     ]
     remaining = sorted(os.listdir(out / "clusters" / "alpha"))
     assert remaining == [
@@ -336,7 +336,8 @@ def test_deleting_a_profile_removes_its_cluster_only_with_prune(profiles: Path) 
     ]
     assert files(out) == before
     check = synth(profiles, "--out", out, "--check")
-    assert check.exit_code == 1 and f"extra: {out}/clusters/beta/kustomization.yaml" in check.stdout
+    assert check.exit_code == STALE
+    assert f"extra: {out}/clusters/beta/kustomization.yaml" in check.stdout
     result = synth(profiles, "--out", out, "--prune")
     assert result.exit_code == 0, result.output
     assert f"removed {out}/clusters/beta" in result.stdout.splitlines()
@@ -458,7 +459,10 @@ def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None
     ]
     for banner in ("end-of-life", "!!!", "Node 20", "upgrade"):
         assert banner not in done.stderr + done.stdout
-    assert done.stdout.splitlines() == ["wrote dist/clusters/default"]
+    assert done.stdout.splitlines() == [
+        "wrote dist/clusters/default",
+        "dist: 1 cluster written, 0 unchanged, 0 removed",
+    ]
     check = subprocess.run(
         [*GPUSTACK, "synth", "--check"], cwd=tmp_path, env=clean_env(), capture_output=True
     )
@@ -475,7 +479,10 @@ def test_no_node_on_path_uses_the_node_gpustack_depends_on(tmp_path: Path) -> No
     done = subprocess.run([*GPUSTACK, "synth"], cwd=work, env=env, capture_output=True, text=True)
     assert shutil.which("node", path=str(no_node)) is None
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["wrote dist/clusters/default"]
+    assert done.stdout.splitlines() == [
+        "wrote dist/clusters/default",
+        "dist: 1 cluster written, 0 unchanged, 0 removed",
+    ]
 
 
 def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:

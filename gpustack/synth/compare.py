@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from gpustack.synth.index import INDEX_DIR, index_path
+from gpustack.synth.errors import SynthError
+from gpustack.synth.index import INDEX_DIR, OwnershipIndex, index_path
 from gpustack.synth.layout import ClusterOutput
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, existing_files, read_plain
 
@@ -52,6 +53,14 @@ def leftovers(out: Path) -> list[Path]:
     return sorted(found)
 
 
+def _same_ownership(current: bytes, plan: Plan, where: str) -> bool:
+    try:
+        found = OwnershipIndex.from_bytes(current, where)
+    except SynthError:
+        return False
+    return found.ownership().to_bytes() == plan.after.ownership().to_bytes()
+
+
 def compare(plan: Plan) -> list[Difference]:
     """Every file :func:`apply` would change, and every leftover of a killed run it would
     delete, in a stable order; empty when up to date."""
@@ -65,7 +74,7 @@ def compare(plan: Plan) -> list[Difference]:
     current = read_plain(index)
     if current is None:
         diffs.append(Difference("missing", index))
-    elif current != plan.after.to_bytes():
+    elif current != plan.after.to_bytes() and not _same_ownership(current, plan, str(index)):
         diffs.append(Difference("differs", index))
     diffs.extend(Difference("leftover", p) for p in leftovers(plan.out))
     return diffs

@@ -18,6 +18,12 @@ Format 2 (current): ``files`` maps each path to ``"sha256:<hex>"``; ``previous``
 after a run was killed while swapping folders in, holds the digests of the folder it was
 replacing (the folder holds one or the other). Format 1 listed paths without digests; it is still
 read (a changed file can't be told then, an added one can) and rewritten as format 2.
+
+Optional in format 2 (an older gpustack ignores them and drops them, which only costs the next
+run a full synthesis): per cluster, ``digest`` (see :mod:`gpustack.synth.digest`), ``inputs``
+(each file its profile was read from, as a reference like ``profile``, with its digest) and
+``delivery`` (``true`` when the profile enables Argo CD or Flux); at the top, ``gitops``: the
+digest of the fleet ``<out>/gitops/`` was last generated from.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ PACKAGED_DEFAULT = "gpustack:default-profile.yaml"
 #: A cluster name is a DNS label, so it can only ever be one folder right inside ``clusters/``.
 CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_PLAIN_PATH = re.compile(r"[^/]+(/[^/]+)*")
+_DOT_PART = re.compile(r"(^|/)\.\.?(/|$)")
 
 #: Digests of a cluster's files by path; ``None`` where the index has no digest (format 1).
 Digests = Mapping[str, "str | None"]
@@ -61,6 +69,12 @@ class IndexEntry:
     files: Digests = field(default_factory=dict)
     #: Only after an interrupted swap: the digests of the folder that was being replaced.
     previous: Digests = field(default_factory=dict)
+    #: What the files were synthesized from (:mod:`gpustack.synth.digest`); ``None``: unknown.
+    digest: str | None = None
+    #: Digest of each file the profile was read from (the profile, then its bases).
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    #: Whether the profile enables a GitOps tool (its cluster appears in ``<out>/gitops/``).
+    delivery: bool = False
 
     def knows(self, path: str, found: str) -> bool:
         """Whether a file at ``path`` with digest ``found`` is one gpustack wrote."""
@@ -75,6 +89,8 @@ class OwnershipIndex:
     """All cluster folders gpustack owns in one output directory (empty: owns none yet)."""
 
     clusters: Mapping[str, IndexEntry] = field(default_factory=dict)
+    #: Fleet digest ``<out>/gitops/`` was generated from (:func:`~.digest.fleet_digest`).
+    gitops: str | None = None
 
     def to_bytes(self) -> bytes:
         clusters: dict[str, Any] = {}
@@ -82,12 +98,40 @@ class OwnershipIndex:
             doc: dict[str, Any] = {"profile": e.profile, "files": dict(e.files)}
             if e.previous:
                 doc["previous"] = dict(e.previous)
+            if e.digest is not None:
+                doc["digest"] = e.digest
+                doc["inputs"] = dict(e.inputs)
+            if e.delivery:
+                doc["delivery"] = True
             clusters[name] = doc
         doc = {"format": FORMAT, "generator": "gpustack", "clusters": clusters}
+        if self.gitops is not None:
+            doc["gitops"] = self.gitops
         return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+    def ownership(self) -> OwnershipIndex:
+        """This index without what only decides whether to synthesize again (digests, inputs,
+        delivery, the gitops digest): what ``--check`` compares, since stale provenance costs
+        the next run time, never correctness."""
+        return OwnershipIndex(
+            clusters={
+                n: IndexEntry(e.profile, e.files, e.previous) for n, e in self.clusters.items()
+            }
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str) -> OwnershipIndex:
+        """Parse an index (the last one parsed is remembered: a run reads it more than once)."""
+        last = _LAST_PARSED.get(where)
+        if last is not None and last[0] == data:
+            return last[1]
+        parsed = cls._parse(data, where)
+        _LAST_PARSED.clear()
+        _LAST_PARSED[where] = (data, parsed)
+        return parsed
+
+    @classmethod
+    def _parse(cls, data: bytes, where: str) -> OwnershipIndex:
         restore = f"restore it from git (`git checkout -- {where}`)"
         bad = (
             f"{where} is not a gpustack index; {restore}, or delete the output folder's "
@@ -144,14 +188,38 @@ class OwnershipIndex:
                     ):
                         raise unsafe(hashed, f"file {path!r} has no sha256 digest")
                 digests.append(value)
-            clusters[name] = IndexEntry(entry["profile"], digests[0], digests[1])
-        return cls(clusters=clusters)
+            clusters[name] = IndexEntry(
+                entry["profile"], digests[0], digests[1], *_provenance(entry)
+            )
+        gitops = doc.get("gitops")
+        return cls(clusters=clusters, gitops=gitops if _is_digest(gitops) else None)
+
+
+_LAST_PARSED: dict[str, tuple[bytes, OwnershipIndex]] = {}
+
+
+def _is_digest(value: Any) -> bool:
+    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+
+
+def _provenance(entry: Mapping[str, Any]) -> tuple[str | None, dict[str, str], bool]:
+    """``digest``, ``inputs`` and ``delivery`` of an index entry. Malformed ones are dropped,
+    not refused: they only decide whether to synthesize again, never what to write or delete."""
+    digest_, inputs = entry.get("digest"), entry.get("inputs")
+    delivery = entry.get("delivery") is True
+    if not _is_digest(digest_) or not isinstance(inputs, dict):
+        return None, {}, delivery
+    if not all(isinstance(k, str) and _is_digest(v) for k, v in inputs.items()):
+        return None, {}, delivery
+    return digest_, dict(inputs), delivery
 
 
 def _inside(path: str) -> bool:
     """A relative POSIX path that stays inside the folder it is relative to."""
     if not isinstance(path, str) or not path or "\\" in path or "\0" in path:
         return False
+    if _PLAIN_PATH.fullmatch(path) and not _DOT_PART.search(path):
+        return True  # the common case, without building a path object
     parts = PurePosixPath(path).parts
     return not path.startswith("/") and all(p not in (".", "..") for p in parts) and bool(parts)
 

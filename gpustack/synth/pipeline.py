@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpustack.profile.model import Profile
+from gpustack.synth.digest import cluster_digest, generator_digest
 from gpustack.synth.errors import SynthError
+from gpustack.synth.fresh import input_digests, input_ref
 from gpustack.synth.index import profile_ref
-from gpustack.synth.layout import check_cluster_name, layout_cluster
+from gpustack.synth.layout import check_cluster_name
 from gpustack.synth.node import prepare_node
+from gpustack.synth.parallel import Progress
 from gpustack.synth.writer import SourcedCluster
 
 
@@ -26,6 +29,8 @@ class Source:
     profile: Profile
     #: ``True`` for the packaged default profile (recorded as such in the index).
     packaged: bool = False
+    #: Every file it was read from: the profile, then its bases (default: the profile alone).
+    files: tuple[Path, ...] = ()
 
 
 def check_names(sources: Sequence[Source]) -> None:
@@ -42,24 +47,34 @@ def check_names(sources: Sequence[Source]) -> None:
         first[name] = s.path
 
 
-def synthesize_clusters(sources: Sequence[Source], out: Path) -> list[SourcedCluster]:
-    """Synthesize and lay out every profile; index references are relative to ``out``."""
+def synthesize_clusters(
+    sources: Sequence[Source],
+    out: Path,
+    *,
+    jobs: int = 1,
+    on_done: Progress | None = None,
+) -> list[SourcedCluster]:
+    """Synthesize and lay out every profile (in ``jobs`` processes; see
+    :mod:`gpustack.synth.parallel`); index references are relative to ``out``, and each cluster
+    carries the digest of what it was made from (:mod:`gpustack.synth.digest`)."""
     check_names(sources)
     prepare_node()
-    from gpustack.constructs import synthesize  # imports cdk8s: keep it out of module scope
+    from gpustack.synth.parallel import synthesize_many
 
+    outputs = synthesize_many([(s.path, s.profile) for s in sources], jobs, on_done)
+    generator = generator_digest()
     clusters = []
-    for s in sources:
-        try:
-            objects = synthesize(s.profile)
-        except ValueError as exc:
-            # Props reject a combination validation let through: still the user's input, so one
-            # line naming the profile, not a traceback.
-            raise SynthError(f"{s.path}: {exc}") from exc
+    for s, output in zip(sources, outputs, strict=True):
+        read = s.files or (s.path,)
+        inputs = input_digests([input_ref(f, out, packaged=s.packaged) for f in read], out)
+        gitops = s.profile.gitops
         clusters.append(
             SourcedCluster(
-                output=layout_cluster(s.profile.metadata.name, objects),
+                output=output,
                 profile=profile_ref(None if s.packaged else s.path, out),
+                digest=None if inputs is None else cluster_digest(generator, inputs),
+                inputs=inputs or {},
+                delivery=gitops.argocd.enabled or gitops.flux.enabled,
             )
         )
     return clusters

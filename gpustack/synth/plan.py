@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from gpustack.synth.errors import SynthError
 from gpustack.synth.index import (
@@ -38,6 +39,10 @@ class SourcedCluster:
 
     output: ClusterOutput
     profile: str
+    #: What it was synthesized from (:mod:`gpustack.synth.digest`), recorded in the index.
+    digest: str | None = None
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    delivery: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,8 @@ class Plan:
     hand_edits: tuple[tuple[Path, str], ...] = ()
     #: Digests of what each folder to replace holds now (recorded while it is swapped).
     current: Mapping[str, Digests] = field(default_factory=dict)
+    #: Clusters of this run that were not synthesized again: fresh, as the index records them.
+    kept: tuple[str, ...] = ()
 
     def cluster_dir(self, name: str) -> Path:
         """``<out>/clusters/<name>``; refuses any name that is not one folder right inside."""
@@ -97,23 +104,30 @@ def make_plan(
     *,
     force: bool = False,
     prune: bool = False,
+    kept: Mapping[str, IndexEntry] | None = None,
+    index_bytes: bytes | None | Literal[False] = False,
 ) -> Plan:
     """Decide what to write and remove; raises :class:`SynthError` for anything unsafe.
 
     Removals and hand edits are recorded, not refused, so ``--check`` can list them; :func:`apply`
     refuses them unless ``prune`` (removals) or ``force`` (hand edits) is set.
+
+    ``kept`` are clusters of this run that :mod:`gpustack.synth.fresh` found fresh in the index
+    read as ``index_bytes``: they stay as they are (an index that changed since is an error).
     """
+    fresh = dict(kept or {})
     seen: dict[str, str] = {}
-    for c in clusters:
-        if not CLUSTER_NAME.fullmatch(c.output.name):
-            raise SynthError(f"cluster name {c.output.name!r} can't be a folder name")
-        other = seen.get(c.output.name)
+    named = [(c.output.name, c.profile) for c in clusters]
+    for name, ref in [*named, *((n, e.profile) for n, e in fresh.items())]:
+        if not CLUSTER_NAME.fullmatch(name):
+            raise SynthError(f"cluster name {name!r} can't be a folder name")
+        other = seen.get(name)
         if other is not None:
             raise SynthError(
-                f"profiles {shown(other, out)} and {shown(c.profile, out)} both define cluster "
-                f"{c.output.name!r} (metadata.name); give each profile its own name"
+                f"profiles {shown(other, out)} and {shown(ref, out)} both define cluster "
+                f"{name!r} (metadata.name); give each profile its own name"
             )
-        seen[c.output.name] = c.profile
+        seen[name] = ref
 
     check_output(out)
     clusters_root = out / CLUSTERS_DIR
@@ -121,6 +135,11 @@ def make_plan(
         raise SynthError(f"{clusters_root} must be a plain folder, not a link or a file")
 
     before_bytes = read_plain(index_path(out))
+    if index_bytes is not False and before_bytes != index_bytes:
+        raise SynthError(
+            f"{index_path(out)} changed while this run was reading it (another gpustack synth?); "
+            "run again"
+        )
     try:
         before = read_index(out)
     except SynthError:
@@ -135,7 +154,7 @@ def make_plan(
             )
         before = OwnershipIndex()
 
-    run_profiles = {c.profile for c in clusters}
+    run_profiles = {c.profile for c in clusters} | {e.profile for e in fresh.values()}
     for c in clusters:
         name = c.output.name
         target = clusters_root / name
@@ -157,10 +176,10 @@ def make_plan(
                 "them, or synthesize both together"
             )
 
-    produced = {c.output.name for c in clusters}
+    produced = {c.output.name for c in clusters} | set(fresh)
     remove: list[str] = []
     removals: list[Removal] = []
-    kept: dict[str, IndexEntry] = {}
+    kept_aside: dict[str, IndexEntry] = {}
     for name, entry in sorted(before.clusters.items()):
         if name in produced:
             continue
@@ -169,12 +188,18 @@ def make_plan(
             if os.path.lexists(clusters_root / name):
                 removals.append(Removal(name, _why_removed(entry.profile, run_profiles, out)))
         else:
-            kept[name] = entry  # its profile exists but was not part of this run
+            kept_aside[name] = entry  # its profile exists but was not part of this run
 
-    after = dict(kept)
+    after = {**kept_aside, **fresh}
     for c in clusters:
         files = {f.path: digest(f.content) for f in c.output.files}
-        after[c.output.name] = IndexEntry(profile=c.profile, files=files)
+        after[c.output.name] = IndexEntry(
+            profile=c.profile,
+            files=files,
+            digest=c.digest,
+            inputs=c.inputs,
+            delivery=c.delivery,
+        )
 
     # What the folders to replace or delete hold now, and which of it gpustack did not write.
     current: dict[str, Digests] = {}
@@ -200,7 +225,7 @@ def make_plan(
         write=tuple(clusters),
         remove=tuple(remove),
         before=before,
-        after=OwnershipIndex(clusters=after),
+        after=OwnershipIndex(clusters=after, gitops=before.gitops),
         before_bytes=before_bytes,
         force=force,
         prune=prune,
@@ -208,6 +233,7 @@ def make_plan(
         overwrites=tuple(p for p, _ in edits),
         hand_edits=tuple(edits),
         current=current,
+        kept=tuple(sorted(fresh)),
     )
 
 

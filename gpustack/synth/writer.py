@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from gpustack.synth import fsswap
 from gpustack.synth.compare import Difference, cluster_differences, compare, leftovers
 from gpustack.synth.errors import SynthError
-from gpustack.synth.index import INDEX_DIR, OwnershipIndex, index_path
+from gpustack.synth.index import INDEX_DIR, IndexEntry, OwnershipIndex, index_path
 from gpustack.synth.layout import ClusterOutput
 from gpustack.synth.lock import LOCK_WAIT, locked
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, SourcedCluster, make_plan, read_plain
@@ -90,6 +91,19 @@ def _confirm(plan: Plan) -> None:
             "the change into the profile or undo it (`git checkout -- <file>`), or pass --force "
             "to overwrite; nothing was written"
         )
+
+
+def record_gitops(out: Path, fleet: str | None) -> None:
+    """Record, after ``<out>/gitops/`` was written (or found current), the fleet digest it was
+    generated from; the caller holds the lock. Written last, so a crash before it only costs
+    the next run a regeneration."""
+    path = index_path(out)
+    data = read_plain(path)
+    if data is None:
+        return
+    index = OwnershipIndex.from_bytes(data, str(path))
+    if index.gitops != fleet:
+        _write_index(out, replace(index, gitops=fleet))
 
 
 def _write_index(out: Path, index: OwnershipIndex) -> None:
@@ -219,7 +233,9 @@ def _apply_locked(plan: Plan) -> Summary:
         fsswap.remove(p)
     changed = [sc for sc in plan.write if cluster_differences(plan, sc.output)]
     changed_names = {sc.output.name for sc in changed}
-    unchanged = [sc.output.name for sc in plan.write if sc.output.name not in changed_names]
+    unchanged = sorted(
+        [sc.output.name for sc in plan.write if sc.output.name not in changed_names] + [*plan.kept]
+    )
 
     staged = _stage_all(plan, [sc.output for sc in changed])
 
@@ -230,6 +246,9 @@ def _apply_locked(plan: Plan) -> Summary:
         previous = plan.current.get(name, {}) if name in changed_names else {}
         claimed[name] = replace(entry, previous=previous)
     swapped: list[tuple[str, Path | None]] = []
+    if not staged and not plan.remove:  # nothing to swap or delete: only the final index
+        _write_index(out, plan.after)
+        return Summary(written=(), unchanged=tuple(unchanged), removed=())
     try:
         _write_index(out, OwnershipIndex(clusters=claimed))
         for name, path in staged.items():
@@ -282,10 +301,15 @@ def run(
     prune: bool = False,
     wait: float = LOCK_WAIT,
     on_wait: Callable[[], None] | None = None,
+    kept: Mapping[str, IndexEntry] | None = None,
+    index_bytes: bytes | None | Literal[False] = False,
 ) -> Outcome:
-    """Plan and apply (or, with ``check``, plan and compare) under one lock on ``out``."""
+    """Plan and apply (or, with ``check``, plan and compare) under one lock on ``out``; see
+    :func:`make_plan` for ``kept`` and ``index_bytes``."""
     with locked(out, shared=check, wait=wait, on_wait=on_wait):
-        plan = make_plan(out, clusters, force=force, prune=prune)
+        plan = make_plan(
+            out, clusters, force=force, prune=prune, kept=kept, index_bytes=index_bytes
+        )
         if check:
             return Outcome(plan, differences=tuple(compare(plan)))
         return Outcome(plan, summary=apply(plan))

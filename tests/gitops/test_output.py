@@ -43,7 +43,7 @@ def test_gitops_folder_is_written_checked_and_owned(tmp_path: Path) -> None:
     original = flux.read_text()
     flux.write_text(original.replace("prune: true", "prune: false"))
     check = synth(profiles, "--out", out, "--check")
-    assert check.exit_code == 1 and f"differs: {flux}" in check.stdout
+    assert check.exit_code == 3 and f"differs: {flux}" in check.stdout
     refused = synth(profiles, "--out", out)
     assert refused.exit_code == 1 and "edited by hand" in refused.stderr
     assert "prune: false" in flux.read_text()

@@ -24,3 +24,16 @@ def test_arguments(args: list[str], code: int, says: str) -> None:
     assert done.returncode == code
     assert says in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+FLEET = BENCH.with_name("synth_fleet.py")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [(["--help"], 0, "--count"), (["--count", "0"], 2, "--count must be at least 1")],
+)
+def test_fleet_arguments(args: list[str], code: int, says: str) -> None:
+    done = subprocess.run([sys.executable, str(FLEET), *args], capture_output=True, text=True)
+    assert done.returncode == code
+    assert says in done.stdout + done.stderr

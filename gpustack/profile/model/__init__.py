@@ -14,7 +14,7 @@ schema can say "derived" instead of inventing a constant.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from gpustack.fields import decode, key
@@ -224,11 +224,47 @@ class Profile:
         """The profile a schema-valid document describes (``apiVersion``, ``kind`` and
         ``extends`` are the loader's and the schema's business, not the model's)."""
         body = {k: v for k, v in d.items() if k not in ("apiVersion", "kind", "extends")}
-        return decode(cls, body)
+        return with_image_registry(decode(cls, body))
 
     @property
     def name(self) -> str:
         return self.metadata.name
+
+
+def rehome(image: str, registry: str) -> str:
+    """``image`` pulled from ``registry``: its registry part (a first path component with a
+    ``.`` or ``:``, or ``localhost``) is replaced, or ``registry`` is put in front of it."""
+    first, sep, rest = image.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return f"{registry}/{rest}"
+    return f"{registry}/{image}"
+
+
+def _default(cls: type[Any], name: str) -> Any:
+    return next(f.default for f in fields(cls) if f.name == name)
+
+
+def with_image_registry(profile: Profile) -> Profile:
+    """Every image left at its default, pulled from ``cluster.imageRegistry`` when it is set
+    (declared once, on the cluster; explicit images win)."""
+    registry = profile.cluster.image_registry
+    if registry is None:
+        return profile
+    driver, toolkit, dp = profile.driver, profile.toolkit, profile.device_plugin
+
+    def moved(image: str, cls: type[Any]) -> str:
+        return rehome(image, registry) if image == _default(cls, "image") else image
+
+    examples = tuple(replace(e, image=moved(e.image, Example)) for e in profile.workloads.examples)
+    return replace(
+        profile,
+        driver=replace(driver, image=moved(driver.image, Driver)),
+        toolkit=replace(toolkit, image=moved(toolkit.image, Toolkit)),
+        device_plugin=replace(
+            dp, image=dp.image or rehome(PLUGIN_IMAGES[dp.implementation][0], registry)
+        ),
+        workloads=replace(profile.workloads, examples=examples),
+    )
 
 
 def node_config_profile(profile: Profile, config: NodeConfig) -> Profile:

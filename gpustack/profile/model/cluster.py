@@ -10,6 +10,7 @@ from gpustack.profile.model.common import (
     ABS_PATH,
     DNS_LABEL,
     DNS_SUBDOMAIN,
+    IMAGE,
     Labels,
     Toleration,
 )
@@ -324,6 +325,16 @@ class Cluster:
         "Names of existing Secrets used to pull the stack's images.",
         factory=tuple,
         examples=[["ngc-registry"]],
+    )
+    image_registry: str | None = key(
+        "Image registry",
+        "Registry (host[:port][/path]) that replaces the registry part of every image left at "
+        "its default: NVIDIA's driver, toolkit and device plugin, gpustack's device plugin and "
+        "the example jobs' image (nvcr.io/nvidia/driver becomes <registry>/nvidia/driver). "
+        "For air-gapped clusters with a mirror; images set explicitly are used as written.",
+        default=None,
+        pattern=IMAGE,
+        examples=["registry.example.com/mirror", "harbor.corp:5000/nvcr"],
     )
     runtime: Runtime = key(
         "Container runtime",

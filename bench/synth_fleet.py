@@ -1,0 +1,139 @@
+"""The five fleet figures of issue #13: cold synth, no-op rerun, one profile changed, ``--check``
+of an unchanged fleet, and the peak RSS of the whole process tree, for N clusters (1000).
+
+Why: a fleet repository runs ``gpustack synth`` (or ``--check`` in CI) on every commit, and
+almost every commit changes one profile or none; what matters is that the cost follows what
+changed, not the size of the fleet. Each figure is one fresh ``gpustack synth`` process (wall
+time); the RSS is sampled every 20 ms as the sum over the process and all its descendants
+(workers and their Node children), the largest of all runs. The machine's load average is
+printed before and after, since on a shared machine it explains the numbers.
+
+Usage: ``.venv/bin/python bench/synth_fleet.py [--count N] [--jobs J]`` (default 1000 clusters,
+default jobs: gpustack's default, the CPU count)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+from gpustack.synth.sources import packaged_default_profile
+
+VARIANTS = [
+    {},
+    {"devicePlugin": {"implementation": "nvidia", "deviceListStrategy": ["cdi-cri"]}},
+    {"driver": {"enabled": False}, "toolkit": {"enabled": False}},
+    {"workloads": {"examples": []}},
+]
+
+
+def write_profiles(folder: Path, count: int) -> None:
+    """``count`` variants of the packaged default profile, each its own cluster."""
+    base = yaml.safe_load(packaged_default_profile().read_text())
+    for i in range(count):
+        doc = dict(base)
+        doc.update(VARIANTS[i % len(VARIANTS)])
+        doc["metadata"] = {"name": f"cluster-{i:04d}"}
+        (folder / f"cluster-{i:04d}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def gpustack_command() -> list[str]:
+    script = Path(sys.executable).with_name("gpustack")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from gpustack.cli import main; main()"]
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident memory (bytes) of ``pid`` and all its descendants."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
+    """Wall seconds and peak tree RSS of one run of ``args``."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _tree_rss(proc.pid))
+            stop.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    elapsed = time.perf_counter() - start
+    stop.set()
+    sampler.join()
+    if proc.returncode not in ok:
+        sys.exit(f"{' '.join(args)} failed ({proc.returncode}):\n{err.decode()}")
+    return elapsed, peak
+
+
+def load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(count: int, jobs: int | None) -> None:
+    command = gpustack_command()
+    work = Path(tempfile.mkdtemp(prefix="gpustack-fleet-"))
+    print(f"{count} clusters, {os.cpu_count()} CPUs, load average before: {load()}")
+    try:
+        (work / "profiles").mkdir()
+        write_profiles(work / "profiles", count)
+        synth = [*command, "synth", "profiles", "--out", "dist", "--quiet"]
+        if jobs is not None:
+            synth += ["--jobs", str(jobs)]
+        results: list[tuple[str, float, int]] = []
+        results.append(("cold synth", *timed(synth, work)))
+        results.append(("no-op rerun", *timed(synth, work)))
+        one = work / "profiles" / f"cluster-{count // 2:04d}.yaml"
+        one.write_text(one.read_text().replace("perNode: 1", "perNode: 2"))
+        results.append(("one profile changed", *timed(synth, work)))
+        results.append(("--check, unchanged", *timed([*synth, "--check"], work)))
+        files = sum(1 for _ in (work / "dist" / "clusters").rglob("*.yaml"))
+        print(f"{files} files written")
+        for what, seconds, _ in results:
+            print(f"{what:<22} {seconds:>7.2f} s")
+        print(f"{'peak RSS (tree)':<22} {max(r for *_, r in results) / 2**20:>7.0f} MiB")
+        print(f"load average after: {load()}")
+    finally:
+        shutil.rmtree(work)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="The fleet figures of `gpustack synth`.")
+    parser.add_argument("--count", type=int, default=1000, help="clusters (default 1000)")
+    parser.add_argument("--jobs", type=int, default=None, help="synth --jobs (default: its own)")
+    args = parser.parse_args(argv)
+    if args.count < 1:
+        parser.error("--count must be at least 1")
+    return args
+
+
+if __name__ == "__main__":
+    ns = parse(sys.argv[1:])
+    main(ns.count, ns.jobs)

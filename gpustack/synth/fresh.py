@@ -1,0 +1,135 @@
+"""Which clusters need no synthesis: inputs, generator and folder all as the index recorded.
+
+A profile file is *fresh* when the index has a cluster made from it whose recorded digest
+(:mod:`gpustack.synth.digest`) equals the digest of today's generator and today's bytes of every
+file the profile was read from, and whose folder holds exactly the files the index records (no
+interrupted swap either). Such a profile is not read, validated or synthesized: the run that
+recorded it did all three on the very same bytes with the very same gpustack, and its folder is
+provably what they produced. Anything else (a changed base, a new gpustack, a hand edit in the
+folder, a file added there) makes the cluster go the whole way again, so hand edits are still
+found and refused exactly as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gpustack.synth.digest import cluster_digest, file_digest
+from gpustack.synth.index import PACKAGED_DEFAULT, IndexEntry, OwnershipIndex, profile_ref
+from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, ManifestFile
+from gpustack.synth.plan import CLUSTERS_DIR
+from gpustack.synth.sources import packaged_default_profile
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """A cluster kept as it is: its name, the profile file and its (unchanged) index entry."""
+
+    name: str
+    path: Path
+    entry: IndexEntry
+
+
+def input_ref(path: Path, out: Path, *, packaged: bool = False) -> str:
+    """How the index names a file a profile was read from (see :func:`profile_ref`)."""
+    return profile_ref(None if packaged else path, out)
+
+
+def ref_path(ref: str, out: Path) -> Path:
+    """The file an input reference names."""
+    return packaged_default_profile() if ref == PACKAGED_DEFAULT else out / ref
+
+
+def input_digests(refs: Sequence[str], out: Path) -> dict[str, str] | None:
+    """Today's digest of each input; ``None`` when one is not a readable regular file."""
+    found: dict[str, str] = {}
+    for ref in refs:
+        path = ref_path(ref, out)
+        if not path.is_file():
+            return None
+        d = file_digest(path)
+        if d is None:
+            return None
+        found[ref] = d
+    return found
+
+
+def fresh_clusters(
+    files: Sequence[Path],
+    out: Path,
+    index: OwnershipIndex | None,
+    generator: str,
+    *,
+    packaged: bool = False,
+) -> dict[Path, Fresh]:
+    """The fresh ones among profile ``files`` (see the module docstring), by file."""
+    if index is None:
+        return {}
+    by_ref = {e.profile: (n, e) for n, e in index.clusters.items() if e.digest is not None}
+    fresh: dict[Path, Fresh] = {}
+    out_real = os.path.realpath(out)
+    for path in files:
+        # profile_ref's reference, with ``out`` resolved once rather than per file
+        ref = (
+            PACKAGED_DEFAULT
+            if packaged
+            else Path(os.path.relpath(os.path.realpath(path), out_real)).as_posix()
+        )
+        hit = by_ref.get(ref)
+        if hit is None:
+            continue
+        name, entry = hit
+        if entry.previous or ref not in entry.inputs:
+            continue
+        now = input_digests(list(entry.inputs), out)
+        if now != entry.inputs or cluster_digest(generator, now) != entry.digest:
+            continue
+        if _plain_digests(os.path.join(out, CLUSTERS_DIR, name)) != entry.files:
+            continue
+        fresh[path] = Fresh(name, path, entry)
+    return fresh
+
+
+def _plain_digests(folder: str) -> dict[str, str] | None:
+    """Like :func:`~gpustack.synth.plan.digests_of`, but fast and only for the fresh check:
+    ``None`` as soon as anything is not a plain file or folder (gpustack never writes one)."""
+    found: dict[str, str] = {}
+    todo = [("", folder)]
+    while todo:
+        prefix, here = todo.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            return None
+        for e in entries:
+            rel = prefix + e.name
+            if e.is_symlink():
+                return None
+            if e.is_dir():
+                todo.append((rel + "/", e.path))
+            elif e.is_file():
+                try:
+                    with open(e.path, "rb") as fh:
+                        found[rel] = "sha256:" + hashlib.sha256(fh.read()).hexdigest()
+                except OSError:
+                    return None
+            else:
+                return None
+    return found
+
+
+def kept_output(out: Path, name: str) -> ClusterOutput:
+    """A fresh cluster's files as :func:`~gpustack.synth.layout.layout_cluster` made them, read
+    back from its folder (manifests in kustomization order, the kustomization last)."""
+    folder = out / CLUSTERS_DIR / name
+    kustomization = (folder / KUSTOMIZATION_FILE).read_bytes()
+    resources = yaml.safe_load(kustomization).get("resources", [])
+    files = [ManifestFile(rel, (folder / rel).read_bytes()) for rel in resources]
+    files.append(ManifestFile(KUSTOMIZATION_FILE, kustomization))
+    return ClusterOutput(name=name, files=tuple(files))

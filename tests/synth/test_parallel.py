@@ -1,0 +1,81 @@
+"""Synthesis in worker processes gives the very bytes synthesis in this process gives, and
+the packaged files left out of the generator digest are never loaded by synthesis."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpustack.checker import check_paths
+from gpustack.synth import parallel
+from gpustack.synth.digest import NOT_SYNTHESIS, package_root
+from gpustack.synth.errors import SynthError
+from gpustack.synth.node import prepare_node
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = ["lab-1gpu.yaml", "h100-staging.yaml", "a100-mig-mixed.yaml"]
+
+
+def jobs() -> list[tuple[Path, object]]:
+    result = check_paths([REPO / "profiles" / name for name in EXAMPLES])
+    assert result.ok
+    return [(p.path, p.profile) for p in result.profiles]
+
+
+@pytest.mark.parametrize(("count", "workers", "expected"), [(1, 8, 0), (23, 2, 0), (24, 2, 2)])
+def test_workers_start_only_for_batches_worth_it(count: int, workers: int, expected: int) -> None:
+    assert parallel.workers_for(count, workers) == expected
+
+
+def test_workers_write_what_this_process_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare_node()
+    todo = jobs()
+    inline = parallel.synthesize_many(todo, 1)  # type: ignore[arg-type]
+    monkeypatch.setattr(parallel, "PER_WORKER_MIN", 1)
+    seen: list[int] = []
+    in_workers = parallel.synthesize_many(todo, 2, seen.append)  # type: ignore[arg-type]
+    assert in_workers == inline
+    assert sorted(seen) == [1, 2, 3]
+
+
+def test_a_worker_that_dies_is_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare_node()
+    monkeypatch.setattr(parallel, "PER_WORKER_MIN", 1)
+    monkeypatch.setattr(parallel, "WORKER_FLAGS", ("-c", "import sys; sys.exit(7)", "--"))
+    with pytest.raises(SynthError, match="worker stopped unexpectedly"):
+        parallel.synthesize_many(jobs()[:2], 2)  # type: ignore[arg-type]
+
+
+def test_files_left_out_of_the_generator_digest_are_never_loaded() -> None:
+    """Synthesize every example profile, then list the gpustack modules that were loaded: none
+    may come from a path :data:`NOT_SYNTHESIS` leaves out (else a change there would not
+    invalidate the clusters it affects)."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from click.testing import CliRunner\n"
+        "from gpustack.cli import main\n"
+        f"r = CliRunner().invoke(main, ['synth', '{REPO / 'profiles'}', '--out', sys.argv[1],"
+        " '--jobs', '1'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "for m in list(sys.modules.values()):\n"
+        "    f = getattr(m, '__file__', None)\n"
+        "    if f: print(f)\n"
+    )
+    out = Path(__import__("tempfile").mkdtemp()) / "dist"
+    done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    root = package_root()
+    loaded = [
+        Path(f).resolve().relative_to(root).as_posix()
+        for f in done.stdout.split()
+        if Path(f).resolve().is_relative_to(root)
+    ]
+    assert "constructs/driver.py" in loaded  # the listing works
+    outside = [m for m in loaded if m.startswith(NOT_SYNTHESIS)]
+    plugin_own = [m for m in loaded if m.startswith("plugin/") and m.count("/") == 1]
+    assert outside == []
+    assert plugin_own in ([], ["plugin/__init__.py"])
