@@ -14,7 +14,7 @@ schema can say "derived" instead of inventing a constant.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 from gpustack.fields import decode, key
@@ -240,30 +240,45 @@ def rehome(image: str, registry: str) -> str:
     return f"{registry}/{image}"
 
 
-def _default(cls: type[Any], name: str) -> Any:
-    return next(f.default for f in fields(cls) if f.name == name)
+#: Fields that name an image by reference (``image``: a repository; ``kubectl_image``: a full
+#: reference); ``cluster.imageRegistry`` rehomes each one left at its default.
+_IMAGE_FIELDS = ("image", "kubectl_image")
+
+
+def _rehomed(value: Any, registry: str) -> Any:
+    """``value`` (a section, or a tuple of items) with every image field still at its declared
+    default pulled from ``registry``; nested sections (``driver.upgrade``) and lists
+    (``workloads.examples``) included."""
+    if isinstance(value, tuple):
+        return tuple(_rehomed(v, registry) for v in value)
+    if not is_dataclass(value) or isinstance(value, type):
+        return value
+    changes: dict[str, Any] = {}
+    for f in fields(value):
+        current = getattr(value, f.name)
+        if f.name in _IMAGE_FIELDS and isinstance(current, str) and current == f.default:
+            changes[f.name] = rehome(current, registry)
+        elif is_dataclass(current) or (
+            isinstance(current, tuple) and current and is_dataclass(current[0])
+        ):
+            changes[f.name] = _rehomed(current, registry)
+    return replace(value, **changes) if changes else value
 
 
 def with_image_registry(profile: Profile) -> Profile:
     """Every image left at its default, pulled from ``cluster.imageRegistry`` when it is set
-    (declared once, on the cluster; explicit images win)."""
+    (declared once, on the cluster; explicit images win). The device plugin's image defaults
+    per implementation (``None`` in the model), so it is rehomed from :data:`PLUGIN_IMAGES`."""
     registry = profile.cluster.image_registry
     if registry is None:
         return profile
-    driver, toolkit, dp = profile.driver, profile.toolkit, profile.device_plugin
-
-    def moved(image: str, cls: type[Any]) -> str:
-        return rehome(image, registry) if image == _default(cls, "image") else image
-
-    examples = tuple(replace(e, image=moved(e.image, Example)) for e in profile.workloads.examples)
+    moved: Profile = _rehomed(profile, registry)
+    dp = moved.device_plugin
     return replace(
-        profile,
-        driver=replace(driver, image=moved(driver.image, Driver)),
-        toolkit=replace(toolkit, image=moved(toolkit.image, Toolkit)),
+        moved,
         device_plugin=replace(
             dp, image=dp.image or rehome(PLUGIN_IMAGES[dp.implementation][0], registry)
         ),
-        workloads=replace(profile.workloads, examples=examples),
     )
 
 

@@ -329,8 +329,10 @@ class Cluster:
     image_registry: str | None = key(
         "Image registry",
         "Registry (host[:port][/path]) that replaces the registry part of every image left at "
-        "its default: NVIDIA's driver, toolkit and device plugin, gpustack's device plugin and "
-        "the example jobs' image (nvcr.io/nvidia/driver becomes <registry>/nvidia/driver). "
+        "its default: NVIDIA's driver, toolkit, device plugin and day-2 operands (driver "
+        "manager and its kubectl image, GPU feature discovery, MIG manager, DCGM exporter), "
+        "Node Feature Discovery, gpustack's device plugin and the example jobs' image "
+        "(nvcr.io/nvidia/driver becomes <registry>/nvidia/driver). "
         "For air-gapped clusters with a mirror; images set explicitly are used as written.",
         default=None,
         pattern=IMAGE,
