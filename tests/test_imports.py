@@ -39,6 +39,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "cdk8s",
     ),
     "constructs": ("gpustack.profile.rules", "gpustack.checker", "gpustack.report"),
+    # the library under the CLI: it reports through return values and SynthError, never click
+    "synth": ("gpustack.cli", "click"),
+    "gitops": ("gpustack.cli", "click"),
     # doctor reads the cluster's state and derivations: the same limits as lint
     "doctor": (
         "gpustack.constructs",

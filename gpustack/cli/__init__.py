@@ -1,0 +1,25 @@
+"""The ``gpustack`` command line: wiring only, one module per command.
+
+Each command turns options into calls of the library and results into output and exit codes.
+User errors exit 1 (``click.ClickException``), usage errors exit 2, and expected failures never
+print a traceback. Heavy modules (cdk8s, Node) are imported inside the commands that synthesize
+only, so that ``validate`` stays fast and Node-free.
+"""
+
+from __future__ import annotations
+
+import click
+
+from gpustack import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpustack")
+def main() -> None:
+    """Validate GPU stack profiles and synthesize their Kubernetes manifests."""
+
+
+# The commands register themselves on ``main`` when imported.
+from gpustack.cli import doctor, init, lint, synth, template, validate  # noqa: E402
+
+__all__ = ["doctor", "init", "lint", "main", "synth", "template", "validate"]

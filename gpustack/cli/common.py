@@ -1,0 +1,45 @@
+"""What several commands share: colour, loading one profile, counting nouns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from gpustack.profile.model import Profile
+
+#: Where ``validate`` and ``init`` look for profiles when given no path.
+DEFAULT_PROFILES = "profiles"
+
+
+def color(fmt: str) -> bool:
+    import os
+    import sys
+
+    return (
+        fmt == "text"
+        and sys.stdout.isatty()
+        and not os.environ.get("NO_COLOR")
+        and os.environ.get("TERM") != "dumb"
+    )
+
+
+def load_profile(path: Path) -> tuple[Profile, str]:
+    """The validated profile at ``path`` and its display name; exit 1 with validate's report
+    when it is not valid."""
+    import sys
+
+    from gpustack.checker import check_paths, display_path
+    from gpustack.report import render_text
+
+    result = check_paths([path])
+    if not result.ok or len(result.profiles) != 1:
+        click.echo(render_text(result), err=True, nl=False)
+        sys.exit(1)
+    return result.profiles[0].profile, display_path(path)
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,71 @@
+"""``gpustack doctor``: why a cluster shows no GPUs, or a GPU pod is Pending."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpustack.cli import main
+from gpustack.cli.common import load_profile
+
+
+@main.command(short_help="Explain why a cluster shows no GPUs or a GPU pod is Pending.")
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="The cluster's profile.",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    help="Output of `kubectl get nodes,pods,daemonsets,events -A -o json` (- for stdin).",
+)
+@click.option("--kubectl", "use_kubectl", is_flag=True, help="Run kubectl to read the state.")
+@click.option("--context", "kube_context", help="kubectl context (with --kubectl).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def doctor(
+    profile_path: Path,
+    state_path: Path | None,
+    use_kubectl: bool,
+    kube_context: str | None,
+    fmt: str,
+) -> None:
+    """Diagnose the GPU stack of a cluster from its state: per node (not selected, driver or
+    toolkit not ready, device plugin missing or crash-looping, no allocatable GPUs, MIG layout
+    not applied) and per Pending GPU pod (nodes with the resource, nodes excluded by taints or
+    selectors, requests larger than any node). Exit 0 when healthy, 1 on any finding, 2 on
+    usage errors. kubectl runs only with --kubectl (read-only: get/list).
+    """
+    import sys
+
+    from gpustack.doctor import kubectl, state
+    from gpustack.doctor.report import diagnose, render_json, render_text
+
+    if (state_path is None) == (not use_kubectl):
+        raise click.UsageError("give one of --state FILE or --kubectl")
+    profile, _ = load_profile(profile_path)
+    try:
+        if use_kubectl:
+            extra = ["--context", kube_context] if kube_context else []
+            text, source = kubectl.fetch(extra=extra), "kubectl"
+        else:
+            assert state_path is not None
+            with click.open_file(str(state_path), encoding="utf-8") as f:
+                text, source = f.read(), str(state_path)
+        cluster = state.load(text, source)
+    except (kubectl.KubectlError, state.StateError) as exc:
+        raise click.ClickException(str(exc)) from None
+    found = diagnose(cluster, profile)
+    render = render_json if fmt == "json" else render_text
+    click.echo(render(found, cluster), nl=False)
+    if found:
+        sys.exit(1)
+
+
+# --- synth: owned by the constructs/synthesis work --------------------------------------------

@@ -1,0 +1,88 @@
+"""``gpustack init``: a first profile for a cluster, and its schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpustack.cli import main
+from gpustack.cli.common import DEFAULT_PROFILES
+
+
+def _products() -> list[str]:
+    from gpustack.scaffold import products
+
+    return products()
+
+
+@main.command(short_help="Write a first profile for a cluster, and its schemas.")
+@click.argument("name")
+@click.option(
+    "--product",
+    type=click.Choice(_products()),
+    required=True,
+    help="GPU product on the nodes (as in gpus.product).",
+)
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(1, 16),
+    default=1,
+    show_default=True,
+    help="GPUs on each node.",
+)
+@click.option(
+    "--example-gpus",
+    type=click.IntRange(1, 16),
+    default=1,
+    show_default=True,
+    help="GPUs the example job asks for (at most --gpus-per-node).",
+)
+@click.option(
+    "--profiles",
+    "profiles_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(DEFAULT_PROFILES),
+    show_default=True,
+    help="Folder to write NAME.yaml into; the schemas go to its parent's schemas/.",
+)
+def init(
+    name: str, product: str, gpus_per_node: int, example_gpus: int, profiles_dir: Path
+) -> None:
+    """Write a first profile, PROFILES/NAME.yaml, for a cluster called NAME.
+
+    It sets the GPU product, GPUs per node, the driver and one PyTorch example job (one GPU
+    unless --example-gpus says more), and leaves
+    everything else to the schema's defaults; it is validated before it is written, and an
+    existing file is never replaced. The profile schemas are written beside PROFILES (in
+    ../schemas/, where the editor modeline points) unless a file there is not gpustack's.
+    """
+    from gpustack.report import render_text
+    from gpustack.scaffold import (
+        ProfileExists,
+        create_profile,
+        profile_text,
+        schema_ref,
+        write_schemas,
+    )
+
+    target = profiles_dir / f"{name}.yaml"
+    text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir), example_gpus)
+    try:
+        result = create_profile(target, text)
+    except ProfileExists:
+        raise click.ClickException(
+            f"{target} exists; choose another NAME or edit that file"
+        ) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
+    if not result.ok:  # e.g. a NAME that is no DNS label
+        report = render_text(result).rstrip()
+        raise click.ClickException(f"the profile would not be valid:\n{report}")
+    click.echo(f"wrote {target}")
+    for done in write_schemas(profiles_dir.parent):
+        if done.action == "kept":
+            click.echo(f"kept {done.path} (not gpustack's schema; the modeline needs it)", err=True)
+        elif done.action != "unchanged":
+            click.echo(f"{done.action} {done.path}")
+    click.echo(f"next: gpustack validate {profiles_dir} && gpustack synth")

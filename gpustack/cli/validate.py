@@ -1,0 +1,68 @@
+"""``gpustack validate``: profiles against the schema and the rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpustack.cli import main
+from gpustack.cli.common import DEFAULT_PROFILES, count
+
+
+@main.command(short_help="Check profiles against the schema and the compatibility rules.")
+@click.argument(
+    "paths",
+    nargs=-1,
+    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for machines, github for Actions annotations.",
+)
+def validate(paths: tuple[Path, ...], fmt: str) -> None:
+    """Check profiles (files or folders, default: profiles/) against the schema and the
+    compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
+
+    Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
+    skipped, and so are Kubernetes manifests (each named on stderr). Colour follows the
+    terminal, NO_COLOR and TERM=dumb.
+    """
+    import os
+    import sys
+
+    from gpustack.checker import check_paths, scan
+    from gpustack.report import render
+
+    if not paths:
+        default = Path(DEFAULT_PROFILES)
+        if not default.is_dir():
+            raise click.UsageError(f"no PATH given and no {DEFAULT_PROFILES}/ folder here")
+        paths = (default,)
+    found = scan(list(paths))
+    if not found.files and not found.unreadable:
+        raise click.UsageError(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
+    result = check_paths(list(paths))
+    for skipped in result.skipped:  # on stderr: stdout stays one report (json, annotations)
+        click.echo(f"{skipped.file}: skipped: {skipped.what}", err=True)
+    if result.skipped and not result.files_checked:
+        raise click.UsageError(
+            f"no profiles in {', '.join(map(str, paths))}: {count(len(result.skipped), 'file')} "
+            "skipped, none is a gpustack profile"
+        )
+    color = (
+        fmt == "text"
+        and sys.stdout.isatty()
+        and not os.environ.get("NO_COLOR")
+        and os.environ.get("TERM") != "dumb"
+    )
+    click.echo(render(result, fmt, color=color), nl=False, color=color)
+    if not result.ok:
+        sys.exit(1)
+
+
+# --- init: a first profile ---------------------------------------------------------------------

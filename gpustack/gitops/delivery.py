@@ -1,0 +1,131 @@
+"""``<out>/gitops/``: which Argo CD and Flux objects a synth run delivers, and writing or
+comparing them (the ``synth`` command calls this; the objects themselves are
+:mod:`gpustack.gitops.objects`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpustack.synth.errors import SynthError
+from gpustack.synth.index import IndexEntry, OwnershipIndex
+from gpustack.synth.pipeline import Source
+from gpustack.synth.writer import SourcedCluster
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """``<out>/gitops/``'s files (``None``: leave the folder alone), the fleet digest to
+    record once they are written (``None``: none) and a note for the user (why the folder was
+    left alone)."""
+
+    files: dict[str, bytes] | None
+    fleet: str | None = None
+    note: str | None = None
+
+
+def delivery_files(
+    sources: Sequence[Source],
+    clusters: Sequence[SourcedCluster],
+    kept: Mapping[str, IndexEntry],
+    index: OwnershipIndex | None,
+    out: Path,
+    *,
+    check: bool,
+    force: bool,
+    prune: bool,
+) -> Delivery:
+    """The files of ``<out>/gitops/`` (see :mod:`gpustack.gitops`), refused before anything is
+    written if they need ``--force`` or ``--prune``; ``None`` when this run must leave the folder
+    alone: only a run covering every cluster of the output folder (whose profile still exists)
+    touches it, since the ApplicationSet lists the whole fleet. When every delivered cluster is
+    as it was when the folder was last generated (the fleet digest in the index) and the folder
+    holds what gpustack wrote, nothing is computed: its files can't have changed."""
+    from gpustack.checker import check_paths
+    from gpustack.gitops import output
+    from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files
+    from gpustack.synth.digest import fleet_digest, generator_digest
+    from gpustack.synth.fresh import kept_output, ref_path
+    from gpustack.synth.index import profile_exists
+    from gpustack.synth.plan import digests_of
+
+    produced = {c.output.name for c in clusters} | set(kept)
+    left_out = sorted(
+        name
+        for name, entry in (index.clusters.items() if index else ())
+        if name not in produced and profile_exists(entry.profile, out)
+    )
+    if left_out:
+        return Delivery(
+            None,
+            note=f"gpustack: {out / GITOPS_DIR} not updated: this run leaves out "
+            f"{', '.join(left_out[:3])}{', ...' if len(left_out) > 3 else ''} (synthesize all "
+            "profiles to update it)",
+        )
+    delivered = [(c.output.name, c.digest) for c in clusters if c.delivery]
+    delivered += [(n, e.digest) for n, e in kept.items() if e.delivery]
+    fleet = (
+        fleet_digest(generator_digest(), [(n, d) for n, d in delivered if d is not None])
+        if all(d is not None for _, d in delivered)
+        else None
+    )
+    if fleet is not None and index is not None and index.gitops == fleet:
+        record = read_plain_json(out / ".gpustack" / output.RECORD)
+        if digests_of(out / GITOPS_DIR) == record:
+            return Delivery(None)
+    pairs = [Delivered(s.profile, c.output) for s, c in zip(sources, clusters, strict=True)]
+    again = [(n, e) for n, e in sorted(kept.items()) if e.delivery]
+    if again:  # fresh clusters that deliver: read their profiles and folders back
+        loaded = check_paths([ref_path(e.profile, out) for _, e in again])
+        if not loaded.ok or len(loaded.profiles) != len(again):
+            raise SynthError("profiles changed while synth was running; run again")
+        pairs += [
+            Delivered(p.profile, kept_output(out, n))
+            for (n, _), p in zip(again, loaded.profiles, strict=True)
+        ]
+    files = gitops_files(pairs)
+    if not check:
+        output.confirm(out, output.compare(out, files), force=force, prune=prune)
+    return Delivery(files, fleet)
+
+
+def read_plain_json(path: Path) -> dict[str, str]:
+    """The ``files`` of gpustack's record of ``<out>/gitops/`` (empty when there is none)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    files = doc.get("files") if isinstance(doc, dict) else None
+    return dict(files) if isinstance(files, dict) else {}
+
+
+def write_or_compare(
+    files: dict[str, bytes] | None, out: Path, *, check: bool, force: bool, prune: bool
+) -> list[tuple[str, Path]]:
+    """Write or compare ``<out>/gitops/``: ``(what, path)`` pairs, the differences with
+    ``check``, else what was written."""
+    from gpustack.gitops import output
+    from gpustack.gitops.objects import GITOPS_DIR
+    from gpustack.synth.writer import locked
+
+    if files is None:
+        return []
+    folder = out / GITOPS_DIR
+    with locked(out, shared=check):
+        change = (
+            output.compare(out, files)
+            if check
+            else output.write(out, files, force=force, prune=prune)
+        )
+    if check:
+        return [
+            *(("missing", folder / r) for r in change.added),
+            *(("differs", folder / r) for r in change.changed),
+            *(("extra", folder / r) for r in change.removed),
+        ]
+    if change.removed and not files:
+        return [("removed", folder)]
+    return [("wrote", folder)] if change.stale else []
