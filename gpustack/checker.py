@@ -12,6 +12,7 @@ A file found in a folder that does not load as a profile but is a Kubernetes man
 document has an ``apiVersion`` and ``kind``, none of them gpustack's) is no profile with errors:
 it is listed in :attr:`CheckResult.skipped`, so ``validate dist/`` says what it skipped instead of
 reporting every key of every manifest. A file named explicitly gets one issue saying the same.
+Finding the files is :mod:`gpustack.scan`'s business.
 """
 
 from __future__ import annotations
@@ -37,8 +38,7 @@ from gpustack.profile.loader import (
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import accept, cross_profile_findings, rule_findings
 from gpustack.profile.rules.registry import ACCEPT, LOAD, SCHEMA
-
-PROFILE_SUFFIXES = (".yaml", ".yml")
+from gpustack.scan import scan
 
 
 @dataclass(frozen=True)
@@ -110,62 +110,6 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return not self.issues
-
-
-def _is_hidden(part: str) -> bool:
-    return part.startswith("_") or part.startswith(".")
-
-
-@dataclass(frozen=True)
-class Scan:
-    """What :func:`scan` found: profile files, and folders it could not read (each an error:
-    a profile in an unreadable folder is a profile nobody checked)."""
-
-    files: tuple[Path, ...]
-    unreadable: tuple[tuple[Path, str], ...] = ()
-
-
-def scan(paths: Sequence[Path]) -> Scan:
-    """Profile files for ``paths``: files as given; folders searched recursively for
-    ``*.yaml``/``*.yml`` (sorted), skipping anything under a ``_``- or ``.``-prefixed name inside
-    the folder, which is where bases for ``extends`` live (``profiles/_bases/``). Every entry
-    with a profile suffix that is not a folder is kept (a broken symlink, a FIFO), so that
-    checking it reports it instead of silently dropping a profile; links to folders are not
-    followed. A folder that cannot be listed is reported in :attr:`Scan.unreadable`.
-
-    Raises ``FileNotFoundError`` for a path that does not exist.
-    """
-    found: list[Path] = []
-    unreadable: list[tuple[Path, str]] = []
-
-    def failed(exc: OSError) -> None:
-        unreadable.append((Path(str(exc.filename)), exc.strerror or str(exc)))
-
-    for path in paths:
-        if path.is_dir():
-            inner: list[Path] = []
-            for root, dirs, names in os.walk(path, onerror=failed):
-                here = Path(root)
-                dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
-                inner.extend(
-                    here / n
-                    for n in names
-                    if Path(n).suffix in PROFILE_SUFFIXES and not _is_hidden(n)
-                )
-            found.extend(sorted(inner))
-        elif os.path.lexists(path):
-            found.append(path)
-        else:
-            raise FileNotFoundError(str(path))
-    unique: dict[Path, None] = {}
-    for p in found:
-        unique.setdefault(p, None)
-    return Scan(tuple(unique), tuple(unreadable))
-
-
-def discover(paths: Sequence[Path]) -> list[Path]:
-    """The profile files of :func:`scan` (see there)."""
-    return list(scan(paths).files)
 
 
 #: An issue and, for a rule's finding located in a base, the profile it was found for.

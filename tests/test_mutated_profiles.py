@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpustack.checker import check_paths, discover
+from gpustack.checker import check_paths
+from gpustack.scan import discover
 from tests.k8s_schema import assert_valid
 
 REPO = Path(__file__).resolve().parents[1]

@@ -93,9 +93,10 @@ def synth(
     import json
     import sys
 
-    from gpustack.checker import check_paths, scan
+    from gpustack.checker import check_paths
     from gpustack.gitops.delivery import delivery_files, write_or_compare
     from gpustack.report import render_text
+    from gpustack.scan import scan
     from gpustack.synth.digest import generator_digest
     from gpustack.synth.errors import SynthError
     from gpustack.synth.fresh import fresh_clusters

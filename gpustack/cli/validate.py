@@ -35,8 +35,9 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     import os
     import sys
 
-    from gpustack.checker import check_paths, scan
+    from gpustack.checker import check_paths
     from gpustack.report import render
+    from gpustack.scan import scan
 
     if not paths:
         default = Path(DEFAULT_PROFILES)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.checker import check_paths, discover
+from gpustack.checker import check_paths
 from gpustack.constructs.plugin_config import build_config, simulated_gpus
 from gpustack.plugin import config as plugin_config
 from gpustack.plugin.backends.simulated import SimulatedBackend
@@ -21,6 +21,7 @@ from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.resources import build_resources
 from gpustack.profile.derive import advertised_resources
 from gpustack.profile.model import Profile, node_config_profile
+from gpustack.scan import discover
 
 REPO = Path(__file__).resolve().parents[2]
 PATHS = discover([REPO / "tests" / "profile" / "cases" / "valid", REPO / "profiles"])

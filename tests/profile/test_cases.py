@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.checker import check_paths, discover
+from gpustack.checker import check_paths
 from gpustack.profile import rules
+from gpustack.scan import discover
 
 CASES = Path(__file__).parent / "cases"
 VALID = sorted(p.name for p in discover([CASES / "valid"]))

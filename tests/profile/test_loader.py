@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.checker import discover
 from gpustack.profile.loader import (
     ProfileError,
     ProfileLoader,
@@ -15,6 +14,7 @@ from gpustack.profile.loader import (
     profiles_root,
     read_document,
 )
+from gpustack.scan import discover
 
 TEXT = """\
 metadata:

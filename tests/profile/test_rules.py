@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from gpustack.checker import discover
 from gpustack.profile import catalog, derive, rules
 from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
 from gpustack.profile.model import Profile, node_config_profile
 from gpustack.profile.rules import reference
+from gpustack.scan import discover
 
 CASES = Path(__file__).parent / "cases"
 REPO_PROFILES = Path(__file__).parents[2] / "profiles"

@@ -31,8 +31,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from gpustack.checker import CheckResult, check_paths, discover
+from gpustack.checker import CheckResult, check_paths
 from gpustack.profile import managed_env
+from gpustack.scan import discover
 from gpustack.synth.serialize import dump_yaml
 from tests.k8s_schema import assert_valid
 from tests.property import apiserver
