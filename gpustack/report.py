@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import click
 
+from gpustack.annotations import github_error
 from gpustack.checker import Accepted, CheckResult, Issue, display_path
 
 FORMATS = ("text", "json", "github")
@@ -82,27 +83,14 @@ def render_json(result: CheckResult, *, color: bool = False) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def render_github(result: CheckResult, *, color: bool = False) -> str:
     """GitHub Actions workflow commands: one ``::error`` annotation per issue, titled with the
     rule's ID (as the annotation's heading shows it), then the summary."""
     lines = []
     for issue in result.issues:
         title = f"gpustack validate ({issue.rule})" if issue.rule else "gpustack validate"
-        props = (
-            f"file={_escape_property(issue.file)},line={issue.line},col={issue.col},"
-            f"title={_escape_property(title)}"
-        )
-        lines.append(
-            f"::error {props}::{_escape_data(f'{issue.json_path}: {issue.text(rule=False)}')}"
-        )
+        text = f"{issue.json_path}: {issue.text(rule=False)}"
+        lines.append(github_error(issue.file, issue.line, issue.col, title, text))
     lines.append(summary(result))
     return "\n".join(lines) + "\n"
 

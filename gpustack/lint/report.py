@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import click
 
+from gpustack.annotations import github_error
 from gpustack.lint.check import LintResult
 
 FORMATS = ("text", "json", "github")
@@ -76,24 +77,12 @@ def render_json(result: LintResult, *, color: bool = False) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def render_github(result: LintResult, *, color: bool = False) -> str:
     lines = []
     for issue in result.issues:
         title = f"gpustack lint ({issue.rule})"
-        props = (
-            f"file={_escape_property(issue.file)},line={issue.line},col={issue.col},"
-            f"title={_escape_property(title)}"
-        )
-        text = _escape_data(f"{issue.json_path}: {issue.text(rule=False)}")
-        lines.append(f"::error {props}::{text}")
+        text = f"{issue.json_path}: {issue.text(rule=False)}"
+        lines.append(github_error(issue.file, issue.line, issue.col, title, text))
     lines.append(summary(result))
     return "\n".join(lines) + "\n"
 
