@@ -30,14 +30,16 @@ VARIANTS = [
 ]
 
 
-def write_profiles(folder: Path, count: int) -> None:
-    """``count`` variants of the packaged default profile, each its own cluster."""
+def write_profiles(folder: Path, count: int, width: int = 3) -> None:
+    """``count`` variants of the packaged default profile, each its own cluster (names
+    ``cluster-<i>`` with ``width`` digits)."""
     base = yaml.safe_load(packaged_default_profile().read_text())
     for i in range(count):
         doc = dict(base)
         doc.update(VARIANTS[i % len(VARIANTS)])
-        doc["metadata"] = {"name": f"cluster-{i:03d}"}
-        (folder / f"cluster-{i:03d}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        name = f"cluster-{i:0{width}d}"
+        doc["metadata"] = {"name": name}
+        (folder / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
 def gpustack_command() -> list[str]:

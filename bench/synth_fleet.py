@@ -24,33 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-import yaml
-
-from gpustack.synth.sources import packaged_default_profile
-
-VARIANTS = [
-    {},
-    {"devicePlugin": {"implementation": "nvidia", "deviceListStrategy": ["cdi-cri"]}},
-    {"driver": {"enabled": False}, "toolkit": {"enabled": False}},
-    {"workloads": {"examples": []}},
-]
-
-
-def write_profiles(folder: Path, count: int) -> None:
-    """``count`` variants of the packaged default profile, each its own cluster."""
-    base = yaml.safe_load(packaged_default_profile().read_text())
-    for i in range(count):
-        doc = dict(base)
-        doc.update(VARIANTS[i % len(VARIANTS)])
-        doc["metadata"] = {"name": f"cluster-{i:04d}"}
-        (folder / f"cluster-{i:04d}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-
-
-def gpustack_command() -> list[str]:
-    script = Path(sys.executable).with_name("gpustack")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from gpustack.cli import main; main()"]
+# the same generated fleet as bench/synth_clusters.py (run as scripts, bench/ is on sys.path)
+from synth_clusters import gpustack_command, write_profiles
 
 
 def _tree_rss(pid: int) -> int:
@@ -103,7 +78,7 @@ def main(count: int, jobs: int | None) -> None:
     print(f"{count} clusters, {os.cpu_count()} CPUs, load average before: {load()}")
     try:
         (work / "profiles").mkdir()
-        write_profiles(work / "profiles", count)
+        write_profiles(work / "profiles", count, width=4)
         synth = [*command, "synth", "profiles", "--out", "dist", "--quiet"]
         if jobs is not None:
             synth += ["--jobs", str(jobs)]
