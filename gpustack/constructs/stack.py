@@ -9,15 +9,13 @@ owns the files).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import cdk8s
-from constructs import Construct
 
 from gpustack import components
+from gpustack.constructs.memo import CACHE, Manifests, RenderCache
 from gpustack.profile.model import Profile
 
 
@@ -49,36 +47,46 @@ def load(ref: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def _components(profile: Profile) -> list[tuple[str, Callable[[Construct], object]]]:
-    """The enabled components in registry order (:mod:`gpustack.components`), each as a
-    function that adds its construct to a chart. All props are resolved here, so bad input fails
+def _components(profile: Profile) -> list[tuple[str, str, object]]:
+    """The enabled components in registry order (:mod:`gpustack.components`), each as its name,
+    its construct reference and its props. All props are resolved here, so bad input fails
     before cdk8s runs."""
-    parts: list[tuple[str, Callable[[Construct], object]]] = []
-    for component in components.enabled(profile):
-        props = load(component.props).from_profile(profile)
-        construct = load(component.construct)
-        parts.append((component.name, partial(construct, id=component.name, props=props)))
-    return parts
+    return [
+        (c.name, c.construct, load(c.props).from_profile(profile))
+        for c in components.enabled(profile)
+    ]
 
 
-def synthesize(profile: Profile) -> list[SynthObject]:
+def synthesize(profile: Profile, cache: RenderCache | None = CACHE) -> list[SynthObject]:
     """Every Kubernetes object of ``profile``'s GPU stack: by component, in creation order.
 
     File names and install order within a cluster folder are the synth layout's business
     (:mod:`gpustack.synth.layout` sorts by component, kind, namespace and name).
 
     Props are resolved (and their errors raised) before any cdk8s object exists. Deterministic:
-    the same profile gives equal output.
+    the same profile gives equal output. A component whose props this process already rendered
+    is taken from ``cache`` (:mod:`gpustack.constructs.memo`); ``cache=None`` renders all.
     """
-    components = _components(profile)
-    app = cdk8s.App()
-    charts: list[tuple[str, cdk8s.Chart]] = []
-    for component, build in components:
-        chart = cdk8s.Chart(app, component, disable_resource_name_hashes=True)
-        build(chart)
-        charts.append((component, chart))
-    return [
-        SynthObject(component, manifest)
-        for component, chart in charts
-        for manifest in chart.to_json()
-    ]
+    parts = _components(profile)
+    rendered: dict[str, Manifests] = {}
+    todo: list[tuple[str, str, object, tuple[str, str, bytes] | None]] = []
+    for name, construct, props in parts:
+        key = cache.key(name, construct, props) if cache is not None else None
+        found = cache.get(key) if cache is not None else None
+        if found is not None:
+            rendered[name] = found
+        else:
+            todo.append((name, construct, props, key))
+    if todo:
+        app = cdk8s.App()
+        charts: list[tuple[str, tuple[str, str, bytes] | None, cdk8s.Chart]] = []
+        for name, construct, props, key in todo:
+            chart = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
+            load(construct)(chart, id=name, props=props)
+            charts.append((name, key, chart))
+        for name, key, chart in charts:
+            manifests = list(chart.to_json())
+            rendered[name] = manifests
+            if cache is not None:
+                cache.put(key, manifests)
+    return [SynthObject(name, manifest) for name, _, _ in parts for manifest in rendered[name]]

@@ -20,6 +20,7 @@ object can ever make the writer step outside its cluster folder.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -189,6 +190,27 @@ def kustomization(paths: Iterable[str]) -> bytes:
     )
 
 
+#: Manifests serialized lately, by identity: the constructs' render cache
+#: (:mod:`gpustack.constructs.memo`) hands the same read-only dict to every cluster with equal
+#: props, and it is serialized once. Each entry pins its dict, so an id is never reused for
+#: another object while it is here.
+_SERIALIZED: OrderedDict[int, tuple[Mapping[str, Any], bytes]] = OrderedDict()
+_SERIALIZED_MAX = 8192
+
+
+def _serialized(manifest: Mapping[str, Any]) -> bytes:
+    """``dump_yaml(manifest)``, once per manifest object."""
+    found = _SERIALIZED.get(id(manifest))
+    if found is not None and found[0] is manifest:
+        _SERIALIZED.move_to_end(id(manifest))
+        return found[1]
+    content = dump_yaml(manifest)
+    _SERIALIZED[id(manifest)] = (manifest, content)
+    if len(_SERIALIZED) > _SERIALIZED_MAX:
+        _SERIALIZED.popitem(last=False)
+    return content
+
+
 def layout_cluster(name: str, objects: Iterable[SynthObjectLike]) -> ClusterOutput:
     """Place and serialize one cluster's objects; raises :class:`SynthError` on any conflict."""
     check_cluster_name(name)
@@ -216,7 +238,7 @@ def layout_cluster(name: str, objects: Iterable[SynthObjectLike]) -> ClusterOutp
         by_identity[p.identity] = p
         by_path[p.path] = p
         try:
-            content = dump_yaml(p.manifest)
+            content = _serialized(p.manifest)
         except yaml.YAMLError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise SynthError(

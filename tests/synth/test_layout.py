@@ -162,3 +162,29 @@ def test_cluster_names_must_be_dns_labels(name: str) -> None:
 def test_a_cluster_without_objects_is_an_error() -> None:
     with pytest.raises(SynthError, match="synthesizes no objects"):
         layout_cluster("a", [])
+
+
+def test_a_shared_manifest_is_serialized_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clusters of one shape hand the layout the same manifest dicts (the render cache): each
+    is serialized once, and an equal but distinct dict is serialized on its own."""
+    from gpustack.synth import layout
+
+    calls: list[object] = []
+    real = layout.dump_yaml
+
+    def counting(doc: object) -> bytes:
+        calls.append(doc)
+        return real(doc)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(layout, "dump_yaml", counting)
+    monkeypatch.setattr(layout, "_SERIALIZED", type(layout._SERIALIZED)())
+    shared = stack()
+    one = layout_cluster("one", shared)
+    manifests = len(calls)
+    two = layout_cluster("two", shared)
+    assert len(calls) == manifests + 1  # only the kustomization of "two"
+    assert one.files == two.files
+    fresh = stack()  # equal, not the same objects
+    three = layout_cluster("three", fresh)
+    assert len(calls) == 2 * manifests + 1
+    assert three.files == one.files
