@@ -7,13 +7,24 @@ second: Python, cdk8s and Node), the clusters are dealt round-robin to ``jobs`` 
 Smaller batches, or ``jobs=1``, run in this process. The result is the same either way: each
 cluster's files depend on its profile alone, and results are put back in input order.
 
+A fleet is a few shapes repeated, and each process renders a component once per distinct props
+(:mod:`gpustack.constructs.memo`): a cluster that differs from another only in its name costs a
+few milliseconds, not a round of cdk8s. So the work is counted in *shapes* (profiles equal but
+for ``metadata.name``), workers are started only when there are enough shapes to share, and
+clusters of one shape go to the same worker, where all but the first are cache hits.
+
 Workers run with ``-O``: jsii's generated bindings check every argument's type at run time
-under ``if __debug__`` (about a quarter of the time per cluster), and our constructs hand them
-values that mypy and the tests already check; gpustack has no ``assert`` on this path.
+under ``if __debug__`` (about a quarter of the time per render), and our constructs hand them
+values that mypy and the tests already check; gpustack has no ``assert`` on this path. Unless
+``-O`` would compile cdk8s' bindings in every worker again: where bytecode may not be written
+(``PYTHONDONTWRITEBYTECODE``, common in container images) and no optimized bytecode exists,
+each ``-O`` worker would spend about a second and 100 MB compiling ~30 MB of generated Python,
+more than the checks cost.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pickle
 import queue
@@ -21,6 +32,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +40,15 @@ from gpustack.profile.model import Profile
 from gpustack.synth.errors import SynthError
 from gpustack.synth.layout import ClusterOutput
 
-#: Below this many clusters per worker, starting workers costs more than it saves.
+#: Below this many distinct shapes per worker, starting workers costs more than it saves (a
+#: worker starts in about a second; rendering one shape takes ~0.1–0.2 s of it).
 PER_WORKER_MIN = 12
-#: Interpreter flags of the workers (see the module docstring).
-WORKER_FLAGS = ("-O",)
+#: A new shape costs a worker about this many cache hits (a render is ~0.2 s, a hit ~4 ms).
+SHAPE_COST = 50
+#: Extra interpreter arguments of the workers (a test hook), after ``-O`` when it is used.
+WORKER_FLAGS: tuple[str, ...] = ()
+#: The largest generated binding module: whether its optimized bytecode exists decides ``-O``.
+_BINDINGS = "cdk8s_plus_33.k8s"
 
 Progress = Callable[[int], None]
 
@@ -44,10 +61,46 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def workers_for(count: int, jobs: int) -> int:
-    """How many workers to start for ``count`` clusters (0: synthesize in this process)."""
-    n = min(jobs, count // PER_WORKER_MIN)
+def workers_for(shapes: int, jobs: int) -> int:
+    """How many workers to start for ``shapes`` distinct shapes (0: synthesize in this
+    process)."""
+    n = min(jobs, shapes // PER_WORKER_MIN)
     return n if n >= 2 else 0
+
+
+def shape(profile: Profile) -> bytes:
+    """``profile`` without its cluster name, as bytes: equal for clusters whose components get
+    equal props (used to group work, never as a cache key)."""
+    anonymous = replace(profile, metadata=replace(profile.metadata, name=""))
+    return pickle.dumps(anonymous, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def deal(profiles: Sequence[Profile], n: int) -> list[list[int]]:
+    """Indexes of ``profiles`` for each of ``n`` workers: whole shapes, the largest first, each
+    to the worker with the least work so far (a shape costs one render plus one cache hit per
+    further cluster, counted as :data:`SHAPE_COST` clusters plus its size). Each worker's list
+    is in input order."""
+    groups: dict[bytes, list[int]] = {}
+    for i, profile in enumerate(profiles):
+        groups.setdefault(shape(profile), []).append(i)
+    load = [0] * n
+    shares: list[list[int]] = [[] for _ in range(n)]
+    for members in sorted(groups.values(), key=lambda m: (-len(m), m[0])):
+        w = min(range(n), key=lambda k: (load[k], k))
+        shares[w].extend(members)
+        load[w] += SHAPE_COST + len(members)
+    return [sorted(share) for share in shares]
+
+
+def optimize() -> bool:
+    """Whether workers run with ``-O`` (see the module docstring)."""
+    spec = importlib.util.find_spec(_BINDINGS)
+    origin = spec.origin if spec is not None else None
+    if origin is None or not origin.endswith(".py"):
+        return True
+    if Path(importlib.util.cache_from_source(origin, optimization=1)).exists():
+        return True
+    return not sys.dont_write_bytecode
 
 
 def _worker_env() -> dict[str, str]:
@@ -66,7 +119,7 @@ def synthesize_many(
     (in input order) that can't be synthesized."""
     from gpustack.synth.worker import synthesize_one
 
-    n = workers_for(len(jobs_list), jobs)
+    n = workers_for(len({shape(p) for _, p in jobs_list}), jobs) if jobs > 1 else 0
     if n == 0:
         outputs = []
         for i, (path, profile) in enumerate(jobs_list):
@@ -83,11 +136,14 @@ def _in_workers(
     results: queue.Queue[tuple[Any, str, Any]] = queue.Queue()
     procs: list[subprocess.Popen[bytes]] = []
     threads: list[threading.Thread] = []
+    flags = (("-O",) if optimize() else ()) + WORKER_FLAGS
     try:
-        for w in range(n):
-            share = [(i, str(p), prof) for i, (p, prof) in enumerate(jobs_list) if i % n == w]
+        for indexes in deal([prof for _, prof in jobs_list], n):
+            if not indexes:
+                continue
+            share = [(i, str(jobs_list[i][0]), jobs_list[i][1]) for i in indexes]
             proc = subprocess.Popen(
-                [sys.executable, *WORKER_FLAGS, "-m", "gpustack.synth.worker"],
+                [sys.executable, *flags, "-m", "gpustack.synth.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=_worker_env(),
@@ -99,7 +155,7 @@ def _in_workers(
         outputs: dict[int, ClusterOutput] = {}
         errors: dict[int, str] = {}
         finished = 0
-        while finished < n:
+        while finished < len(procs):
             number, status, value = results.get()
             if number is None:
                 finished += 1

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gpustack.checker import check_paths
+from gpustack.profile.model import Profile
 from gpustack.synth import parallel
 from gpustack.synth.digest import NOT_SYNTHESIS, package_root
 from gpustack.synth.errors import SynthError
@@ -25,9 +27,38 @@ def jobs() -> list[tuple[Path, object]]:
     return [(p.path, p.profile) for p in result.profiles]
 
 
-@pytest.mark.parametrize(("count", "workers", "expected"), [(1, 8, 0), (23, 2, 0), (24, 2, 2)])
-def test_workers_start_only_for_batches_worth_it(count: int, workers: int, expected: int) -> None:
-    assert parallel.workers_for(count, workers) == expected
+@pytest.mark.parametrize(("shapes", "workers", "expected"), [(1, 8, 0), (23, 2, 0), (24, 2, 2)])
+def test_workers_start_only_for_batches_worth_it(shapes: int, workers: int, expected: int) -> None:
+    assert parallel.workers_for(shapes, workers) == expected
+
+
+def named(profile: Profile, name: str) -> Profile:
+    return replace(profile, metadata=replace(profile.metadata, name=name))
+
+
+def test_clusters_of_one_shape_go_to_one_worker() -> None:
+    """Profiles equal but for their names are one shape: all of a shape land in one worker
+    (where all but the first are render-cache hits), shapes are spread by cost, and every
+    cluster is dealt exactly once, in input order within a worker."""
+    a, b, c = (p for _, p in jobs())
+    fleet = [named(x, f"c{i}") for i, x in enumerate([a, b, a, c, a, b, a, a])]
+    shares = parallel.deal(fleet, 2)
+    assert sorted(i for share in shares for i in share) == list(range(len(fleet)))
+    for share in shares:
+        assert share == sorted(share)
+    where = {parallel.shape(fleet[i]): w for w, share in enumerate(shares) for i in share}
+    assert len(where) == 3  # a, b and c: each shape in exactly one worker
+    for w, share in enumerate(shares):
+        for i in share:
+            assert where[parallel.shape(fleet[i])] == w
+    assert {len(s) for s in shares} == {5, 3}  # a (5) alone; b (2) and c (1) together
+
+
+def test_a_name_does_not_make_a_shape_but_any_other_value_does() -> None:
+    a, _, _ = (p for _, p in jobs())
+    assert parallel.shape(named(a, "x")) == parallel.shape(named(a, "y"))
+    other = replace(a, gpus=replace(a.gpus, per_node=a.gpus.per_node + 1))
+    assert parallel.shape(other) != parallel.shape(a)
 
 
 def test_workers_write_what_this_process_writes(monkeypatch: pytest.MonkeyPatch) -> None:
