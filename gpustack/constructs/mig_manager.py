@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import yaml
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
+from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
@@ -96,7 +96,7 @@ def render_config(layouts: dict[str, tuple[tuple[str, int], ...]]) -> str:
             configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": dict(layout)}]
         else:
             configs[name] = [{"devices": "all", "mig-enabled": False}]
-    return yaml.safe_dump({"version": "v1", "mig-configs": configs}, sort_keys=False)
+    return config_yaml({"version": "v1", "mig-configs": configs})
 
 
 @dataclass(frozen=True)

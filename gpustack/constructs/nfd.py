@@ -24,11 +24,11 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 import cdk8s
-import yaml
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
+from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.nfd_crds import CRDS, GROUP, VERSION
 from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet
@@ -138,12 +138,12 @@ def worker_config() -> str:
             "pci": {"deviceClassWhitelist": list(PCI_CLASSES), "deviceLabelFields": ["vendor"]}
         },
     }
-    return yaml.safe_dump(conf, sort_keys=False)
+    return config_yaml(conf)
 
 
 def master_config() -> str:
     """``nfd-master.conf``: labels in the ``nvidia.com`` namespace are published."""
-    return yaml.safe_dump({"extraLabelNs": ["nvidia.com"]}, sort_keys=False)
+    return config_yaml({"extraLabelNs": ["nvidia.com"]})
 
 
 def gpu_rule_spec() -> dict[str, object]:

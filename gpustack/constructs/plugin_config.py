@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
+from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.runtime import is_simulated
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.plugin.config import (
@@ -164,7 +163,7 @@ def _no_rename(sharing: TimeSlicing, key: str) -> None:
 
 def render_config(profile: Profile) -> str:
     """The config file's text (YAML, keys in file order)."""
-    return yaml.safe_dump(build_config(profile), sort_keys=False)
+    return config_yaml(build_config(profile))
 
 
 def nvidia_health_env(profile: Profile) -> list[tuple[str, str]]:
