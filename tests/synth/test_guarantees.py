@@ -177,6 +177,26 @@ def test_a_format_1_index_is_read_and_upgraded(workdir: Path) -> None:
     assert index_of(out)["format"] == 2
 
 
+
+def test_an_equal_index_in_other_bytes_is_rewritten_and_the_same_one_is_not(
+    workdir: Path,
+) -> None:
+    """A run that changes nothing leaves the index file alone (it is compared as parsed, not
+    encoded again); an index with the same content in other bytes (reformatted by hand) is
+    written back as gpustack writes it."""
+    out = workdir / "dist"
+    apply(make_plan(out, [cluster("a")]))
+    path = out / ".gpustack" / "index.json"
+    canonical = path.read_bytes()
+    before = path.stat()
+    apply(make_plan(out, [cluster("a")]))
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    path.write_text(json.dumps(json.loads(canonical)))  # same content, one line
+    apply(make_plan(out, [cluster("a")]))
+    assert path.read_bytes() == canonical
+
+
 # --- 5. leftovers of a killed run -------------------------------------------------------------
 
 
