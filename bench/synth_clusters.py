@@ -30,15 +30,19 @@ VARIANTS = [
 ]
 
 
-def write_profiles(folder: Path, count: int, width: int = 3) -> None:
+def write_profiles(folder: Path, count: int, width: int = 3, *, distinct: bool = False) -> None:
     """``count`` variants of the packaged default profile, each its own cluster (names
-    ``cluster-<i>`` with ``width`` digits)."""
+    ``cluster-<i>`` with ``width`` digits). ``distinct``: each cluster also labels every object
+    with its name, so no two clusters share a single rendered component (the worst case for
+    gpustack's render cache; a real fleet sits between the two)."""
     base = yaml.safe_load(packaged_default_profile().read_text())
     for i in range(count):
         doc = dict(base)
         doc.update(VARIANTS[i % len(VARIANTS)])
         name = f"cluster-{i:0{width}d}"
-        doc["metadata"] = {"name": name}
+        doc["metadata"] = {"name": name, "labels": {"fleet.example.com/cluster": name}}
+        if not distinct:
+            doc["metadata"] = {"name": name}
         (folder / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 
 

@@ -8,8 +8,13 @@ time); the RSS is sampled every 20 ms as the sum over the process and all its de
 (workers and their Node children), the largest of all runs. The machine's load average is
 printed before and after, since on a shared machine it explains the numbers.
 
-Usage: ``.venv/bin/python bench/synth_fleet.py [--count N] [--jobs J]`` (default 1000 clusters,
-default jobs: gpustack's default, the CPU count)
+The default fleet repeats four variants of the packaged default profile (the fleet the issue's
+figures were measured on): clusters of one variant differ only in their names, so gpustack
+renders each component once per shape and reuses it. ``--distinct`` labels every cluster's
+objects with its name, so every cluster renders every component: the worst case.
+
+Usage: ``.venv/bin/python bench/synth_fleet.py [--count N] [--jobs J] [--distinct]`` (default
+1000 clusters, default jobs: gpustack's default, the CPU count)
 """
 
 from __future__ import annotations
@@ -72,13 +77,14 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main(count: int, jobs: int | None) -> None:
+def main(count: int, jobs: int | None, distinct: bool = False) -> None:
     command = gpustack_command()
     work = Path(tempfile.mkdtemp(prefix="gpustack-fleet-"))
-    print(f"{count} clusters, {os.cpu_count()} CPUs, load average before: {load()}")
+    fleet = "every cluster distinct" if distinct else "4 variants"
+    print(f"{count} clusters ({fleet}), {os.cpu_count()} CPUs, load average before: {load()}")
     try:
         (work / "profiles").mkdir()
-        write_profiles(work / "profiles", count, width=4)
+        write_profiles(work / "profiles", count, width=4, distinct=distinct)
         synth = [*command, "synth", "profiles", "--out", "dist", "--quiet"]
         if jobs is not None:
             synth += ["--jobs", str(jobs)]
@@ -103,6 +109,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="The fleet figures of `gpustack synth`.")
     parser.add_argument("--count", type=int, default=1000, help="clusters (default 1000)")
     parser.add_argument("--jobs", type=int, default=None, help="synth --jobs (default: its own)")
+    parser.add_argument(
+        "--distinct", action="store_true", help="no two clusters share a rendered component"
+    )
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error("--count must be at least 1")
@@ -111,4 +120,4 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 if __name__ == "__main__":
     ns = parse(sys.argv[1:])
-    main(ns.count, ns.jobs)
+    main(ns.count, ns.jobs, ns.distinct)
