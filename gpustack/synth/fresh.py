@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,12 +67,21 @@ def fresh_clusters(
     generator: str,
     *,
     packaged: bool = False,
+    on_stale: Callable[[int], None] | None = None,
 ) -> dict[Path, Fresh]:
-    """The fresh ones among profile ``files`` (see the module docstring), by file."""
+    """The fresh ones among profile ``files`` (see the module docstring), by file.
+
+    Two passes: the inputs' digests first (a few files per profile), then the outputs of the
+    profiles that passed (every file of their folders, most of the time). In between,
+    ``on_stale`` learns how many profiles certainly need synthesis, so the caller can start
+    cdk8s while this reads the output folders.
+    """
     if index is None:
+        if on_stale is not None and files:
+            on_stale(len(files))
         return {}
     by_ref = {e.profile: (n, e) for n, e in index.clusters.items() if e.digest is not None}
-    fresh: dict[Path, Fresh] = {}
+    candidates: list[tuple[Path, str, IndexEntry]] = []
     out_real = os.path.realpath(out)
     for path in files:
         # profile_ref's reference, with ``out`` resolved once rather than per file
@@ -90,6 +99,11 @@ def fresh_clusters(
         now = input_digests(list(entry.inputs), out)
         if now != entry.inputs or cluster_digest(generator, now) != entry.digest:
             continue
+        candidates.append((path, name, entry))
+    if on_stale is not None and len(candidates) < len(files):
+        on_stale(len(files) - len(candidates))
+    fresh: dict[Path, Fresh] = {}
+    for path, name, entry in candidates:
         if _plain_digests(os.path.join(out, CLUSTERS_DIR, name)) != entry.files:
             continue
         fresh[path] = Fresh(name, path, entry)

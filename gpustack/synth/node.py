@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -118,3 +119,21 @@ def prepare_node(env: MutableMapping[str, str] | None = None, *, wheel: bool = T
     for var in _ON_OFF_VARS:
         target.setdefault(var, "1")
     return node
+
+
+def start_cdk8s() -> None:
+    """Start cdk8s (its import starts Node and loads the JavaScript libraries, about a second)
+    in a background thread, so it overlaps with work that reads files; the synthesis that
+    imports it later waits for it, or sees its error, as if it imported it itself.
+
+    Node is checked first, here, so a missing one is still reported as one line.
+    """
+    prepare_node()
+
+    def load() -> None:
+        try:
+            importlib.import_module("gpustack.constructs")
+        except BaseException:  # the synthesis' own import raises it again, where it is handled  # noqa: BLE001 - the synthesis' own import raises it again
+            sys.modules.pop("gpustack.constructs", None)
+
+    threading.Thread(target=load, name="gpustack-start-cdk8s", daemon=True).start()

@@ -289,3 +289,23 @@ def test_quiet_prints_nothing_on_success(fleet: Path, synthesized: list[str]) ->
     assert done.stdout == "" and done.stderr == ""
     assert synth(fleet, "--check", "--quiet").stdout == ""
     assert synth(fleet, "--diff").exit_code == 2  # --diff needs --check
+
+
+def test_cdk8s_starts_early_only_when_something_needs_synthesis(
+    fleet: Path, synthesized: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the output folders are read, cdk8s is started in the background when (and only
+    when) the input digests already show that some cluster will be synthesized here."""
+    from gpustack.synth import node
+
+    started: list[int] = []
+    monkeypatch.setattr(node, "start_cdk8s", lambda: started.append(1))
+    first_run(fleet, synthesized)
+    assert started == [1]  # no index yet: all three are synthesized in this process
+    started.clear()
+    assert synth(fleet).exit_code == 0
+    assert started == []  # a no-op starts nothing
+    gamma = fleet / "profiles/gamma.yaml"
+    gamma.write_text(gamma.read_text() + "# changed\n")
+    assert synth(fleet).exit_code == 0
+    assert started == [1] and synthesized == ["gamma"]

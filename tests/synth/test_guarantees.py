@@ -177,7 +177,6 @@ def test_a_format_1_index_is_read_and_upgraded(workdir: Path) -> None:
     assert index_of(out)["format"] == 2
 
 
-
 def test_an_equal_index_in_other_bytes_is_rewritten_and_the_same_one_is_not(
     workdir: Path,
 ) -> None:

@@ -109,3 +109,37 @@ def test_without_the_wheel_node_on_path_is_used_and_pinned(tmp_path: Path) -> No
     env = {"PATH": str(tmp_path)}
     assert prepare_node(env, wheel=False) == mine
     assert env["JSII_NODE"] == mine
+
+
+_START = (
+    "import sys, threading\n"
+    "from gpustack.synth.node import start_cdk8s\n"
+    "start_cdk8s()\n"
+    "[t.join() for t in threading.enumerate() if t.name == 'gpustack-start-cdk8s']\n"
+    "print('gpustack.constructs' in sys.modules)\n"
+)
+
+
+def test_cdk8s_started_in_the_background_is_there_for_synthesis() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+
+
+def test_a_background_start_that_fails_leaves_the_error_to_synthesis(tmp_path: Path) -> None:
+    """A jsii runtime that can't start: the background thread reports nothing itself (jsii and
+    Node still print their own complaints) and leaves no half-imported module, so the
+    synthesis' own import raises the error where it is handled."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, JSII_RUNTIME=str(tmp_path / "missing.js"))
+    done = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+    assert "Exception in thread" not in done.stderr
+    assert "gpustack-start-cdk8s" not in done.stderr
