@@ -129,13 +129,25 @@ def _plain_digests(folder: str) -> dict[str, str] | None:
                 todo.append((rel + "/", e.path))
             elif e.is_file():
                 try:
-                    with open(e.path, "rb") as fh:
-                        found[rel] = "sha256:" + hashlib.sha256(fh.read()).hexdigest()
+                    found[rel] = "sha256:" + hashlib.sha256(_read(e.path)).hexdigest()
                 except OSError:
                     return None
             else:
                 return None
     return found
+
+
+def _read(path: str) -> bytes:
+    """A file's bytes through plain ``os.read``: half the cost of ``open().read()`` for the
+    tens of thousands of small files a fleet's fresh check reads (no buffered file object)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def kept_output(out: Path, name: str) -> ClusterOutput:
