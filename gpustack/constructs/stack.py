@@ -16,6 +16,7 @@ import cdk8s
 
 from gpustack import components
 from gpustack.constructs.memo import CACHE, Manifests, RenderCache
+from gpustack.constructs.release import released
 from gpustack.profile.model import Profile
 
 
@@ -78,15 +79,17 @@ def synthesize(profile: Profile, cache: RenderCache | None = CACHE) -> list[Synt
         else:
             todo.append((name, construct, props, key))
     if todo:
-        app = cdk8s.App()
-        charts: list[tuple[str, tuple[str, str, bytes] | None, cdk8s.Chart]] = []
-        for name, construct, props, key in todo:
-            chart = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
-            load(construct)(chart, id=name, props=props)
-            charts.append((name, key, chart))
-        for name, key, chart in charts:
-            manifests = list(chart.to_json())
-            rendered[name] = manifests
-            if cache is not None:
-                cache.put(key, manifests)
+        builders = [(name, load(construct), props, key) for name, construct, props, key in todo]
+        with released():  # the jsii objects are not needed once the charts are dicts
+            app = cdk8s.App()
+            charts: list[tuple[str, tuple[str, str, bytes] | None, cdk8s.Chart]] = []
+            for name, build, props, key in builders:
+                chart = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
+                build(chart, id=name, props=props)
+                charts.append((name, key, chart))
+            for name, key, chart in charts:
+                manifests = list(chart.to_json())
+                rendered[name] = manifests
+                if cache is not None:
+                    cache.put(key, manifests)
     return [SynthObject(name, manifest) for name, _, _ in parts for manifest in rendered[name]]

@@ -1,0 +1,76 @@
+"""Give jsii back the objects of a finished rendering.
+
+jsii never frees an object created from Python: its Python side keeps every proxy in a
+registry, and its Node kernel keeps every object in a table, for the life of the process. A
+cluster's rendering creates about 50 (an App, its Charts, every construct and API object), so a
+worker that renders hundreds of distinct clusters grew by ~2–3 MiB per cluster, most of it in
+Node. After a rendering is turned into plain dicts nothing refers to those objects again, so
+:func:`released` drops them from both sides (jsii's documented ``del`` request for the kernel),
+and memory stays flat however many clusters a process renders.
+
+This reaches into jsii's reference registry (``jsii._reference_map``: the registry of
+objects created from Python, and the function that resolves objects the kernel returns), which
+jsii does not document: where it is missing (another jsii) nothing is released, and
+``tests/constructs/test_release.py`` fails, so an upgrade that breaks it is noticed here rather
+than as memory growth in a fleet. Only objects created *inside* the block are released, and the
+construct modules are imported before it (``gpustack.constructs.stack``), so no module-level
+jsii object is ever handed back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+import jsii
+from jsii import _reference_map
+
+
+def _registry() -> MutableMapping[str, Any] | None:
+    refs = getattr(getattr(_reference_map, "_refs", None), "_refs", None)
+    return refs if isinstance(refs, dict) else None
+
+
+def live_objects() -> int:
+    """How many jsii objects this process holds (``-1``: this jsii can't tell)."""
+    refs = _registry()
+    return -1 if refs is None else len(refs)
+
+
+#: Classes whose objects jsii hands to Python from static factories (``IntOrString.from_number``,
+#: ``Quantity.from_string``, ``JsonPatch.add``): each call makes a new object, registered in the
+#: kernel but not in Python's registry. Only these are released among the objects the kernel
+#: returns; an object of another class might be a JavaScript singleton that a later call returns
+#: again, which the kernel could then no longer find.
+FACTORY_VALUES = frozenset(
+    {"cdk8s-plus-33.k8s.IntOrString", "cdk8s-plus-33.k8s.Quantity", "cdk8s.JsonPatch"}
+)
+
+
+@contextmanager
+def released() -> Iterator[None]:
+    """Release every jsii object created in the block when it ends (also on error)."""
+    refs = _registry()
+    resolve = getattr(_reference_map, "resolve_reference", None)
+    if refs is None or resolve is None:
+        yield
+        return
+    before = set(refs)
+    returned: dict[str, Any] = {}
+
+    def recording(kernel: Any, ref: Any) -> Any:
+        obj = resolve(kernel, ref)
+        if ref.ref.rpartition("@")[0] in FACTORY_VALUES:
+            returned[ref.ref] = ref
+        return obj
+
+    _reference_map.resolve_reference = recording
+    try:
+        yield
+    finally:
+        _reference_map.resolve_reference = resolve
+        for key in [r for r in refs if r not in before]:
+            jsii.kernel.delete(refs.pop(key).__jsii_ref__)
+        for ref in returned.values():
+            jsii.kernel.delete(ref)

@@ -1,0 +1,63 @@
+"""A process that renders many clusters holds no more jsii objects than one that rendered one
+(gpustack.constructs.release): neither in Python's registry nor in the Node kernel's table."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import jsii
+import pytest
+
+from gpustack.checker import check_paths
+from gpustack.constructs import synthesize
+from gpustack.constructs.release import live_objects, released
+from gpustack.profile.model import Profile
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def examples() -> list[Profile]:
+    result = check_paths(sorted((REPO / "profiles").glob("*.yaml")))
+    assert result.ok
+    return [p.profile for p in result.profiles]
+
+
+def counts() -> tuple[int, int]:
+    return live_objects(), jsii.kernel.stats().object_count
+
+
+def test_this_jsii_lets_gpustack_release_objects() -> None:
+    assert live_objects() >= 0, "jsii's reference registry moved: update constructs/release.py"
+
+
+def test_rendering_many_clusters_holds_no_more_objects(examples: list[Profile]) -> None:
+    for profile in examples:  # modules imported, lazy statics created
+        synthesize(profile, cache=None)
+    before = counts()
+    for i, profile in enumerate(examples * 2):
+        labelled = replace(profile, metadata=replace(profile.metadata, labels=(("n", str(i)),)))
+        synthesize(labelled, cache=None)
+    assert counts() == before
+
+
+def test_objects_are_released_when_a_rendering_fails() -> None:
+    import cdk8s
+
+    before = counts()
+    with pytest.raises(RuntimeError), released():
+        cdk8s.App()
+        raise RuntimeError("a construct failed")
+    assert counts() == before
+
+
+def test_without_release_objects_pile_up(examples: list[Profile]) -> None:
+    """The check above can fail: the same rendering outside ``released`` leaves objects."""
+    import cdk8s
+
+    before = counts()
+    app = cdk8s.App()
+    cdk8s.Chart(app, "c")
+    after = counts()
+    assert after[0] > before[0] and after[1] > before[1]
