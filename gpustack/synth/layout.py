@@ -193,9 +193,9 @@ def kustomization(paths: Iterable[str]) -> bytes:
 #: Manifests serialized lately, by identity: the constructs' render cache
 #: (:mod:`gpustack.constructs.memo`) hands the same read-only dict to every cluster with equal
 #: props, and it is serialized once. Each entry pins its dict, so an id is never reused for
-#: another object while it is here.
+#: another object while it is here. 2048 manifests (~16 MiB) are ~50 distinct clusters' worth.
 _SERIALIZED: OrderedDict[int, tuple[Mapping[str, Any], bytes]] = OrderedDict()
-_SERIALIZED_MAX = 8192
+_SERIALIZED_MAX = 2048
 
 
 def _serialized(manifest: Mapping[str, Any]) -> bytes:
