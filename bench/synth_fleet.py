@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -49,8 +50,12 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
-    """Wall seconds and peak tree RSS of one run of ``args``."""
+def timed(
+    args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)
+) -> tuple[float, int, float, float]:
+    """Wall seconds, peak tree RSS, and user and system CPU seconds (the process and all its
+    descendants) of one run of ``args``."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
@@ -70,7 +75,8 @@ def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float
     sampler.join()
     if proc.returncode not in ok:
         sys.exit(f"{' '.join(args)} failed ({proc.returncode}):\n{err.decode()}")
-    return elapsed, peak
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, peak, now.ru_utime - used.ru_utime, now.ru_stime - used.ru_stime
 
 
 def load() -> str:
@@ -88,7 +94,7 @@ def main(count: int, jobs: int | None, distinct: bool = False) -> None:
         synth = [*command, "synth", "profiles", "--out", "dist", "--quiet"]
         if jobs is not None:
             synth += ["--jobs", str(jobs)]
-        results: list[tuple[str, float, int]] = []
+        results: list[tuple[str, float, int, float, float]] = []
         results.append(("cold synth", *timed(synth, work)))
         results.append(("no-op rerun", *timed(synth, work)))
         one = work / "profiles" / f"cluster-{count // 2:04d}.yaml"
@@ -97,9 +103,11 @@ def main(count: int, jobs: int | None, distinct: bool = False) -> None:
         results.append(("--check, unchanged", *timed([*synth, "--check"], work)))
         files = sum(1 for _ in (work / "dist" / "clusters").rglob("*.yaml"))
         print(f"{files} files written")
-        for what, seconds, _ in results:
-            print(f"{what:<22} {seconds:>7.2f} s")
-        print(f"{'peak RSS (tree)':<22} {max(r for *_, r in results) / 2**20:>7.0f} MiB")
+        # user + system CPU beside the wall time: system time is mostly the filesystem creating
+        # the cluster folders' entries, which varies a lot between machines and disks.
+        for what, seconds, _, user, system in results:
+            print(f"{what:<22} {seconds:>7.2f} s   (cpu: user {user:.2f} s, system {system:.2f} s)")
+        print(f"{'peak RSS (tree)':<22} {max(r[2] for r in results) / 2**20:>7.0f} MiB")
         print(f"load average after: {load()}")
     finally:
         shutil.rmtree(work)
