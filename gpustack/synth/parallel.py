@@ -94,11 +94,17 @@ def deal(profiles: Sequence[Profile], n: int) -> list[list[int]]:
 
 def optimize() -> bool:
     """Whether workers run with ``-O`` (see the module docstring)."""
-    spec = importlib.util.find_spec(_BINDINGS)
-    origin = spec.origin if spec is not None else None
-    if origin is None or not origin.endswith(".py"):
+    # find_spec of the package itself: a submodule's would import the package, starting Node
+    # in this process, which only deals out work
+    package, _, sub = _BINDINGS.partition(".")
+    spec = importlib.util.find_spec(package)
+    roots = spec.submodule_search_locations if spec is not None else None
+    if not roots:
         return True
-    if Path(importlib.util.cache_from_source(origin, optimization=1)).exists():
+    source = Path(next(iter(roots)), *sub.split("."), "__init__.py")
+    if not source.is_file():
+        return True
+    if Path(importlib.util.cache_from_source(str(source), optimization=1)).exists():
         return True
     return not sys.dont_write_bytecode
 

@@ -110,3 +110,44 @@ def test_files_left_out_of_the_generator_digest_are_never_loaded() -> None:
     plugin_own = [m for m in loaded if m.startswith("plugin/") and m.count("/") == 1]
     assert outside == []
     assert plugin_own in ([], ["plugin/__init__.py"])
+
+
+def test_deciding_on_o_never_starts_node_in_the_dealing_process() -> None:
+    code = (
+        "import sys\n"
+        "from gpustack.synth import parallel\n"
+        "parallel.optimize()\n"
+        "print(sorted(m for m in ('jsii', 'cdk8s', 'cdk8s_plus_33') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("compiled", "dont_write", "expected"),
+    [(True, True, True), (False, False, True), (False, True, False)],
+    ids=["optimized bytecode exists", "bytecode may be written", "neither"],
+)
+def test_o_only_where_it_will_not_recompile_every_worker(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    compiled: bool,
+    dont_write: bool,
+    expected: bool,
+) -> None:
+    import importlib.util
+
+    package = tmp_path / "fakebindings" / "k8s"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    source = package / "__init__.py"
+    source.write_text("X = 1\n")
+    if compiled:
+        cached = Path(importlib.util.cache_from_source(str(source), optimization=1))
+        cached.parent.mkdir()
+        cached.write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(parallel, "_BINDINGS", "fakebindings.k8s")
+    monkeypatch.setattr(sys, "dont_write_bytecode", dont_write)
+    assert parallel.optimize() is expected
