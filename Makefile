@@ -35,7 +35,7 @@ image: $(STAMP)
 IMAGE ?=
 ARCH ?= amd64
 image-push:
-	PYTHON=$(PY) ARCH=$(ARCH) scripts/push-plugin-image.sh "$(IMAGE)"
+	PYTHON=$(PY) ARCH=$(ARCH) scripts/push-image.sh "$(IMAGE)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
