@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint image image-push bench clean
+.PHONY: run test lint image image-push cmp-image cmp-image-push bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -35,7 +35,16 @@ image: $(STAMP)
 IMAGE ?=
 ARCH ?= amd64
 image-push:
-	PYTHON=$(PY) ARCH=$(ARCH) scripts/push-plugin-image.sh "$(IMAGE)"
+	PYTHON=$(PY) ARCH=$(ARCH) scripts/push-image.sh "$(IMAGE)"
+
+## Argo CD config management plugin sidecar localhost/gpustack-argocd-cmp:<version> (the same
+## Debian base and caches as `image`); see cmp-image/ and the README's Argo CD section.
+cmp-image: $(STAMP)
+	PYTHON=$(PY) ARCH=$(ARCH) scripts/build-cmp-image.sh
+
+## Build the sidecar and push it: make cmp-image-push IMAGE=<registry>/gpustack-argocd-cmp:<version>
+cmp-image-push:
+	PYTHON=$(PY) ARCH=$(ARCH) BUILD=scripts/build-cmp-image.sh scripts/push-image.sh "$(IMAGE)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -11,9 +12,18 @@ from gpustack.cli import main
 
 @main.command(short_help="Print one profile's manifests as a YAML stream, in install order.")
 @click.argument(
-    "profile", type=click.Path(exists=True, file_okay=True, dir_okay=False, path_type=Path)
+    "profile",
+    required=False,
+    type=click.Path(exists=True, file_okay=True, dir_okay=False, path_type=Path),
 )
-def template(profile: Path) -> None:
+@click.option(
+    "--argocd",
+    is_flag=True,
+    help="Run as Argo CD's config management plugin: the profile is the Application's "
+    "`profile` parameter (ARGOCD_APP_PARAMETERS), relative to the working directory (its "
+    "source path); every error is one line on stderr.",
+)
+def template(profile: Path | None, argocd: bool) -> None:
     """Print the manifests `gpustack synth` writes for PROFILE's cluster folder as one YAML
     stream on stdout, in the order of its kustomization.yaml (install order), writing nothing.
 
@@ -28,8 +38,16 @@ def template(profile: Path) -> None:
     from gpustack.synth.pipeline import Source, synthesize_clusters
     from gpustack.synth.stream import yaml_stream
 
+    if argocd:
+        if profile is not None:
+            raise click.UsageError("--argocd takes the profile from Argo CD's parameters")
+        profile = _argocd_profile()
+    elif profile is None:
+        raise click.UsageError("Missing argument 'PROFILE'.")
     result = check_paths([profile])
     if not result.ok or len(result.profiles) != 1:
+        if argocd:
+            raise click.ClickException(_one_line(render_text(result), _source_path()))
         click.echo(render_text(result), err=True, nl=False)
         sys.exit(1)
     (loaded,) = result.profiles
@@ -39,3 +57,44 @@ def template(profile: Path) -> None:
         raise click.ClickException(str(exc)) from exc
     sys.stdout.buffer.write(yaml_stream(cluster.output))
     sys.stdout.buffer.flush()
+
+
+def _argocd_profile() -> Path:
+    """The profile file the Application's parameters name, checked to exist; one-line
+    :class:`click.ClickException` otherwise (Argo CD shows a failing command's stderr)."""
+    from gpustack.gitops.argocd_plugin import ParameterError, profile_parameter
+
+    try:
+        name = profile_parameter(os.environ)
+    except ParameterError as exc:
+        raise click.ClickException(str(exc)) from exc
+    path = Path(name)
+    if not path.is_file():
+        raise click.ClickException(
+            f"parameter 'profile' names {name!r}, which is not a file in the Application's "
+            f"source path {_source_path()!r}; name the profile relative to spec.source.path"
+        )
+    return path
+
+
+def _source_path() -> str:
+    """The Application's source path in the repository (Argo CD runs the command there)."""
+    from gpustack.gitops.argocd_plugin import SOURCE_PATH_ENV
+
+    return os.environ.get(SOURCE_PATH_ENV) or "."
+
+
+def _one_line(report: str, source_path: str) -> str:
+    """validate's report (one line per finding, then a summary) as one line: the first
+    finding, its file named from the repository root, and how many more there are."""
+    import posixpath
+
+    lines = report.rstrip("\n").split("\n")
+    findings, summary = lines[:-1], lines[-1]
+    if not findings:
+        return summary
+    file, colon, rest = findings[0].partition(":")
+    if colon and not file.startswith("/"):
+        file = posixpath.normpath(posixpath.join(source_path, file))
+    more = f" ({summary}; `gpustack validate` lists them)" if len(findings) > 1 else ""
+    return f"{file}{colon}{rest}{more}"

@@ -44,7 +44,7 @@ def delivery_files(
     holds what gpustack wrote, nothing is computed: its files can't have changed."""
     from gpustack.checker import check_paths
     from gpustack.gitops import output
-    from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files
+    from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files, plugin_source
     from gpustack.synth.digest import fleet_digest, generator_digest
     from gpustack.synth.fresh import kept_output, ref_path
     from gpustack.synth.index import profile_exists
@@ -74,14 +74,17 @@ def delivery_files(
         record = read_plain_json(out / ".gpustack" / output.RECORD)
         if digests_of(out / GITOPS_DIR) == record:
             return Delivery(None)
-    pairs = [Delivered(s.profile, c.output) for s, c in zip(sources, clusters, strict=True)]
+    pairs = [
+        Delivered(s.profile, c.output, plugin_source(s.profile, s.path, out))
+        for s, c in zip(sources, clusters, strict=True)
+    ]
     again = [(n, e) for n, e in sorted(kept.items()) if e.delivery]
     if again:  # fresh clusters that deliver: read their profiles and folders back
         loaded = check_paths([ref_path(e.profile, out) for _, e in again])
         if not loaded.ok or len(loaded.profiles) != len(again):
             raise SynthError("profiles changed while synth was running; run again")
         pairs += [
-            Delivered(p.profile, kept_output(out, n))
+            Delivered(p.profile, kept_output(out, n), plugin_source(p.profile, p.path, out))
             for (n, _), p in zip(again, loaded.profiles, strict=True)
         ]
     files = gitops_files(pairs)

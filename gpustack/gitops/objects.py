@@ -4,6 +4,12 @@ Everything a tool needs is derived, not configured twice: the folder paths from 
 layout (``<gitops.path>/clusters/<name>``), the kinds an AppProject allows from the manifests
 the cluster really holds, and Flux's health checks from its DaemonSets.
 
+With ``gitops.argocd.render: plugin`` an Application does not apply the committed folder: Argo CD
+renders the cluster from its profile with gpustack's config management plugin
+(:mod:`~gpustack.gitops.argocd_plugin`), named with the plugin's version, its source path the
+folder holding the profile and its ``profile`` parameter the file's name. Where that folder is
+inside the repository is derived from where the files are (:mod:`gpustack.gitops.repository`).
+
 Honest health: gpustack's driver DaemonSet updates ``OnDelete`` (a node keeps its driver until
 it is drained), so after a driver bump its pods never all run the new template by themselves.
 Flux's ``wait: true`` would then keep the Kustomization not-Ready forever; instead
@@ -16,10 +22,12 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from gpustack.gitops import argocd_plugin
 from gpustack.profile.model import Profile
 from gpustack.synth.errors import SynthError
 from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, kustomization
@@ -40,11 +48,29 @@ class Delivered:
 
     profile: Profile
     output: ClusterOutput
+    #: The profile file's path from the repository root, for a cluster Argo CD renders with
+    #: the plugin (:func:`plugin_source`); ``None`` for the others.
+    source: str | None = None
 
 
 def cluster_path(profile: Profile) -> str:
     """The cluster folder inside the repository: ``<gitops.path>/clusters/<name>``."""
     return posixpath.join(profile.gitops.path, CLUSTERS_DIR, profile.metadata.name)
+
+
+def renders_with_plugin(profile: Profile) -> bool:
+    argo = profile.gitops.argocd
+    return argo.enabled and argo.render == "plugin"
+
+
+def plugin_source(profile: Profile, file: Path, out: Path) -> str | None:
+    """:attr:`Delivered.source` of a cluster: its profile's place in the repository when the
+    plugin renders it (:mod:`gpustack.gitops.repository`), else ``None`` (nothing to check)."""
+    if not renders_with_plugin(profile):
+        return None
+    from gpustack.gitops.repository import profile_in_repository
+
+    return profile_in_repository(profile, file, out)
 
 
 def _manifests(output: ClusterOutput) -> list[dict[str, Any]]:
@@ -68,21 +94,14 @@ def _argocd(delivered: Sequence[Delivered]) -> dict[str, bytes]:
         groups.setdefault((a.namespace, a.project), []).append(d)
     files: dict[str, bytes] = {}
     for (namespace, project), members in sorted(groups.items()):
-        first = members[0].profile.gitops
+        shared = _shared(members[0].profile)
         for m in members[1:]:
-            g = m.profile.gitops
-            ns = m.profile.cluster.namespace
-            if (g.repo_url, g.revision, g.path, ns) != (
-                first.repo_url,
-                first.revision,
-                first.path,
-                members[0].profile.cluster.namespace,
-            ):
+            if _shared(m.profile) != shared:
                 raise SynthError(
                     f"clusters {members[0].profile.metadata.name!r} and "
                     f"{m.profile.metadata.name!r} share Argo CD project {project!r} but not "
-                    "gitops.repoURL, revision and path and cluster.namespace (one "
-                    "ApplicationSet reads them); give them the same, or another "
+                    "gitops.repoURL, revision, path and argocd.render and cluster.namespace "
+                    "(one ApplicationSet reads them); give them the same, or another "
                     "gitops.argocd.project"
                 )
         name = "gpustack" if project == "gpustack" else f"gpustack-{project}"
@@ -95,10 +114,48 @@ def _argocd(delivered: Sequence[Delivered]) -> dict[str, bytes]:
     return files
 
 
+def _shared(p: Profile) -> tuple[str | None, str, str, str, str]:
+    """What the clusters of one ApplicationSet must agree on."""
+    g = p.gitops
+    return (g.repo_url, g.revision, g.path, g.argocd.render, p.cluster.namespace)
+
+
+def _generator_and_source(
+    members: Sequence[Delivered],
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The generator, the template's source and the template's cluster name parameter.
+
+    Committed: a git generator over the cluster folders, each Application applying one.
+    Plugin: a list generator with each cluster's profile folder and file, each Application
+    rendering its profile with the plugin at the same revision.
+    """
+    g = members[0].profile.gitops
+    ordered = sorted(members, key=lambda m: m.profile.metadata.name)
+    source: dict[str, Any] = {"repoURL": g.repo_url, "targetRevision": g.revision}
+    if g.argocd.render == "plugin":
+        elements = []
+        for m in ordered:
+            assert m.source is not None, "plugin-rendered clusters carry their profile's path"
+            folder, file = posixpath.split(m.source)
+            elements.append(
+                {"cluster": m.profile.metadata.name, "path": folder or ".", "profile": file}
+            )
+        source["path"] = "{{.path}}"
+        source["plugin"] = {
+            "name": argocd_plugin.plugin_name(),
+            "parameters": [{"name": argocd_plugin.PARAMETER, "string": "{{.profile}}"}],
+        }
+        return {"list": {"elements": elements}}, source, "{{.cluster}}"
+    directories = [{"path": cluster_path(m.profile)} for m in ordered]
+    source["path"] = "{{.path.path}}"
+    generator = {"git": {"repoURL": g.repo_url, "revision": g.revision, "directories": directories}}
+    return generator, source, "{{.path.basename}}"
+
+
 def _application_set(
     name: str, namespace: str, project: str, members: Sequence[Delivered]
 ) -> dict[str, Any]:
-    g = members[0].profile.gitops
+    generator, source, cluster = _generator_and_source(members)
     return {
         "apiVersion": ARGOCD_API,
         "kind": "ApplicationSet",
@@ -106,30 +163,15 @@ def _application_set(
         "spec": {
             "goTemplate": True,
             "goTemplateOptions": ["missingkey=error"],
-            "generators": [
-                {
-                    "git": {
-                        "repoURL": g.repo_url,
-                        "revision": g.revision,
-                        "directories": [
-                            {"path": cluster_path(m.profile)}
-                            for m in sorted(members, key=lambda m: m.profile.metadata.name)
-                        ],
-                    }
-                }
-            ],
+            "generators": [generator],
             "template": {
-                "metadata": {"name": "gpustack-{{.path.basename}}"},
+                "metadata": {"name": f"gpustack-{cluster}"},
                 "spec": {
                     "project": project,
-                    "source": {
-                        "repoURL": g.repo_url,
-                        "targetRevision": g.revision,
-                        "path": "{{.path.path}}",
-                    },
+                    "source": source,
                     # The cluster as registered in Argo CD, named like its profile.
                     "destination": {
-                        "name": "{{.path.basename}}",
+                        "name": cluster,
                         "namespace": members[0].profile.cluster.namespace,
                     },
                     "syncPolicy": {

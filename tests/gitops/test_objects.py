@@ -63,7 +63,11 @@ def test_applicationset_generator_paths_are_the_argo_cd_clusters_folders() -> No
     appset = _load(GITOPS / "argocd" / "applicationset-gpustack.yaml")
     (generator,) = appset["spec"]["generators"]
     paths = [d["path"] for d in generator["git"]["directories"]]
-    wanted = sorted(n for n, p in profiles.items() if p.gitops.argocd.enabled)
+    wanted = sorted(
+        n
+        for n, p in profiles.items()
+        if p.gitops.argocd.enabled and p.gitops.argocd.render == "committed"
+    )
     assert paths == [f"dist/clusters/{n}" for n in wanted]
     for path in paths:  # the repository root is REPO: each is a real, synthesized cluster folder
         assert (REPO / path / "kustomization.yaml").is_file(), path
@@ -72,8 +76,11 @@ def test_applicationset_generator_paths_are_the_argo_cd_clusters_folders() -> No
     assert template["source"]["repoURL"] == generator["git"]["repoURL"]
 
 
-def test_appproject_allows_exactly_the_kinds_the_clusters_hold() -> None:
-    project = _load(GITOPS / "argocd" / "appproject-gpustack.yaml")["spec"]
+@pytest.mark.parametrize(
+    "path", sorted((GITOPS / "argocd").glob("appproject-*.yaml")), ids=lambda p: p.stem
+)
+def test_appproject_allows_exactly_the_kinds_the_clusters_hold(path: Path) -> None:
+    project = _load(path)["spec"]
     clusters = [d["name"] for d in project["destinations"]]
     held = {
         (m["apiVersion"].rpartition("/")[0], m["kind"], bool(m["metadata"].get("namespace")))

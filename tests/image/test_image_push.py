@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -43,6 +44,29 @@ def test_a_missing_or_unknown_destination_is_a_usage_error(image: str) -> None:
     done = make_push(image, SOURCE="localhost/x:1", DRY_RUN="1")
     assert done.returncode != 0
     assert "image-push" in done.stderr or "unknown transport" in done.stderr
+
+
+def test_cmp_image_push_builds_the_sidecar(tmp_path: Path) -> None:
+    """`make cmp-image-push` runs the push script with the sidecar's build script, whose
+    printed tag is what gets pushed."""
+    require_tool("make")
+    planned = subprocess.run(
+        ["make", "-n", "--no-print-directory", "cmp-image-push", "IMAGE=r.example/cmp:1"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "BUILD=scripts/build-cmp-image.sh scripts/push-image.sh" in planned.stdout
+    build = tmp_path / "build.sh"
+    build.write_text("#!/bin/sh\necho localhost/gpustack-argocd-cmp:9\n")
+    build.chmod(0o755)
+    done = subprocess.run(
+        [str(REPO / "scripts" / "push-image.sh"), "r.example/cmp:1"],
+        env={**os.environ, "BUILD": str(build), "DRY_RUN": "1"},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "buildah push --quiet localhost/gpustack-argocd-cmp:9 docker://r.example/cmp:1"
+    )
 
 
 @pytest.fixture

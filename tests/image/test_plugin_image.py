@@ -32,7 +32,7 @@ from gpustack.plugin.config import (
     SimulatedBackend,
     SimulatedGpu,
 )
-from tests.tooling import require_tool
+from tests.image.containers import PODMAN_RUN, Tools, run
 
 pytestmark = pytest.mark.image
 
@@ -40,17 +40,6 @@ REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ["/opt/gpustack/bin/gpustack-device-plugin"]
 VENV_PYTHON = "/opt/gpustack/bin/python"
 KUBELET_DIR = "/var/lib/kubelet/device-plugins"
-# runc (what CI installs; crun fails on some cgroup setups) and ulimits within the host's hard
-# limits (podman's defaults exceed them on CI machines and runc then refuses to start). The rest
-# mirrors the DaemonSet's hardening: no network, no capabilities, no privilege escalation,
-# read-only root filesystem; the plugin must work like that.
-PODMAN_RUN = (
-    "--runtime", "runc", "run",
-    "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
-    "--network", "none", "--cap-drop", "all", "--security-opt", "no-new-privileges",
-    "--read-only",
-)  # fmt: skip
-
 NVIDIA_ENV = {
     "NVIDIA_VISIBLE_DEVICES": "all",
     "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
@@ -98,35 +87,6 @@ print(json.dumps({
 """
 
 
-@dataclass(frozen=True)
-class Tools:
-    buildah: str
-    podman: str
-
-
-def _root_required() -> None:
-    """buildah/podman storage and mmdebstrap's root mode need root (CI runs as root)."""
-    if os.geteuid() == 0:
-        return
-    message = "the image test needs root (buildah, podman, mmdebstrap)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
-
-
-def _run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-@pytest.fixture(scope="session")
-def tools() -> Tools:
-    buildah = require_tool("buildah")
-    podman = require_tool("podman")
-    require_tool("mmdebstrap")  # the base image, built on first use
-    _root_required()
-    return Tools(buildah=buildah, podman=podman)
-
-
 @pytest.fixture(scope="session")
 def plugin_image(tools: Tools) -> Iterator[str]:
     """Tag of a freshly built plugin image (the cached base is reused and kept)."""
@@ -142,12 +102,12 @@ def plugin_image(tools: Tools) -> Iterator[str]:
     try:
         yield tag
     finally:
-        _run([tools.buildah, "rmi", "--force", tag])
+        run([tools.buildah, "rmi", "--force", tag])
 
 
 @pytest.fixture(scope="session")
 def image_config(tools: Tools, plugin_image: str) -> dict[str, Any]:
-    proc = _run([tools.buildah, "inspect", "--type", "image", plugin_image])
+    proc = run([tools.buildah, "inspect", "--type", "image", plugin_image])
     assert proc.returncode == 0, proc.stderr
     config: dict[str, Any] = json.loads(proc.stdout)["OCIv1"]["config"]
     return config
@@ -156,7 +116,7 @@ def image_config(tools: Tools, plugin_image: str) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def inventory(tools: Tools, plugin_image: str) -> dict[str, Any]:
     names = {"commands": ABSENT_COMMANDS, "absent": ABSENT_MODULES, "present": PRESENT_MODULES}
-    proc = _run([
+    proc = run([
         tools.podman, *PODMAN_RUN, "--rm", "--entrypoint", VENV_PYTHON, plugin_image,
         "-c", INVENTORY, json.dumps(names),
     ])  # fmt: skip
@@ -271,7 +231,7 @@ def test_container_registers_and_allocates(
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        started = _run([
+        started = run([
             tools.podman, *PODMAN_RUN, "--detach", "--name", name,
             "--volume", f"{sockets}:{KUBELET_DIR}",
             "--volume", f"{short_dir / 'config.yaml'}:/etc/gpustack/config.yaml:ro",
@@ -281,7 +241,7 @@ def test_container_registers_and_allocates(
         ])  # fmt: skip
         assert started.returncode == 0, started.stderr
         out, err = kubelet.communicate(timeout=90)
-        logs = _run([tools.podman, "logs", name])
+        logs = run([tools.podman, "logs", name])
         context = f"test kubelet stderr:\n{err}\nplugin log:\n{logs.stdout}{logs.stderr}"
         assert kubelet.returncode == 0, context
         result = json.loads(out)
@@ -306,12 +266,12 @@ def test_container_registers_and_allocates(
 
         # Kubernetes stops a pod with SIGTERM: the plugin (PID 1 here) must exit cleanly on it
         # rather than sit out the grace period and be killed (exit 137).
-        stopped = _run([tools.podman, "stop", "--time", "20", name])
+        stopped = run([tools.podman, "stop", "--time", "20", name])
         assert stopped.returncode == 0, stopped.stderr
-        code = _run([tools.podman, "inspect", "--format", "{{.State.ExitCode}}", name])
+        code = run([tools.podman, "inspect", "--format", "{{.State.ExitCode}}", name])
         assert code.stdout.strip() == "0", context
     finally:
         if kubelet.poll() is None:
             kubelet.kill()
             kubelet.communicate()
-        _run([tools.podman, "rm", "--force", name])
+        run([tools.podman, "rm", "--force", name])

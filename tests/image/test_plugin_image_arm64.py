@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.image.test_plugin_image import PODMAN_RUN
+from tests.image.containers import PODMAN_RUN
 from tests.tooling import require_tool
 
 pytestmark = pytest.mark.image

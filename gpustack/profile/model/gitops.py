@@ -17,6 +17,9 @@ from gpustack.profile.model.common import DNS_LABEL
 #: A Flux duration (``10m``, ``1h30m``, ``45s``).
 DURATION = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 FluxSource = Literal["git", "oci"]
+#: How Argo CD gets a cluster's manifests: the committed folder, or rendered by gpustack's
+#: config management plugin from the profile.
+ArgoRender = Literal["committed", "plugin"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,14 @@ class ArgoCd:
         "repository, the cluster and the kinds the stack holds.",
         default="gpustack",
         pattern=DNS_LABEL,
+    )
+    render: ArgoRender = key(
+        "Render",
+        "committed: each Application applies the committed cluster folder "
+        "(<path>/clusters/<name>); plugin: Argo CD renders the cluster from this profile with "
+        "gpustack's config management plugin (the sidecar built from cmp-image/), at the same "
+        "revision. Clusters of one project share it.",
+        default="committed",
     )
 
 

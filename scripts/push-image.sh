@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Push the device plugin image to where nodes can pull it: `make image-push IMAGE=...`.
+# Push an image gpustack builds to where clusters can pull it: `make image-push IMAGE=...` (the
+# device plugin), `make cmp-image-push IMAGE=...` (the Argo CD plugin sidecar).
 #
-# usage: scripts/push-plugin-image.sh DESTINATION
+# usage: scripts/push-image.sh DESTINATION
 #   DESTINATION  any containers-transports name: docker://registry/name:tag, oci-archive:/f.tar,
 #                dir:/path, oci:/path, docker-archive:/f.tar; one without a transport is a
 #                registry reference and gets docker://.
 # Env:
-#   SOURCE   the local image to push; default: build it first (scripts/build-plugin-image.sh,
-#            which prints its tag)
+#   SOURCE   the local image to push; default: build it first with BUILD, which prints its tag
+#   BUILD    the build script; default scripts/build-plugin-image.sh
 #   ARCH     passed on to the build (amd64 or arm64)
 #   DRY_RUN  1: print the buildah push command instead of running it
 set -euo pipefail
@@ -28,7 +29,9 @@ case $dest in
 esac
 source_image=${SOURCE:-}
 if [[ -z $source_image ]]; then
-    source_image=$("$repo/scripts/build-plugin-image.sh")
+    build=${BUILD:-scripts/build-plugin-image.sh}
+    [[ $build == /* ]] || build=$repo/$build
+    source_image=$("$build")
 fi
 command=(buildah push --quiet "$source_image" "$dest")
 if [[ ${DRY_RUN:-0} == 1 ]]; then
