@@ -6,7 +6,8 @@ cluster's rendering creates about 50 (an App, its Charts, every construct and AP
 worker that renders hundreds of distinct clusters grew by ~2–3 MiB per cluster, most of it in
 Node. After a rendering is turned into plain dicts nothing refers to those objects again, so
 :func:`released` drops them from both sides (jsii's documented ``del`` request for the kernel),
-and memory stays flat however many clusters a process renders.
+and a process no longer keeps every rendering it ever made (what is left is V8's own heap
+growth, measured by ``bench/synth_fleet.py --distinct``).
 
 This reaches into jsii's reference registry (``jsii._reference_map``: the registry of
 objects created from Python, and the function that resolves objects the kernel returns), which
