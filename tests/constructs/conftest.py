@@ -9,14 +9,26 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gpustack.checker import check_paths
 from gpustack.constructs import SynthObject, synthesize
 from gpustack.profile.model import Profile
 
 Synth = Callable[[Mapping[str, Any]], list[SynthObject]]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def examples() -> list[Profile]:
+    """Every example profile in profiles/, validated."""
+    result = check_paths(sorted((REPO / "profiles").glob("*.yaml")))
+    assert result.ok
+    return [p.profile for p in result.profiles]
 
 
 def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

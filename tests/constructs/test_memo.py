@@ -8,24 +8,11 @@ example profile to that by rendering each with a cache warmed by all the others.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
-
-import pytest
 
 from gpustack import components
-from gpustack.checker import check_paths
 from gpustack.constructs import synthesize
 from gpustack.constructs.memo import RenderCache
 from gpustack.profile.model import Profile
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def examples() -> list[Profile]:
-    result = check_paths(sorted((REPO / "profiles").glob("*.yaml")))
-    assert result.ok
-    return [p.profile for p in result.profiles]
 
 
 def manifests(profile: Profile, cache: RenderCache | None) -> list[tuple[str, object]]:

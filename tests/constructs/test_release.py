@@ -4,24 +4,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import jsii
 import pytest
 
-from gpustack.checker import check_paths
 from gpustack.constructs import synthesize
 from gpustack.constructs.release import live_objects, released
 from gpustack.profile.model import Profile
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def examples() -> list[Profile]:
-    result = check_paths(sorted((REPO / "profiles").glob("*.yaml")))
-    assert result.ok
-    return [p.profile for p in result.profiles]
 
 
 def counts() -> tuple[int, int]:

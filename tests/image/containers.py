@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +42,22 @@ def root_required() -> None:
 
 def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def built_image(tools: Tools, script: Path, name: str, timeout: float) -> Iterator[str]:
+    """Build an image with one of scripts/build-*-image.sh under a fresh test tag, yield the
+    tag, remove the image afterwards (the cached base and wheels are reused and kept)."""
+    tag = f"localhost/{name}:{uuid.uuid4().hex[:12]}"
+    env = {**os.environ, "TAG": tag, "PYTHON": sys.executable}
+    proc = subprocess.run(
+        [str(script)],
+        cwd=script.parents[1], env=env, capture_output=True, text=True, timeout=timeout,
+        check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        pytest.fail(f"image build failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}")
+    assert proc.stdout.strip() == tag
+    try:
+        yield tag
+    finally:
+        run([tools.buildah, "rmi", "--force", tag])

@@ -16,9 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +26,7 @@ import yaml
 import gpustack
 from gpustack.gitops import argocd_plugin
 from tests.gitops.test_argocd_plugin import argo_env
-from tests.image.containers import PODMAN_RUN, Tools, run
+from tests.image.containers import PODMAN_RUN, Tools, built_image, run
 
 pytestmark = pytest.mark.image
 
@@ -86,20 +83,10 @@ print(json.dumps({
 
 @pytest.fixture(scope="session")
 def cmp_image(tools: Tools) -> Iterator[str]:
-    """Tag of a freshly built sidecar image (the cached base and wheels are reused)."""
-    tag = f"localhost/gpustack-argocd-cmp-test:{uuid.uuid4().hex[:12]}"
-    env = {**os.environ, "TAG": tag, "PYTHON": sys.executable}
-    proc = subprocess.run(
-        [str(REPO / "scripts" / "build-cmp-image.sh")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        pytest.fail(f"image build failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}")
-    assert proc.stdout.strip() == tag
-    try:
-        yield tag
-    finally:
-        run([tools.buildah, "rmi", "--force", tag])
+    """Tag of a freshly built sidecar image."""
+    yield from built_image(
+        tools, REPO / "scripts" / "build-cmp-image.sh", "gpustack-argocd-cmp-test", 1800
+    )
 
 
 def _podman(tools: Tools, image: str, *args: str, volumes: tuple[str, ...] = ()) -> Any:

@@ -10,7 +10,6 @@ way a DaemonSet pod talks to the node's kubelet.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from gpustack.plugin.config import (
     SimulatedBackend,
     SimulatedGpu,
 )
-from tests.image.containers import PODMAN_RUN, Tools, run
+from tests.image.containers import PODMAN_RUN, Tools, built_image, run
 
 pytestmark = pytest.mark.image
 
@@ -89,20 +88,10 @@ print(json.dumps({
 
 @pytest.fixture(scope="session")
 def plugin_image(tools: Tools) -> Iterator[str]:
-    """Tag of a freshly built plugin image (the cached base is reused and kept)."""
-    tag = f"localhost/gpustack-device-plugin-test:{uuid.uuid4().hex[:12]}"
-    env = {**os.environ, "TAG": tag, "PYTHON": sys.executable}
-    proc = subprocess.run(
-        [str(REPO / "scripts" / "build-plugin-image.sh")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=1200, check=False,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        pytest.fail(f"image build failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}")
-    assert proc.stdout.strip() == tag
-    try:
-        yield tag
-    finally:
-        run([tools.buildah, "rmi", "--force", tag])
+    """Tag of a freshly built plugin image."""
+    yield from built_image(
+        tools, REPO / "scripts" / "build-plugin-image.sh", "gpustack-device-plugin-test", 1200
+    )
 
 
 @pytest.fixture(scope="session")
