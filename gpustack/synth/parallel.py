@@ -75,14 +75,15 @@ def shape(profile: Profile) -> bytes:
     return pickle.dumps(anonymous, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def deal(profiles: Sequence[Profile], n: int) -> list[list[int]]:
-    """Indexes of ``profiles`` for each of ``n`` workers: whole shapes, the largest first, each
+def deal(shapes: Sequence[bytes], n: int) -> list[list[int]]:
+    """Indexes of clusters (given by their :func:`shape`) for each of ``n`` workers: whole
+    shapes, the largest first, each
     to the worker with the least work so far (a shape costs one render plus one cache hit per
     further cluster, counted as :data:`SHAPE_COST` clusters plus its size). Each worker's list
     is in input order."""
     groups: dict[bytes, list[int]] = {}
-    for i, profile in enumerate(profiles):
-        groups.setdefault(shape(profile), []).append(i)
+    for i, key in enumerate(shapes):
+        groups.setdefault(key, []).append(i)
     load = [0] * n
     shares: list[list[int]] = [[] for _ in range(n)]
     for members in sorted(groups.values(), key=lambda m: (-len(m), m[0])):
@@ -125,7 +126,8 @@ def synthesize_many(
     (in input order) that can't be synthesized."""
     from gpustack.synth.worker import synthesize_one
 
-    n = workers_for(len({shape(p) for _, p in jobs_list}), jobs) if jobs > 1 else 0
+    shapes = [shape(p) for _, p in jobs_list] if jobs > 1 else []
+    n = workers_for(len(set(shapes)), jobs) if jobs > 1 else 0
     if n == 0:
         outputs = []
         for i, (path, profile) in enumerate(jobs_list):
@@ -133,18 +135,18 @@ def synthesize_many(
             if on_done is not None:
                 on_done(i + 1)
         return outputs
-    return _in_workers(jobs_list, n, on_done)
+    return _in_workers(jobs_list, deal(shapes, n), on_done)
 
 
 def _in_workers(
-    jobs_list: Sequence[tuple[Path, Profile]], n: int, on_done: Progress | None
+    jobs_list: Sequence[tuple[Path, Profile]], shares: list[list[int]], on_done: Progress | None
 ) -> list[ClusterOutput]:
     results: queue.Queue[tuple[Any, str, Any]] = queue.Queue()
     procs: list[subprocess.Popen[bytes]] = []
     threads: list[threading.Thread] = []
     flags = (("-O",) if optimize() else ()) + WORKER_FLAGS
     try:
-        for indexes in deal([prof for _, prof in jobs_list], n):
+        for indexes in shares:
             if not indexes:
                 continue
             share = [(i, str(jobs_list[i][0]), jobs_list[i][1]) for i in indexes]

@@ -42,7 +42,7 @@ def test_clusters_of_one_shape_go_to_one_worker() -> None:
     cluster is dealt exactly once, in input order within a worker."""
     a, b, c = (p for _, p in jobs())
     fleet = [named(x, f"c{i}") for i, x in enumerate([a, b, a, c, a, b, a, a])]
-    shares = parallel.deal(fleet, 2)
+    shares = parallel.deal([parallel.shape(p) for p in fleet], 2)
     assert sorted(i for share in shares for i in share) == list(range(len(fleet)))
     for share in shares:
         assert share == sorted(share)
