@@ -101,8 +101,7 @@ def synth(
     from gpustack.synth.errors import SynthError
     from gpustack.synth.fresh import fresh_clusters
     from gpustack.synth.index import index_path, read_index
-    from gpustack.synth.node import start_cdk8s
-    from gpustack.synth.parallel import default_jobs, workers_for
+    from gpustack.synth.parallel import default_jobs, prepare_to_synthesize
     from gpustack.synth.pipeline import Source, synthesize_clusters
     from gpustack.synth.plan import read_plain
     from gpustack.synth.report import STALE, ProgressLine, check_json, unified_diffs, write_json
@@ -142,9 +141,7 @@ def synth(
                 index,
                 generator_digest(),
                 packaged=inputs.packaged,
-                on_stale=lambda n: (
-                    start_cdk8s() if workers_for(n, jobs or default_jobs()) == 0 else None
-                ),
+                on_stale=lambda n: prepare_to_synthesize(n, jobs or default_jobs()),
             )
             result = check_paths(list(inputs.paths), skip=fresh.__contains__)
             if not result.ok:

@@ -15,7 +15,7 @@ are read-only from here on (the layout serializes them, nothing edits them), whi
 layout serialize each shared object once (:mod:`gpustack.synth.layout`).
 
 Bounded: at most :data:`MAX_ENTRIES` renderings are kept (least recently used go first), so a
-fleet of all-different clusters costs no more memory than before.
+fleet of all-different clusters costs a few MiB for it, not a copy of everything it rendered.
 """
 
 from __future__ import annotations
@@ -66,10 +66,6 @@ class RenderCache:
         self._entries.move_to_end(key)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self.hits = self.misses = 0
 
 
 #: The process's cache (each synth worker has its own).

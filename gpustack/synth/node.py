@@ -133,7 +133,7 @@ def start_cdk8s() -> None:
     def load() -> None:
         try:
             importlib.import_module("gpustack.constructs")
-        except BaseException:  # the synthesis' own import raises it again, where it is handled  # noqa: BLE001 - the synthesis' own import raises it again
+        except BaseException:  # the synthesis' own import raises it again, where it is handled
             sys.modules.pop("gpustack.constructs", None)
 
     threading.Thread(target=load, name="gpustack-start-cdk8s", daemon=True).start()

@@ -68,6 +68,16 @@ def workers_for(shapes: int, jobs: int) -> int:
     return n if n >= 2 else 0
 
 
+def prepare_to_synthesize(count: int, jobs: int) -> None:
+    """``count`` clusters will certainly be synthesized (maybe more): when they will be in this
+    process (too few for workers, whatever their shapes), start cdk8s now, in the background
+    (:func:`gpustack.synth.node.start_cdk8s`)."""
+    if workers_for(count, jobs) == 0:
+        from gpustack.synth.node import start_cdk8s
+
+        start_cdk8s()
+
+
 def shape(profile: Profile) -> bytes:
     """``profile`` without its cluster name, as bytes: equal for clusters whose components get
     equal props (used to group work, never as a cache key)."""

@@ -40,7 +40,7 @@ from typing import Literal
 from gpustack.synth import fsswap
 from gpustack.synth.compare import Difference, cluster_differences, compare, leftovers
 from gpustack.synth.errors import SynthError
-from gpustack.synth.index import FORMAT, INDEX_DIR, IndexEntry, OwnershipIndex, index_path
+from gpustack.synth.index import INDEX_DIR, IndexEntry, OwnershipIndex, index_path
 from gpustack.synth.layout import ClusterOutput
 from gpustack.synth.lock import LOCK_WAIT, locked
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, SourcedCluster, make_plan, read_plain
@@ -109,19 +109,8 @@ def record_gitops(out: Path, fleet: str | None) -> None:
 
 def _write_index(out: Path, index: OwnershipIndex) -> None:
     path = index_path(out)
-    current = read_plain(path)
-    if current is not None:
-        # Comparing the parsed index (remembered from this run's read) skips encoding ~80k
-        # lines when nothing changed. Only for an index in this format, written as
-        # to_bytes writes it (an older one is rewritten); else the bytes decide.
-        try:
-            same = OwnershipIndex.from_bytes(current, str(path)) == index
-        except SynthError:
-            same = False
-        if same and b'\n  "format": %d,\n' % FORMAT in current:
-            return
     data = index.to_bytes()
-    if current == data:
+    if read_plain(path) == data:
         return
     tmp = fsswap.sibling(path, "tmp")
     try:

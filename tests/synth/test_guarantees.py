@@ -180,9 +180,8 @@ def test_a_format_1_index_is_read_and_upgraded(workdir: Path) -> None:
 def test_an_equal_index_in_other_bytes_is_rewritten_and_the_same_one_is_not(
     workdir: Path,
 ) -> None:
-    """A run that changes nothing leaves the index file alone (it is compared as parsed, not
-    encoded again); an index with the same content in other bytes (reformatted by hand) is
-    written back as gpustack writes it."""
+    """A run that changes nothing leaves the index file alone; an index with the same content
+    in other bytes (reformatted by hand) is written back as gpustack writes it."""
     out = workdir / "dist"
     apply(make_plan(out, [cluster("a")]))
     path = out / ".gpustack" / "index.json"

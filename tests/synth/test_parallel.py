@@ -151,3 +151,17 @@ def test_o_only_where_it_will_not_recompile_every_worker(
     monkeypatch.setattr(parallel, "_BINDINGS", "fakebindings.k8s")
     monkeypatch.setattr(sys, "dont_write_bytecode", dont_write)
     assert parallel.optimize() is expected
+
+
+@pytest.mark.parametrize(
+    ("count", "jobs", "starts"), [(1, 2, True), (23, 2, True), (24, 2, False), (100, 1, True)]
+)
+def test_cdk8s_starts_early_only_for_synthesis_in_this_process(
+    monkeypatch: pytest.MonkeyPatch, count: int, jobs: int, starts: bool
+) -> None:
+    from gpustack.synth import node
+
+    started: list[int] = []
+    monkeypatch.setattr(node, "start_cdk8s", lambda: started.append(1))
+    parallel.prepare_to_synthesize(count, jobs)
+    assert started == ([1] if starts else [])
