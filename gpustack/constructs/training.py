@@ -130,6 +130,9 @@ if rank == 0:
               f" loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 {% if distributed %}
     print("ranks agree" if same else "ranks DISAGREE", backend, world)
+# Tear down together: a rank that destroys its group while rank 0 still writes the checkpoint
+# can make gloo abort rank 0 at exit (seen as SIGABRT after a good run).
+dist.barrier()
 dist.destroy_process_group()
 {% endif %}
 sys.exit(0 if ok else 1)
