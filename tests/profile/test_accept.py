@@ -46,6 +46,13 @@ CASES: dict[str, tuple[str, list[str], list[tuple[int, str, str]]]] = {
         ],
         [(8, "kubernetes-version-supported", "canary pool runs it")],
     ),
+    "a label the team sets itself": (
+        HEAD
+        + "cluster:\n  nodeSelector:\n    # gpustack: accept node-selector-label-known -- our"
+        + " provisioning labels GPU pools\n    team.example.com/gpu-pool: training\n",
+        [],
+        [(8, "node-selector-label-known", "our provisioning labels GPU pools")],
+    ),
     "no reason": (
         HEAD + K8S.format(comment="  # gpustack: accept kubernetes-version-supported"),
         [
@@ -194,6 +201,7 @@ def test_only_rules_about_facts_gpustack_may_not_know_are_acceptable() -> None:
         "kubernetes-version-supported",
         "cdi-strategy-needs-runtime-cdi",
         "node-selector-labels-deployed",
+        "node-selector-label-known",
         "driver-supports-gpu",
         "driver-still-supports-gpu",
         "workload-cuda-fits-driver",

@@ -44,6 +44,14 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "node-selector-gfd-label-without-gfd",
         "$.cluster.nodeSelector['nvidia.com/gpu.product']",
     ),
+    "node-selector-label-known": (
+        "node-selector-label-typo",
+        "$.cluster.nodeSelector['nvidia.com/gpu.presnt']",
+    ),
+    "node-selector-label-value": (
+        "node-selector-value-typo",
+        "$.cluster.nodeSelector['nvidia.com/gpu.present']",
+    ),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),

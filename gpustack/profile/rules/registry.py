@@ -31,6 +31,7 @@ from gpustack.profile.rules import (
     node_configs,
     node_labels,
     profiles,
+    selector_labels,
     sharing,
     workloads,
 )
@@ -199,6 +200,26 @@ RULES: tuple[Rule, ...] = (
         fix="enable the labeller the hint names, select another label, or accept it when the"
         " nodes are labelled otherwise",
         acceptable=True,
+    ),
+    Rule(
+        id="node-selector-label-known",
+        check=selector_labels.node_selector_label_known,
+        section="cluster",
+        summary="every `cluster.nodeSelector` key is a label some labeller writes: Node Feature"
+        " Discovery, gpustack's GPU node rule, GPU feature discovery, the deploy and MIG labels,"
+        " the kubelet's well-known labels or a managed cloud's node pool labels (a typo moves"
+        " the stack onto no node)",
+        fix="correct the key (the finding names the closest known label), or accept the finding"
+        " for a label your team puts on its nodes",
+        acceptable=True,
+    ),
+    Rule(
+        id="node-selector-label-value",
+        check=selector_labels.node_selector_label_value,
+        section="cluster",
+        summary="a `cluster.nodeSelector` label whose labeller writes only certain values (such"
+        ' as `nvidia.com/gpu.present: "true"`) selects one of them',
+        fix="use the value the finding names",
     ),
     Rule(
         id="precompiled-needs-kernel",
