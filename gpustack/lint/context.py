@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpustack.profile import catalog, derive
-from gpustack.profile.model import Profile, Toleration
+from gpustack.profile.model import Profile, Taint
 
 #: Resource names NVIDIA's and gpustack's plugins advertise by default (whole GPUs, shared with
 #: renameByDefault, and each MIG profile of a mixed strategy).
@@ -59,7 +59,8 @@ class LintContext:
     source: str | None
     known: frozenset[str]
     pools: tuple[Pool, ...] = ()
-    taints: tuple[Toleration, ...] = ()
+    taints: tuple[Taint, ...] = ()
+    extended_resource_toleration: bool = False
     driver: str | None = None
     runtime_classes: tuple[str, ...] = ()
 
@@ -120,7 +121,8 @@ def from_profile(profile: Profile, source: str) -> LintContext:
         source=source,
         known=known,
         pools=tuple(pools),
-        taints=profile.cluster.tolerations,
+        taints=profile.cluster.node_taints,
+        extended_resource_toleration=profile.cluster.extended_resource_toleration,
         driver=profile.driver.version,
         runtime_classes=derive.runtime_classes(profile),
     )

@@ -52,6 +52,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "node-selector-value-typo",
         "$.cluster.nodeSelector['nvidia.com/gpu.present']",
     ),
+    "tolerations-cover-node-taints": ("node-taint-not-tolerated", "$.cluster.nodeTaints[1]"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),

@@ -43,7 +43,7 @@ from gpustack.profile.model.cluster import (
     RuntimePaths,
     runtime_paths,
 )
-from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Toleration
+from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Taint, Toleration
 from gpustack.profile.model.day2 import (
     DCGM_EXPORTER_IMAGE,
     MIG_MANAGER_IMAGE,
@@ -146,6 +146,7 @@ __all__ = [
     "StartupProbe",
     "TimeSlicing",
     "TimeSlicingResource",
+    "Taint",
     "Toleration",
     "Toolkit",
     "Workloads",

@@ -12,6 +12,7 @@ from gpustack.profile.model.common import (
     DNS_SUBDOMAIN,
     IMAGE,
     Labels,
+    Taint,
     Toleration,
 )
 
@@ -311,6 +312,23 @@ class Cluster:
         "Tolerations",
         "Tolerations of the GPU stack pods (replaces the default list when given).",
         default=DEFAULT_TOLERATIONS,
+    )
+    node_taints: tuple[Taint, ...] = key(
+        "GPU node taints",
+        "Taints the GPU nodes carry (e.g. nvidia.com/gpu=present:NoSchedule on GKE and AKS GPU"
+        " pools). gpustack lint demands that GPU workloads tolerate them; validate that the"
+        " stack's own tolerations do. Empty: the GPU nodes are not tainted.",
+        factory=tuple,
+        examples=[[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]],
+    )
+    extended_resource_toleration: bool = key(
+        "ExtendedResourceToleration admission",
+        "The API server runs the ExtendedResourceToleration admission plugin (GKE and AKS do):"
+        " every pod that requests an extended resource such as nvidia.com/gpu gets a"
+        " NoSchedule toleration for a taint of the same key, so GPU workloads need not write"
+        " one.",
+        default=False,
+        examples=[True],
     )
     priority_class_name: str = key(
         "Priority class",

@@ -172,6 +172,47 @@ class Toleration:
     )
 
 
+@documented("Taint", "A Kubernetes node taint, as in a Node's spec.taints.", ref="taint")
+@dataclass(frozen=True)
+class Taint:
+    """A taint the GPU nodes carry (``fields.key``: the field ``key`` would shadow the function
+    in the class body)."""
+
+    key: str = fields.key(
+        "Key",
+        "Taint key.",
+        pattern=LABEL_KEY,
+        hint=LABEL_KEY_HINT,
+        examples=["nvidia.com/gpu"],
+    )
+    value: str | None = fields.key(
+        "Value",
+        "Taint value (a label value); unset for a taint without one.",
+        default=None,
+        pattern=LABEL_VALUE,
+        hint=LABEL_VALUE_HINT,
+        examples=["present"],
+    )
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = fields.key(
+        "Effect", "What the taint does to pods that do not tolerate it.", default="NoSchedule"
+    )
+
+    def tolerated_by(self, key: object, operator: object, value: object, effect: object) -> bool:
+        """Whether a toleration with these fields matches this taint, by Kubernetes' rules
+        (``v1.Toleration.ToleratesTaint``): an empty key with ``Exists`` matches every taint,
+        an empty effect every effect, ``Exists`` every value; ``Equal`` (the default operator)
+        compares values. Plain objects, so lint can pass the fields of an unchecked manifest."""
+        if key in (None, "") and operator == "Exists":
+            pass
+        elif key != self.key:
+            return False
+        if effect not in (None, "") and effect != self.effect:
+            return False
+        if operator in (None, "", "Equal"):
+            return (value or "") == (self.value or "")
+        return operator == "Exists"
+
+
 def image_ref(image: str, tag: str, pinned: str | None) -> str:
     """``<image>:<tag>``, with ``@<digest>`` when the profile pins one."""
     return f"{image}:{tag}@{pinned}" if pinned else f"{image}:{tag}"

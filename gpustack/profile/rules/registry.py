@@ -33,6 +33,7 @@ from gpustack.profile.rules import (
     profiles,
     selector_labels,
     sharing,
+    taints,
     workloads,
 )
 
@@ -220,6 +221,15 @@ RULES: tuple[Rule, ...] = (
         summary="a `cluster.nodeSelector` label whose labeller writes only certain values (such"
         ' as `nvidia.com/gpu.present: "true"`) selects one of them',
         fix="use the value the finding names",
+    ),
+    Rule(
+        id="tolerations-cover-node-taints",
+        check=taints.tolerations_cover_node_taints,
+        section="cluster",
+        summary="`cluster.tolerations` tolerate every blocking taint in `cluster.nodeTaints`,"
+        " so the stack's pods can land on the GPU nodes",
+        fix="add a toleration for the taint to `cluster.tolerations` (or remove the taint from"
+        " `cluster.nodeTaints` if the nodes do not carry it)",
     ),
     Rule(
         id="precompiled-needs-kernel",
