@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from gpustack.emitters import libyaml_may_differ
+
 #: Larger than any line we emit: PyYAML folds long scalars at ``width`` otherwise.
 _NO_FOLD = 2**31 - 1
 
@@ -96,8 +98,18 @@ FAST_DUMPER = _stable(yaml.CSafeDumper) if yaml.__with_libyaml__ else PURE_DUMPE
 
 
 def dump_yaml(document: Mapping[str, Any], dumper: type[Any] = FAST_DUMPER) -> bytes:
-    """Serialize one document; raises ``yaml.YAMLError`` for values YAML can't represent."""
-    text = yaml.dump(
+    """Serialize one document; raises ``yaml.YAMLError`` for values YAML can't represent.
+
+    Where libyaml's text may differ from the pure emitter's (:mod:`gpustack.emitters`), the
+    document is written again with the pure one, the reference."""
+    text = _emit(document, dumper)
+    if dumper is not PURE_DUMPER and libyaml_may_differ(text):
+        text = _emit(document, PURE_DUMPER)
+    return text.encode("utf-8")
+
+
+def _emit(document: Mapping[str, Any], dumper: type[Any]) -> str:
+    text: str = yaml.dump(
         dict(document),
         Dumper=dumper,
         sort_keys=False,
@@ -107,4 +119,4 @@ def dump_yaml(document: Mapping[str, Any], dumper: type[Any] = FAST_DUMPER) -> b
         line_break="\n",
         explicit_start=False,
     )
-    return text.encode("utf-8")
+    return text
