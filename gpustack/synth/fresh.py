@@ -21,7 +21,13 @@ from pathlib import Path
 import yaml
 
 from gpustack.synth.digest import cluster_digest, file_digest
-from gpustack.synth.index import PACKAGED_DEFAULT, IndexEntry, OwnershipIndex, profile_ref
+from gpustack.synth.index import (
+    PACKAGED_DEFAULT,
+    IndexEntry,
+    OwnershipIndex,
+    profile_ref,
+    ref_file,
+)
 from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, ManifestFile
 from gpustack.synth.plan import CLUSTERS_DIR
 from gpustack.synth.sources import packaged_default_profile
@@ -43,7 +49,7 @@ def input_ref(path: Path, out: Path, *, packaged: bool = False) -> str:
 
 def ref_path(ref: str, out: Path) -> Path:
     """The file an input reference names."""
-    return packaged_default_profile() if ref == PACKAGED_DEFAULT else out / ref
+    return packaged_default_profile() if ref == PACKAGED_DEFAULT else ref_file(ref, out)
 
 
 def input_digests(refs: Sequence[str], out: Path) -> dict[str, str] | None:
@@ -88,7 +94,7 @@ def fresh_clusters(
         ref = (
             PACKAGED_DEFAULT
             if packaged
-            else Path(os.path.relpath(os.path.realpath(path), out_real)).as_posix()
+            else Path(os.path.relpath(os.path.abspath(path), out_real)).as_posix()
         )
         hit = by_ref.get(ref)
         if hit is None:

@@ -253,18 +253,30 @@ def read_index(out: Path) -> OwnershipIndex | None:
 
 
 def profile_ref(profile: Path | None, out: Path) -> str:
-    """How the index names a profile: relative to ``out`` (portable across checkouts)."""
+    """How the index names a profile: relative to ``out`` (portable across checkouts).
+
+    The path is the one the profile was reached by, symbolic links left in it (only ``out`` is
+    resolved, so the ``..`` steps out of it are plain folders): reading the reference again
+    follows the links as they are *then*. A base reached through a link that was re-pointed
+    since therefore reads as the new target, whose bytes the fresh check compares; resolving
+    the links here would record the old target, unchanged, and call the cluster fresh.
+    """
     if profile is None:
         return PACKAGED_DEFAULT
     try:
-        rel = os.path.relpath(profile.resolve(), out.resolve())
+        rel = os.path.relpath(os.path.abspath(profile), os.path.realpath(out))
     except ValueError:  # different drives (Windows): no relative path exists
-        return profile.resolve().as_posix()
+        return Path(os.path.abspath(profile)).as_posix()
     return Path(rel).as_posix()
+
+
+def ref_file(ref: str, out: Path) -> Path:
+    """The file a reference names (see :func:`profile_ref`: relative to the resolved ``out``)."""
+    return Path(os.path.realpath(out)) / ref
 
 
 def profile_exists(ref: str, out: Path) -> bool:
     """Whether the profile a cluster came from is still there (the packaged one: never)."""
     if ref == PACKAGED_DEFAULT:
         return False
-    return (out / ref).is_file()
+    return ref_file(ref, out).is_file()
