@@ -45,6 +45,7 @@ def delivery_files(
     from gpustack.checker import check_paths
     from gpustack.gitops import output
     from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files, plugin_source
+    from gpustack.gitops.repository import check_output_path, output_location
     from gpustack.synth.digest import fleet_digest, generator_digest
     from gpustack.synth.fresh import kept_output, ref_path
     from gpustack.synth.index import profile_exists
@@ -66,7 +67,11 @@ def delivery_files(
     delivered = [(c.output.name, c.digest) for c in clusters if c.delivery]
     delivered += [(n, e.digest) for n, e in kept.items() if e.delivery]
     fleet = (
-        fleet_digest(generator_digest(), [(n, d) for n, d in delivered if d is not None])
+        fleet_digest(
+            generator_digest(),
+            [(n, d) for n, d in delivered if d is not None],
+            output_location(out),
+        )
         if all(d is not None for _, d in delivered)
         else None
     )
@@ -87,6 +92,9 @@ def delivery_files(
             Delivered(p.profile, kept_output(out, n), plugin_source(p.profile, p.path, out))
             for (n, _), p in zip(again, loaded.profiles, strict=True)
         ]
+    for pair in pairs:
+        if pair.profile.gitops.argocd.enabled or pair.profile.gitops.flux.enabled:
+            check_output_path(pair.profile, out)
     files = gitops_files(pairs)
     if not check:
         output.confirm(out, output.compare(out, files), force=force, prune=prune)

@@ -55,3 +55,25 @@ def profile_in_repository(profile: Profile, file: Path, out: Path) -> str:
             f"profile, but it is outside the repository ({root}: the output folder {out} minus "
             "gitops.path); keep the profiles in the repository Argo CD reads"
         ) from None
+
+
+def output_location(out: Path) -> str | None:
+    """Where the output folder is inside its git checkout (POSIX, from the checkout's root);
+    ``None`` outside a checkout. Part of the fleet digest: the ApplicationSet's paths depend on
+    it, so moving the checkout (into a monorepo, say) makes ``<out>/gitops/`` stale."""
+    resolved = out.resolve()
+    checkout = _checkout(resolved / "_")
+    return None if checkout is None else resolved.relative_to(checkout).as_posix()
+
+
+def check_output_path(profile: Profile, out: Path) -> None:
+    """Refuse a ``gitops.path`` that is not where the output folder is in its checkout: the
+    Applications and Kustomizations would name folders Argo CD and Flux do not find."""
+    where = output_location(out)
+    if where is None or where == profile.gitops.path:
+        return
+    raise SynthError(
+        f"cluster {profile.metadata.name!r}: gitops.path is {profile.gitops.path!r}, but the "
+        f"output folder {out} is {where!r} in its git checkout, so Argo CD and Flux would look "
+        f"for the cluster folders in the wrong place; set gitops.path: {where}"
+    )

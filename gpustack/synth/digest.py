@@ -109,7 +109,10 @@ def cluster_digest(generator: str, inputs: Mapping[str, str]) -> str:
     return _sha("\0".join(parts).encode())
 
 
-def fleet_digest(generator: str, clusters: Iterable[tuple[str, str]]) -> str:
-    """What ``<out>/gitops/`` depends on: the generator and every delivered cluster's digest."""
-    doc = {"generator": generator, "clusters": sorted(clusters)}
+def fleet_digest(
+    generator: str, clusters: Iterable[tuple[str, str]], location: str | None = None
+) -> str:
+    """What ``<out>/gitops/`` depends on: the generator, every delivered cluster's digest and
+    where the output folder is in its git checkout (the paths Argo CD and Flux are given)."""
+    doc = {"generator": generator, "clusters": sorted(clusters), "location": location}
     return _sha(json.dumps(doc, sort_keys=True).encode())
