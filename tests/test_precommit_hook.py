@@ -7,6 +7,8 @@ as a subprocess from the repository root with the filenames pre-commit would app
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -69,7 +71,7 @@ def _run_hook(
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "profiles" / "_bases").mkdir(parents=True)
     (tmp_path / "profiles" / "east.yaml").write_text(VALID.format(name="east"))
     (tmp_path / "profiles" / "west.yaml").write_text(VALID.format(name="west"))
@@ -135,3 +137,25 @@ def test_synth_hook_fails_on_a_stale_dist_and_passes_once_synthesized(repo: Path
     assert (
         "differs: dist/clusters/east/driver/daemonset-nvidia-driver-daemonset.yaml" in again.stdout
     )
+
+
+def test_synth_hook_trusts_the_last_commit_not_the_staged_index(repo: Path) -> None:
+    """A commit that edits a manifest and its digest in the index fails the hook: it checks
+    against the index of HEAD, which the staged change cannot rewrite."""
+    (repo / "profiles" / "_bases" / "fleet.yaml").write_text(BASE.format(version="580.105.08"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["gpustack", "synth"], cwd=repo, env=env, check=True, capture_output=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "fleet"], cwd=repo, check=True)
+    kustomization = repo / "dist" / "clusters" / "east" / "kustomization.yaml"
+    text = kustomization.read_text() + "# hand edit\n"
+    kustomization.write_text(text)
+    index = repo / "dist" / ".gpustack" / "index.json"
+    digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    doc = json.loads(index.read_text())
+    doc["clusters"]["east"]["files"]["kustomization.yaml"] = digest
+    index.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    caught = _run_hook(repo, ["dist/clusters/east/kustomization.yaml"], SYNTH_HOOK)
+    assert caught.returncode == 3, caught.stdout + caught.stderr
+    assert "dist/clusters/east/kustomization.yaml" in caught.stdout

@@ -29,6 +29,19 @@ from gpustack.cli.common import count
     help="Write nothing; exit 1 and list every file that is out of date.",
 )
 @click.option(
+    "--base",
+    metavar="REF",
+    default=None,
+    help="With --check: trust only the index committed at git REF (e.g. origin/main in CI, HEAD "
+    "in a pre-commit hook): every cluster whose profile, bases, files or index entry changed "
+    "since REF is synthesized in full and compared.",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="With --check: trust no index; synthesize every cluster and compare (a release gate).",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Replace what gpustack did not write: folders it did not create, and files in its "
@@ -67,6 +80,8 @@ def synth(
     paths: tuple[Path, ...],
     out: Path,
     check: bool,
+    base: str | None,
+    full: bool,
     force: bool,
     prune: bool,
     default_profile: bool,
@@ -97,6 +112,7 @@ def synth(
     from gpustack.gitops.delivery import delivery_files, write_or_compare
     from gpustack.report import render_text
     from gpustack.scan import scan
+    from gpustack.synth.baseline import Trust, trusted
     from gpustack.synth.digest import generator_digest
     from gpustack.synth.errors import SynthError
     from gpustack.synth.fresh import fresh_clusters
@@ -112,6 +128,10 @@ def synth(
         raise click.UsageError("--default-profile synthesizes the packaged profile; give no PATH")
     if diff and not check:
         raise click.UsageError("--diff shows what --check finds; add --check")
+    if (base is not None or full) and not check:
+        raise click.UsageError("--base and --full say what --check trusts; add --check")
+    if base is not None and full:
+        raise click.UsageError("--full trusts nothing, --base a commit's index: give one")
     try:
         inputs = resolve_inputs(paths, out=out, default=default_profile)
     except SynthError as exc:
@@ -135,10 +155,11 @@ def synth(
                 if not force:
                     raise
                 index = None
+            trust = trusted(out, base=base, full=full) if base or full else Trust(index, True)
             fresh = fresh_clusters(
                 scan(list(inputs.paths)).files,
                 out,
-                index,
+                trust.index,
                 generator_digest(),
                 packaged=inputs.packaged,
                 on_stale=lambda n: prepare_to_synthesize(n, jobs or default_jobs()),
@@ -170,7 +191,14 @@ def synth(
                 progress.close()
             kept = {f.name: f.entry for f in fresh.values()}
             delivery = delivery_files(
-                sources, clusters, kept, index, out, check=check, force=force, prune=prune
+                sources,
+                clusters,
+                kept,
+                index if trust.own else None,
+                out,
+                check=check,
+                force=force,
+                prune=prune,
             )
             if delivery.note:
                 click.echo(delivery.note, err=True)
