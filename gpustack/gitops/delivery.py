@@ -44,7 +44,13 @@ def delivery_files(
     holds what gpustack wrote, nothing is computed: its files can't have changed."""
     from gpustack.checker import check_paths
     from gpustack.gitops import output
-    from gpustack.gitops.objects import GITOPS_DIR, Delivered, gitops_files, plugin_source
+    from gpustack.gitops.objects import (
+        GITOPS_DIR,
+        Delivered,
+        gitops_files,
+        plugin_inputs,
+        plugin_source,
+    )
     from gpustack.gitops.repository import check_output_path, output_location
     from gpustack.synth.digest import fleet_digest, generator_digest
     from gpustack.synth.fresh import kept_output, ref_path
@@ -80,7 +86,12 @@ def delivery_files(
         if digests_of(out / GITOPS_DIR) == record:
             return Delivery(None)
     pairs = [
-        Delivered(s.profile, c.output, plugin_source(s.profile, s.path, out))
+        Delivered(
+            s.profile,
+            c.output,
+            plugin_source(s.profile, s.path, out),
+            plugin_inputs(s.profile, s.files or (s.path,), out),
+        )
         for s, c in zip(sources, clusters, strict=True)
     ]
     again = [(n, e) for n, e in sorted(kept.items()) if e.delivery]
@@ -89,7 +100,12 @@ def delivery_files(
         if not loaded.ok or len(loaded.profiles) != len(again):
             raise SynthError("profiles changed while synth was running; run again")
         pairs += [
-            Delivered(p.profile, kept_output(out, n), plugin_source(p.profile, p.path, out))
+            Delivered(
+                p.profile,
+                kept_output(out, n),
+                plugin_source(p.profile, p.path, out),
+                plugin_inputs(p.profile, p.files or (p.path,), out),
+            )
             for (n, _), p in zip(again, loaded.profiles, strict=True)
         ]
     for pair in pairs:

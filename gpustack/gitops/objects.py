@@ -51,6 +51,9 @@ class Delivered:
     #: The profile file's path from the repository root, for a cluster Argo CD renders with
     #: the plugin (:func:`plugin_source`); ``None`` for the others.
     source: str | None = None
+    #: With the plugin: the repository paths of every file the profile is read from (itself,
+    #: then each base), which its Application's manifest-generate-paths annotation names.
+    inputs: tuple[str, ...] = ()
 
 
 def cluster_path(profile: Profile) -> str:
@@ -71,6 +74,23 @@ def plugin_source(profile: Profile, file: Path, out: Path) -> str | None:
     from gpustack.gitops.repository import profile_in_repository
 
     return profile_in_repository(profile, file, out)
+
+
+def plugin_inputs(profile: Profile, files: Sequence[Path], out: Path) -> tuple[str, ...]:
+    """:attr:`Delivered.inputs` of a cluster: the repository paths of the files its profile is
+    read from when the plugin renders it; empty for the others."""
+    if not renders_with_plugin(profile):
+        return ()
+    from gpustack.gitops.repository import profile_in_repository
+
+    return tuple(profile_in_repository(profile, f, out) for f in files)
+
+
+#: The annotation that tells Argo CD which paths an Application's manifests depend on: a
+#: commit that touches none of them does not make the repo-server generate them again (Argo CD
+#: docs, operator-manual/high_availability.md, "Manifest Paths Annotation"; ``;`` separates
+#: paths, ``/`` starts one at the repository root, others are relative to ``source.path``).
+GENERATE_PATHS = "argocd.argoproj.io/manifest-generate-paths"
 
 
 def _manifests(output: ClusterOutput) -> list[dict[str, Any]]:
@@ -138,7 +158,14 @@ def _generator_and_source(
             assert m.source is not None, "plugin-rendered clusters carry their profile's path"
             folder, file = posixpath.split(m.source)
             elements.append(
-                {"cluster": m.profile.metadata.name, "path": folder or ".", "profile": file}
+                {
+                    "cluster": m.profile.metadata.name,
+                    "path": folder or ".",
+                    "profile": file,
+                    # the profile and its bases: the plugin's output depends on nothing else
+                    # in the repository (gpustack itself is in the plugin's name)
+                    "generatePaths": ";".join("/" + p for p in m.inputs),
+                }
             )
         source["path"] = "{{.path}}"
         source["plugin"] = {
@@ -156,6 +183,8 @@ def _application_set(
     name: str, namespace: str, project: str, members: Sequence[Delivered]
 ) -> dict[str, Any]:
     generator, source, cluster = _generator_and_source(members)
+    # committed: the cluster folder (source.path) is all an Application deploys
+    paths = "{{.generatePaths}}" if "list" in generator else "."
     return {
         "apiVersion": ARGOCD_API,
         "kind": "ApplicationSet",
@@ -165,7 +194,10 @@ def _application_set(
             "goTemplateOptions": ["missingkey=error"],
             "generators": [generator],
             "template": {
-                "metadata": {"name": f"gpustack-{cluster}"},
+                "metadata": {
+                    "name": f"gpustack-{cluster}",
+                    "annotations": {GENERATE_PATHS: paths},
+                },
                 "spec": {
                     "project": project,
                     "source": source,

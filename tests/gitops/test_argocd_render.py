@@ -166,8 +166,18 @@ def test_in_a_checkout_paths_are_from_its_root_whatever_the_output_folder_and_cw
     write_profile(repo / "profiles" / "team-a" / "alpha.yaml")
     write_profile(repo / "profiles" / "beta.yaml")
     want = [
-        {"cluster": "alpha", "path": "profiles/team-a", "profile": "alpha.yaml"},
-        {"cluster": "beta", "path": "profiles", "profile": "beta.yaml"},
+        {
+            "cluster": "alpha",
+            "path": "profiles/team-a",
+            "profile": "alpha.yaml",
+            "generatePaths": "/profiles/team-a/alpha.yaml",
+        },
+        {
+            "cluster": "beta",
+            "path": "profiles",
+            "profile": "beta.yaml",
+            "generatePaths": "/profiles/beta.yaml",
+        },
     ]
     monkeypatch.chdir(repo)
     done = synth("profiles", "--out", "dist")
@@ -194,7 +204,14 @@ def test_without_a_checkout_the_output_folder_places_the_root(tmp_path: Path) ->
     out = repo / "deploy" / "gpu"
     done = synth(repo / "gpu" / "profiles", "--out", out)
     assert done.exit_code == 0, done.output
-    assert elements(out) == [{"cluster": "alpha", "path": "gpu/profiles", "profile": "alpha.yaml"}]
+    assert elements(out) == [
+        {
+            "cluster": "alpha",
+            "path": "gpu/profiles",
+            "profile": "alpha.yaml",
+            "generatePaths": "/gpu/profiles/alpha.yaml",
+        }
+    ]
 
 
 @pytest.mark.parametrize(
@@ -229,3 +246,64 @@ def test_a_plugin_path_that_cannot_be_derived_is_one_line_and_writes_nothing(
     assert message.format(out=out, repo=repo) in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not out.exists()
+
+
+# --- manifest-generate-paths: a commit re-renders only the Applications it touches --------------
+
+
+def generate_paths(app: dict[str, Any]) -> list[str]:
+    """The repository paths an Application's manifests depend on, as Argo CD reads the
+    annotation: ``;``-separated, ``/`` from the repository root, others from source.path."""
+    value = app["metadata"]["annotations"]["argocd.argoproj.io/manifest-generate-paths"]
+    base = app["spec"]["source"]["path"]
+    return [
+        p[1:] if p.startswith("/") else posixpath.normpath(posixpath.join(base, p))
+        for p in value.split(";")
+    ]
+
+
+def touched(apps: list[dict[str, Any]], changed: str) -> list[str]:
+    """The Applications a commit changing repository file ``changed`` makes Argo CD render."""
+    return sorted(
+        a["spec"]["destination"]["name"]
+        for a in apps
+        if any(changed == p or changed.startswith(p + "/") for p in generate_paths(a))
+    )
+
+
+@pytest.mark.parametrize("app", APPLICATIONS, ids=lambda a: a["metadata"]["name"])
+def test_each_application_names_the_paths_its_manifests_come_from(app: dict[str, Any]) -> None:
+    cluster = app["spec"]["destination"]["name"]
+    loaded = _profiles()[cluster]
+    paths = generate_paths(app)
+    if loaded.profile.gitops.argocd.render == "committed":
+        assert paths == [f"dist/clusters/{cluster}"]
+        return
+    want = [Path(f).resolve().relative_to(REPO).as_posix() for f in loaded.files]
+    assert paths == want
+    assert all((REPO / p).is_file() for p in paths)
+
+
+def test_a_commit_to_one_profile_re_renders_its_application_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "profiles" / "_bases").mkdir(parents=True)
+    (repo / "profiles" / "_bases" / "fleet.yaml").write_text("gpus:\n  perNode: 4\n")
+    for name in ("alpha", "beta", "gamma"):
+        file = write_profile(repo / "profiles" / f"{name}.yaml")
+        if name != "gamma":
+            file.write_text(
+                file.read_text().replace(
+                    "kind: Profile\n", "kind: Profile\nextends: _bases/fleet.yaml\n"
+                )
+            )
+    monkeypatch.chdir(repo)
+    done = synth("profiles", "--out", "dist")
+    assert done.exit_code == 0, done.output
+    apps = applications(repo / "dist" / "gitops" / "argocd" / "applicationset-gpustack.yaml")
+    assert touched(apps, "profiles/alpha.yaml") == ["alpha"]
+    assert touched(apps, "profiles/gamma.yaml") == ["gamma"]
+    assert touched(apps, "profiles/_bases/fleet.yaml") == ["alpha", "beta"]
+    assert touched(apps, "README.md") == []
