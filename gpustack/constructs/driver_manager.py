@@ -38,7 +38,7 @@ from constructs import Construct
 from gpustack import components
 from gpustack.constructs import kube
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
-from gpustack.constructs.placement import DEPLOY_COMPONENTS, deploy_label
+from gpustack.constructs.placement import deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.scripts import SCRIPTS_DIR
 from gpustack.profile.model import DriverUpgrade, Profile
@@ -124,7 +124,7 @@ class DriverManagerProps:
     - ``rdma``, ``use_host_mofed``: with GPUDirect RDMA it waits for the MOFED driver.
     - ``seed_labels``: the deploy labels the ``deploy-labels`` step sets where absent
       (``cluster.deployLabels: optional``; empty with ``required``): those of the enabled
-      components that have one, the driver's own excepted.
+      GPU clients (registry rows with ``gpu_client``) that have one.
     - ``kubectl_image``: the image whose ``kubectl`` that step runs.
     """
 
@@ -146,7 +146,7 @@ class DriverManagerProps:
             seed = tuple(
                 deploy_label(c.name)
                 for c in components.enabled(profile)
-                if c.name in DEPLOY_COMPONENTS and c.name != "driver"
+                if c.gpu_client and c.deploy_label
             )
         return cls(
             image=d.upgrade.image_ref(),

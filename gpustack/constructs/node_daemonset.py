@@ -25,10 +25,11 @@ from typing import Any, Final
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
+from gpustack import components
 from gpustack.constructs import kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.placement import DEPLOY_COMPONENTS, Placement, deploy_selection
+from gpustack.constructs.placement import Placement, deploy_selection
 
 #: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
 DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"
@@ -60,7 +61,7 @@ class NodeApp:
     def deploy_component(self) -> str | None:
         if self.deploy == "":
             component = self.ident.component
-            return component if component in DEPLOY_COMPONENTS else None
+            return component if component in components.deploy_components() else None
         return self.deploy
 
     def meta(self, name: str, *, workload: bool = False) -> k8s.ObjectMeta:

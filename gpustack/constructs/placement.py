@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from gpustack import components
 from gpustack.profile.model import EnvVar, Profile, Resources, Toleration
 
 #: Node label prefix of the per-component deploy labels (``nvidia.com/gpu.deploy.<component>``),
@@ -25,23 +26,17 @@ PAUSED_MIG: Final = "paused-for-mig-change"
 #: installed on the host: the driver DaemonSet must leave that node.
 PRE_INSTALLED: Final = "pre-installed"
 #: The components that have a deploy label, under the GPU Operator's label names (which are
-#: gpustack's component names).
-DEPLOY_COMPONENTS: Final = (
-    "driver",
-    "container-toolkit",
-    "device-plugin",
-    "gpu-feature-discovery",
-    "mig-manager",
-    "dcgm-exporter",
-)
+#: gpustack's component names): a view of the registry's ``deploy_label`` rows taken at import
+#: (:func:`gpustack.components.deploy_components` reads the registry when called).
+DEPLOY_COMPONENTS: Final = components.deploy_components()
 
 #: One node selector requirement: (label, operator, values).
 Requirement = tuple[str, str, tuple[str, ...]]
 
 
 def deploy_label(component: str) -> str:
-    """The deploy label of ``component`` (one of :data:`DEPLOY_COMPONENTS`)."""
-    if component not in DEPLOY_COMPONENTS:
+    """The deploy label of ``component`` (a registry row with ``deploy_label``)."""
+    if component not in components.deploy_components():
         raise KeyError(f"component {component!r} has no deploy label")
     return f"{DEPLOY_LABEL_PREFIX}{component}"
 
