@@ -222,7 +222,7 @@ def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> Non
 def test_sync_waves(stacks: dict[str, list[SynthObject]]) -> None:
     """Every object carries its component's wave, as the registry row declares it."""
     waves = {c.name: str(c.sync_wave) for c in components.REGISTRY}
-    assert SYNC_WAVES == waves
+    assert waves == SYNC_WAVES
     for _, o in _all(stacks):
         wave = o.manifest["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
         assert wave == waves[o.component], (o.component, o.kind, o.name)
