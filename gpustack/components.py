@@ -51,7 +51,7 @@ class Readiness:
     plugin: bool = False
 
 
-def _no_images(profile: Profile) -> Iterator[tuple[JsonPath, str]]:
+def no_images(profile: Profile) -> Iterator[tuple[JsonPath, str]]:
     return iter(())
 
 
@@ -92,7 +92,7 @@ class Component:
     props: str
     section: str | None = None
     turn_on: Mapping[str, Any] = field(default_factory=dict)
-    images: Images = _no_images
+    images: Images = no_images
     deploy_label: bool = False
     gpu_client: bool = False
     readiness: Readiness | None = None
