@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.nodes import diagnose_nodes
@@ -11,9 +12,21 @@ from gpustack.doctor.state import ClusterState
 from gpustack.profile.model import Profile
 
 
+def _pending(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
+    return diagnose_pending(state)
+
+
+#: The check modules, in the order they report: nodes (in the order kubectl lists them), then
+#: Pending GPU pods. A test finds every ``diagnose_*`` module of the package here.
+DIAGNOSES: tuple[Callable[[ClusterState, Profile], Iterator[Diagnosis]], ...] = (
+    diagnose_nodes,
+    _pending,
+)
+
+
 def diagnose(state: ClusterState, profile: Profile) -> list[Diagnosis]:
-    """Nodes first (in the order kubectl lists them), then Pending GPU pods."""
-    return [*diagnose_nodes(state, profile), *diagnose_pending(state)]
+    """Every check module's findings, in :data:`DIAGNOSES` order."""
+    return [d for run in DIAGNOSES for d in run(state, profile)]
 
 
 def summary(found: list[Diagnosis], state: ClusterState) -> str:
