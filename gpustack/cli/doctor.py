@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import load_profile
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Explain why a cluster shows no GPUs or a GPU pod is Pending.")

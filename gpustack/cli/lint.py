@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import color, load_profile
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Find GPU pitfalls in Kubernetes manifests (the team's own workloads).")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import count
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Synthesize profiles into GitOps-ready manifests under dist/.")

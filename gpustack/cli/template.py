@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Print one profile's manifests as a YAML stream, in install order.")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import DEFAULT_PROFILES, count
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
