@@ -260,6 +260,15 @@ def get(name: str) -> Component:
     raise KeyError(f"component {name!r} is not registered in gpustack.components.REGISTRY")
 
 
+def for_section(section: str) -> Component:
+    """The registered component that reads profile section ``section`` (a
+    :class:`~gpustack.profile.model.Profile` attribute); :class:`KeyError` otherwise."""
+    for component in REGISTRY:
+        if component.section == section:
+            return component
+    raise KeyError(f"no component of gpustack.components.REGISTRY reads section {section!r}")
+
+
 def order(name: str) -> int:
     """Position of ``name`` in the registry (its folder's place in a cluster's file order)."""
     return names().index(get(name).name)

@@ -41,24 +41,24 @@ def deploy_label(component: str) -> str:
     return f"{DEPLOY_LABEL_PREFIX}{component}"
 
 
-def deploy_selection(component: str, mode: str) -> tuple[dict[str, str], list[Requirement]]:
+def deploy_selection(
+    component: str, mode: str, off: tuple[str, ...] = ()
+) -> tuple[dict[str, str], list[Requirement]]:
     """The node selector entries and node affinity requirements that place ``component``'s
     pods by deploy labels (``mode``: ``cluster.deployLabels``).
 
     ``required``: the label must be ``true`` (a nodeSelector entry, as in the GPU Operator), so a
     node runs nothing until someone labels it. ``optional``: an absent label places the pods;
-    ``false``, the driver manager's :data:`PAUSED` or the MIG manager's :data:`PAUSED_MIG`
-    (for the driver also :data:`PRE_INSTALLED`) keeps them off. In both modes
+    ``false``, the driver manager's :data:`PAUSED`, the MIG manager's :data:`PAUSED_MIG` or
+    one of the component's own ``off`` values (the driver's :data:`PRE_INSTALLED`) keeps them
+    off. In both modes
     ``operands=false`` keeps every component off the node.
     """
     label = deploy_label(component)
     operands: Requirement = (OPERANDS_LABEL, "NotIn", ("false",))
     if mode == "required":
         return {label: "true"}, [operands]
-    off: tuple[str, ...] = ("false", PAUSED, PAUSED_MIG)
-    if component == "driver":
-        off += (PRE_INSTALLED,)
-    return {}, [(label, "NotIn", off), operands]
+    return {}, [(label, "NotIn", ("false", PAUSED, PAUSED_MIG, *off)), operands]
 
 
 @dataclass(frozen=True)

@@ -155,3 +155,25 @@ def test_the_persistenced_exercise_fails_at_each_forgotten_step(
         assert f"{PERSISTENCED}/daemonset-nvidia-persistenced.yaml" in dict.fromkeys(
             layout_cluster("lab", objects).paths()
         )
+
+
+def test_only_the_registry_and_its_construct_spell_a_component_name() -> None:
+    """A component's name is declared once (its row) and used by its own construct module;
+    everything else derives it. Names with a hyphen only: ``driver`` or ``examples`` are also
+    profile section keys."""
+    package = Path(gpustack.constructs.__file__).parents[1]
+    sources = {p: p.read_text(encoding="utf-8") for p in sorted(package.rglob("*.py"))}
+    found = []
+    for c in components.REGISTRY:
+        if "-" not in c.name:
+            continue
+        allowed = {
+            package / "components.py",
+            package.parent / (c.construct.split(":")[0].replace(".", "/") + ".py"),
+        }
+        found += [
+            f"{path.relative_to(package.parent)} spells {c.name!r}"
+            for path, text in sources.items()
+            if f'"{c.name}"' in text and path not in allowed
+        ]
+    assert found == []
