@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gpustack.fields.declare import camel
+
 if TYPE_CHECKING:
     from gpustack.profile.loader import JsonPath
     from gpustack.profile.model import Profile
@@ -120,6 +122,16 @@ def _mig_manager_enabled(profile: Profile) -> bool:
     return mig_manager_enabled(profile)
 
 
+def _section_image(section: str) -> Images:
+    """The image of profile section ``section`` (its ``image_ref()``), pinned by the section's
+    ``digest`` field."""
+
+    def images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
+        yield (camel(section), "digest"), getattr(p, section).image_ref()
+
+    return images
+
+
 def _driver_images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
     # the driver pod also runs NVIDIA's driver manager, and its deploy-labels step's kubectl
     yield ("driver", "digest"), p.driver.image_ref()
@@ -154,9 +166,7 @@ REGISTRY: tuple[Component, ...] = (
         "gpustack.constructs.nfd:NfdProps",
         section="node_feature_discovery",
         turn_on={"nodeFeatureDiscovery": {"enabled": True}},
-        images=lambda p: iter(
-            [(("nodeFeatureDiscovery", "digest"), p.node_feature_discovery.image_ref())]
-        ),
+        images=_section_image("node_feature_discovery"),
     ),
     Component(
         "driver",
@@ -178,7 +188,7 @@ REGISTRY: tuple[Component, ...] = (
         "gpustack.constructs.toolkit:ToolkitProps",
         section="toolkit",
         turn_on={"toolkit": {"enabled": True}},
-        images=lambda p: iter([(("toolkit", "digest"), p.toolkit.image_ref())]),
+        images=_section_image("toolkit"),
         deploy_label=True,
         gpu_client=True,
         readiness=Readiness("toolkit-not-ready", "container toolkit"),
@@ -191,7 +201,7 @@ REGISTRY: tuple[Component, ...] = (
         "gpustack.constructs.device_plugin:DevicePluginProps",
         section="device_plugin",
         turn_on={"devicePlugin": {"enabled": True}},
-        images=lambda p: iter([(("devicePlugin", "digest"), p.device_plugin.image_ref())]),
+        images=_section_image("device_plugin"),
         deploy_label=True,
         gpu_client=True,
         readiness=Readiness("device-plugin-missing", "device plugin", plugin=True),
@@ -204,9 +214,7 @@ REGISTRY: tuple[Component, ...] = (
         "gpustack.constructs.gfd:GfdProps",
         section="gpu_feature_discovery",
         turn_on={"gpuFeatureDiscovery": {"enabled": True}},
-        images=lambda p: iter(
-            [(("gpuFeatureDiscovery", "digest"), p.gpu_feature_discovery.image_ref())]
-        ),
+        images=_section_image("gpu_feature_discovery"),
         deploy_label=True,
         gpu_client=True,
     ),
@@ -218,7 +226,7 @@ REGISTRY: tuple[Component, ...] = (
         "gpustack.constructs.mig_manager:MigManagerProps",
         section="mig_manager",
         turn_on={"migManager": {"enabled": True}},
-        images=lambda p: iter([(("migManager", "digest"), p.mig_manager.image_ref())]),
+        images=_section_image("mig_manager"),
         deploy_label=True,
         gpu_client=True,
     ),
@@ -230,7 +238,7 @@ REGISTRY: tuple[Component, ...] = (
         "gpustack.constructs.dcgm_exporter:DcgmExporterProps",
         section="dcgm_exporter",
         turn_on={"dcgmExporter": {"enabled": True}},
-        images=lambda p: iter([(("dcgmExporter", "digest"), p.dcgm_exporter.image_ref())]),
+        images=_section_image("dcgm_exporter"),
         deploy_label=True,
         gpu_client=True,
     ),
