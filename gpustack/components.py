@@ -1,15 +1,22 @@
 """The component registry: the one list of what the GPU stack is made of.
 
 Each :class:`Component` is one output folder under ``dist/clusters/<cluster>/`` and one cdk8s
-chart. Everything that used to restate the component list reads it from here instead:
+chart, and its row is the whole declaration of it: every table that used to restate the
+component list is derived from here.
 
 - :mod:`gpustack.constructs.stack` synthesizes the enabled components, in registry order;
 - :mod:`gpustack.constructs.labels` takes each object's Argo CD sync wave from its component;
 - :mod:`gpustack.synth.layout` sorts files by the registry order and refuses a component that is
-  not registered (it can no longer sort last by accident).
+  not registered (it can no longer sort last by accident);
+- :mod:`gpustack.constructs.placement` gives a deploy label to the rows with ``deploy_label``,
+  and the driver manager seeds the labels of the enabled ``gpu_client`` rows;
+- ``cluster.requireImageDigests`` (:mod:`gpustack.profile.rules.cluster`) checks the ``images``
+  of every enabled row;
+- ``gpustack doctor`` (:mod:`gpustack.doctor.nodes`) walks the ``readiness`` stages in order.
 
-So a new component is one :class:`Component` entry here plus its construct module. Pure Python:
-no cdk8s is imported (the construct is named by a ``"module:Class"`` string that
+So a new component is one :class:`Component` entry here plus its construct module; the tests in
+``tests/constructs/test_component_steps.py`` fail, naming the step, when a part is forgotten.
+Pure Python: no cdk8s is imported (the construct is named by a ``"module:Class"`` string that
 :mod:`gpustack.constructs.stack` imports), so the profile, validation and layout code can use the
 registry without starting Node.js. Lookups read :data:`REGISTRY` when called, never a copy, so a
 test that swaps the registry sees its entries everywhere.
@@ -17,20 +24,45 @@ test that swaps the registry sees its entries everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpustack.fields.declare import camel
 
 if TYPE_CHECKING:
+    from gpustack.profile.loader import JsonPath
     from gpustack.profile.model import Profile
+
+    #: The images a component runs under a profile, each with the profile field that pins it.
+    Images = Callable[[Profile], Iterator[tuple[JsonPath, str]]]
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What ``gpustack doctor`` checks of a component's pod on each GPU node.
+
+    - ``check``: the check ID reported when its pod is missing or not Ready.
+    - ``what``: how a message names it ("container toolkit").
+    - ``plugin``: the device plugin's stage (missing, crash-looping, not ready: three IDs, see
+      :mod:`gpustack.doctor.nodes`) rather than the plain one.
+    """
+
+    check: str
+    what: str
+    plugin: bool = False
+
+
+def no_images(profile: Profile) -> Iterator[tuple[JsonPath, str]]:
+    return iter(())
 
 
 @dataclass(frozen=True)
 class Component:
-    """One component of the stack.
+    """One component of the stack, declared completely.
 
     - ``name``: the output folder and the ``app.kubernetes.io/component`` label value (also the
-      cdk8s chart and construct id).
+      cdk8s chart and construct id); NVIDIA's deploy label name where it has one.
     - ``sync_wave``: Argo CD sync wave of all its objects. Waves never decrease along the
       registry order, so Argo CD applies components in the order they come up.
     - ``enabled``: whether a profile synthesizes this component at all.
@@ -38,9 +70,21 @@ class Component:
       ``Class(scope, name, props)``. A string, so this module imports no cdk8s.
     - ``props``: ``"module:Class"`` of its props, built with ``Class.from_profile(profile)``
       before any cdk8s object exists (bad input fails before Node.js does any work).
+    - ``section``: the profile section (a :class:`~gpustack.profile.model.Profile` attribute)
+      that configures it and whose ``enabled`` switch, if it has one, turns it on; ``None`` for
+      none of its own.
+    - ``turn_on``: a profile document fragment that turns it on (the tests' "everything on"
+      profile is every row's fragment merged).
+    - ``images``: every image it runs under a profile, with the profile field that pins it
+      (a ``digest`` field, or the full reference): the digest policy reads these.
+    - ``deploy_label``: its pods are placed by ``nvidia.com/gpu.deploy.<name>`` (the GPU
+      Operator's label names are gpustack's component names).
+    - ``gpu_client``: its pods hold the GPU or the driver's files, so NVIDIA's driver manager
+      pauses it (its deploy label is seeded) before it unloads the driver.
+    - ``readiness``: its stage in ``gpustack doctor``'s per-node walk, if it has one.
 
-    The order (file order in a cluster folder and synthesis order) is the entry's position in
-    :data:`REGISTRY`: stated once, by where it is written.
+    The order (file order in a cluster folder, synthesis order, doctor's stage order) is the
+    entry's position in :data:`REGISTRY`: stated once, by where it is written.
     """
 
     name: str
@@ -48,6 +92,17 @@ class Component:
     enabled: Callable[[Profile], bool]
     construct: str
     props: str
+    section: str | None = None
+    turn_on: Mapping[str, Any] = field(default_factory=dict)
+    images: Images = no_images
+    deploy_label: bool = False
+    gpu_client: bool = False
+    readiness: Readiness | None = None
+
+    @property
+    def folder(self) -> str:
+        """Its folder under ``dist/clusters/<cluster>/``: its name."""
+        return self.name
 
 
 def _always(profile: Profile) -> bool:
@@ -67,6 +122,31 @@ def _mig_manager_enabled(profile: Profile) -> bool:
     return mig_manager_enabled(profile)
 
 
+def _section_image(section: str) -> Images:
+    """The image of profile section ``section`` (its ``image_ref()``), pinned by the section's
+    ``digest`` field."""
+
+    def images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
+        yield (camel(section), "digest"), getattr(p, section).image_ref()
+
+    return images
+
+
+def _driver_images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
+    # the driver pod also runs NVIDIA's driver manager, and its deploy-labels step's kubectl
+    yield ("driver", "digest"), p.driver.image_ref()
+    upgrade = p.driver.upgrade
+    if upgrade.driver_manager:
+        yield ("driver", "upgrade", "digest"), upgrade.image_ref()
+        if p.cluster.deploy_labels == "optional":
+            yield ("driver", "upgrade", "kubectlImage"), upgrade.kubectl_image
+
+
+def _example_images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
+    for i, example in enumerate(p.workloads.examples):
+        yield ("workloads", "examples", i, "image"), example.image
+
+
 #: Every component, in the order the stack comes up on a node.
 REGISTRY: tuple[Component, ...] = (
     # The namespace and runtime classes everything else lives in or names.
@@ -84,6 +164,9 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: p.node_feature_discovery.enabled or p.node_feature_discovery.gpu_node_rule,
         "gpustack.constructs.nfd:NodeFeatureDiscovery",
         "gpustack.constructs.nfd:NfdProps",
+        section="node_feature_discovery",
+        turn_on={"nodeFeatureDiscovery": {"enabled": True}},
+        images=_section_image("node_feature_discovery"),
     ),
     Component(
         "driver",
@@ -91,6 +174,11 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: p.driver.enabled,
         "gpustack.constructs.driver:NvidiaDriver",
         "gpustack.constructs.driver:DriverProps",
+        section="driver",
+        turn_on={"driver": {"enabled": True}},
+        images=_driver_images,
+        deploy_label=True,
+        readiness=Readiness("driver-not-ready", "driver"),
     ),
     Component(
         "container-toolkit",
@@ -98,6 +186,12 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: p.toolkit.enabled,
         "gpustack.constructs.toolkit:ContainerToolkit",
         "gpustack.constructs.toolkit:ToolkitProps",
+        section="toolkit",
+        turn_on={"toolkit": {"enabled": True}},
+        images=_section_image("toolkit"),
+        deploy_label=True,
+        gpu_client=True,
+        readiness=Readiness("toolkit-not-ready", "container toolkit"),
     ),
     Component(
         "device-plugin",
@@ -105,6 +199,12 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: p.device_plugin.enabled,
         "gpustack.constructs.device_plugin:DevicePlugin",
         "gpustack.constructs.device_plugin:DevicePluginProps",
+        section="device_plugin",
+        turn_on={"devicePlugin": {"enabled": True}},
+        images=_section_image("device_plugin"),
+        deploy_label=True,
+        gpu_client=True,
+        readiness=Readiness("device-plugin-missing", "device plugin", plugin=True),
     ),
     Component(
         "gpu-feature-discovery",
@@ -112,6 +212,11 @@ REGISTRY: tuple[Component, ...] = (
         _gfd_enabled,
         "gpustack.constructs.gfd:GpuFeatureDiscovery",
         "gpustack.constructs.gfd:GfdProps",
+        section="gpu_feature_discovery",
+        turn_on={"gpuFeatureDiscovery": {"enabled": True}},
+        images=_section_image("gpu_feature_discovery"),
+        deploy_label=True,
+        gpu_client=True,
     ),
     Component(
         "mig-manager",
@@ -119,6 +224,11 @@ REGISTRY: tuple[Component, ...] = (
         _mig_manager_enabled,
         "gpustack.constructs.mig_manager:MigManager",
         "gpustack.constructs.mig_manager:MigManagerProps",
+        section="mig_manager",
+        turn_on={"migManager": {"enabled": True}},
+        images=_section_image("mig_manager"),
+        deploy_label=True,
+        gpu_client=True,
     ),
     Component(
         "dcgm-exporter",
@@ -126,6 +236,11 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: p.dcgm_exporter.enabled,
         "gpustack.constructs.dcgm_exporter:DcgmExporter",
         "gpustack.constructs.dcgm_exporter:DcgmExporterProps",
+        section="dcgm_exporter",
+        turn_on={"dcgmExporter": {"enabled": True}},
+        images=_section_image("dcgm_exporter"),
+        deploy_label=True,
+        gpu_client=True,
     ),
     Component(
         "examples",
@@ -133,6 +248,9 @@ REGISTRY: tuple[Component, ...] = (
         lambda p: bool(p.workloads.examples),
         "gpustack.constructs.examples:Examples",
         "gpustack.constructs.examples:ExamplesProps",
+        section="workloads",
+        turn_on={"workloads": {"examples": [{"name": "smoke"}]}},
+        images=_example_images,
     ),
 )
 
@@ -150,6 +268,15 @@ def get(name: str) -> Component:
     raise KeyError(f"component {name!r} is not registered in gpustack.components.REGISTRY")
 
 
+def for_section(section: str) -> Component:
+    """The registered component that reads profile section ``section`` (a
+    :class:`~gpustack.profile.model.Profile` attribute); :class:`KeyError` otherwise."""
+    for component in REGISTRY:
+        if component.section == section:
+            return component
+    raise KeyError(f"no component of gpustack.components.REGISTRY reads section {section!r}")
+
+
 def order(name: str) -> int:
     """Position of ``name`` in the registry (its folder's place in a cluster's file order)."""
     return names().index(get(name).name)
@@ -163,3 +290,20 @@ def sync_wave(name: str) -> str:
 def enabled(profile: Profile) -> tuple[Component, ...]:
     """The components ``profile`` synthesizes, in registry order."""
     return tuple(c for c in REGISTRY if c.enabled(profile))
+
+
+def deploy_components() -> tuple[str, ...]:
+    """The components that have a deploy label, in registry order."""
+    return tuple(c.name for c in REGISTRY if c.deploy_label)
+
+
+def images(profile: Profile) -> Iterator[tuple[JsonPath, str]]:
+    """Every image ``profile``'s stack runs, with the profile field that pins it: each enabled
+    component's, in registry order."""
+    for component in enabled(profile):
+        yield from component.images(profile)
+
+
+def readiness_stages() -> tuple[tuple[Component, Readiness], ...]:
+    """The components ``gpustack doctor`` checks on a node, in the order they come up."""
+    return tuple((c, c.readiness) for c in REGISTRY if c.readiness is not None)

@@ -9,6 +9,9 @@ as well; the table says, per package, which modules it must never import.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import pytest
@@ -104,3 +107,102 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
         "gpustack.checker",
         "gpustack.checker.check_paths",
     ]
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    found = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = list(f.relative_to(PACKAGE.parent).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return found
+
+
+def module_edges(path: Path, modules: Collection[str]) -> set[str]:
+    """The package's modules ``path`` imports, wherever (``TYPE_CHECKING`` blocks and function
+    bodies too: each is a dependency, and a circle through one is still a circle). ``from
+    package import submodule`` depends on the submodule only, as Python resolves it."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = {f"{node.module}.{alias.name}" for alias in node.names}
+            found |= subs & set(modules)
+            if not subs <= set(modules):
+                found.add(node.module)
+    return found & set(modules)
+
+
+def circles(graph: Mapping[str, Collection[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle() -> None:
+    modules = _modules()
+    graph = {m: module_edges(f, modules) - {m} for m, f in modules.items()}
+    assert circles(graph) == []
+
+
+def test_the_circle_check_finds_a_circle(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.b import B\n")
+    b.write_text("def f():\n    from p import a\n")
+    modules = {"p.a": a, "p.b": b}
+    graph = {m: module_edges(f, modules) - {m} for m, f in modules.items()}
+    assert graph == {"p.a": {"p.b"}, "p.b": {"p.a"}}
+    assert circles(graph) == [["p.a", "p.b"]]
+
+
+#: What starting cdk8s loads: the jsii runtime (which starts Node) and the libraries on it.
+_NODE = ("jsii", "cdk8s", "cdk8s_plus_33", "constructs")
+
+
+def test_construct_helpers_import_without_starting_node() -> None:
+    """Each constructs module that does not import cdk8s itself (labels, placement...) imports
+    without starting Node: the package's ``__init__`` loads the synthesis only when asked."""
+    modules = _modules()
+    helpers = sorted(
+        m
+        for m, f in modules.items()
+        if m.startswith("gpustack.constructs.") and not _hits(imports(f), _NODE)
+    )
+    assert "gpustack.constructs.labels" in helpers
+    code = (
+        "import importlib, sys\n"
+        f"for m in {helpers!r}:\n"
+        "    importlib.import_module(m)\n"
+        f"    node = sorted(n for n in sys.modules if n.split('.')[0] in {_NODE!r})\n"
+        "    if node:\n"
+        "        sys.exit(f'importing {m} started Node: {node[:3]}')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

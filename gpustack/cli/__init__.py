@@ -8,18 +8,8 @@ only, so that ``validate`` stays fast and Node-free.
 
 from __future__ import annotations
 
-import click
-
-from gpustack import __version__
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gpustack")
-def main() -> None:
-    """Validate GPU stack profiles and synthesize their Kubernetes manifests."""
-
-
-# The commands register themselves on ``main`` when imported.
-from gpustack.cli import doctor, init, lint, synth, template, validate  # noqa: E402
+# The commands register themselves on ``main`` (:mod:`gpustack.cli.group`) when imported.
+from gpustack.cli import doctor, init, lint, synth, template, validate
+from gpustack.cli.group import main
 
 __all__ = ["doctor", "init", "lint", "main", "synth", "template", "validate"]

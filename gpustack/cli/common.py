@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 if TYPE_CHECKING:
+    from gpustack.checker import CheckResult
     from gpustack.profile.model import Profile
 
 #: Where ``validate`` and ``init`` look for profiles when given no path.
@@ -29,16 +30,23 @@ def color(fmt: str) -> bool:
 def load_profile(path: Path) -> tuple[Profile, str]:
     """The validated profile at ``path`` and its display name; exit 1 with validate's report
     when it is not valid."""
-    import sys
-
     from gpustack.checker import check_paths, display_path
-    from gpustack.report import render_text
 
     result = check_paths([path])
     if not result.ok or len(result.profiles) != 1:
-        click.echo(render_text(result), err=True, nl=False)
-        sys.exit(1)
+        exit_invalid(result)
     return result.profiles[0].profile, display_path(path)
+
+
+def exit_invalid(result: CheckResult) -> NoReturn:
+    """validate's report of ``result`` on stderr, and exit 1: what every command does with a
+    profile that does not validate."""
+    import sys
+
+    from gpustack.report import render_text
+
+    click.echo(render_text(result), err=True, nl=False)
+    sys.exit(1)
 
 
 def count(n: int, noun: str) -> str:

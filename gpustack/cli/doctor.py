@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import load_profile
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Explain why a cluster shows no GPUs or a GPU pod is Pending.")
@@ -45,7 +45,8 @@ def doctor(
     import sys
 
     from gpustack.doctor import kubectl, state
-    from gpustack.doctor.report import diagnose, render_json, render_text
+    from gpustack.doctor.report import diagnose
+    from gpustack.report import render_doctor
 
     if (state_path is None) == (not use_kubectl):
         raise click.UsageError("give one of --state FILE or --kubectl")
@@ -62,8 +63,7 @@ def doctor(
     except (kubectl.KubectlError, state.StateError) as exc:
         raise click.ClickException(str(exc)) from None
     found = diagnose(cluster, profile)
-    render = render_json if fmt == "json" else render_text
-    click.echo(render(found, cluster), nl=False)
+    click.echo(render_doctor(found, cluster, fmt), nl=False)
     if found:
         sys.exit(1)
 

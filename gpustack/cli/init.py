@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import DEFAULT_PROFILES
+from gpustack.cli.group import main
 
 
 def _products() -> list[str]:

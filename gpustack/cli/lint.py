@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
 from gpustack.cli.common import color, load_profile
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Find GPU pitfalls in Kubernetes manifests (the team's own workloads).")
@@ -49,7 +49,7 @@ def lint(
     from gpustack.lint.check import lint as run_lint
     from gpustack.lint.context import LintContext, from_profile, generic
     from gpustack.lint.registry import BY_ID, RULES
-    from gpustack.lint.report import render
+    from gpustack.report import render_lint as render
 
     unknown = sorted(set(disabled) - set(BY_ID))
     if unknown:

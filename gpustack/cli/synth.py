@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli import main
-from gpustack.cli.common import count
+from gpustack.cli.common import count, exit_invalid
+from gpustack.cli.group import main
+
+if TYPE_CHECKING:
+    from gpustack.synth.action import SynthOptions, SynthOutcome
 
 
 @main.command(short_help="Synthesize profiles into GitOps-ready manifests under dist/.")
@@ -105,25 +112,28 @@ def synth(
     Exit status: 0 done (or up to date), 1 invalid input or refused, 2 usage error, 3 --check
     found OUT out of date.
     """
-    import json
-    import sys
+    _refuse_usage(paths, default_profile, check, diff, base, full)
+    options = _options(paths, out, check, diff, force, prune, default_profile, jobs)
+    options = replace(options, base=base, full=full)
+    progress = sys.stderr.isatty() and not quiet and fmt == "text"
+    outcome = _run(replace(options, progress=progress, quiet=quiet, on_note=_note))
+    if outcome.refused is not None:
+        exit_invalid(outcome.refused)
+    if check:
+        _report_check(outcome, fmt, quiet)
+    else:
+        _report_write(outcome, fmt, quiet)
 
-    from gpustack.checker import check_paths
-    from gpustack.gitops.delivery import delivery_files, write_or_compare
-    from gpustack.report import render_text
-    from gpustack.scan import scan
-    from gpustack.synth.baseline import Trust, trusted
-    from gpustack.synth.digest import generator_digest
-    from gpustack.synth.errors import SynthError
-    from gpustack.synth.fresh import fresh_clusters
-    from gpustack.synth.index import index_path, read_index
-    from gpustack.synth.parallel import default_jobs, prepare_to_synthesize
-    from gpustack.synth.pipeline import Source, synthesize_clusters
-    from gpustack.synth.plan import read_plain
-    from gpustack.synth.report import STALE, ProgressLine, check_json, unified_diffs, write_json
-    from gpustack.synth.sources import resolve_inputs
-    from gpustack.synth.writer import locked, record_gitops, run
 
+def _refuse_usage(
+    paths: tuple[Path, ...],
+    default_profile: bool,
+    check: bool,
+    diff: bool,
+    base: str | None,
+    full: bool,
+) -> None:
+    """Options that do not go together: a usage error (exit 2)."""
     if default_profile and paths:
         raise click.UsageError("--default-profile synthesizes the packaged profile; give no PATH")
     if diff and not check:
@@ -132,138 +142,99 @@ def synth(
         raise click.UsageError("--base and --full say what --check trusts; add --check")
     if base is not None and full:
         raise click.UsageError("--full trusts nothing, --base a commit's index: give one")
-    try:
-        inputs = resolve_inputs(paths, out=out, default=default_profile)
-    except SynthError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if inputs.packaged and not default_profile and not quiet:
-        click.echo(
-            "gpustack: no profiles/ here; synthesizing the packaged default profile "
-            "(`gpustack init <cluster> --product <GPU>` writes one of your own)",
-            err=True,
-        )
+
+
+def _options(
+    paths: tuple[Path, ...],
+    out: Path,
+    check: bool,
+    diff: bool,
+    force: bool,
+    prune: bool,
+    default_profile: bool,
+    jobs: int | None,
+) -> SynthOptions:
+    from gpustack.synth.action import SynthOptions
 
     def waiting() -> None:
         click.echo(f"gpustack: waiting for another gpustack synth writing {out}", err=True)
 
+    return SynthOptions(
+        paths=paths,
+        out=out,
+        check=check,
+        diff=diff,
+        force=force,
+        prune=prune,
+        default_profile=default_profile,
+        jobs=jobs,
+        on_wait=waiting,
+    )
+
+
+def _note(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def _run(options: SynthOptions) -> SynthOutcome:
+    """The action, its refusals as one-line errors (exit 1) and usage errors (exit 2)."""
+    from gpustack.synth.action import NoProfiles, run
+    from gpustack.synth.errors import SynthError
+
     try:
-        with locked(out, shared=check, on_wait=waiting):
-            index_bytes = read_plain(index_path(out))
-            try:
-                index = read_index(out)
-            except SynthError:
-                if not force:
-                    raise
-                index = None
-            trust = trusted(out, base=base, full=full) if base or full else Trust(index, True)
-            fresh = fresh_clusters(
-                scan(list(inputs.paths)).files,
-                out,
-                trust.index,
-                generator_digest(),
-                packaged=inputs.packaged,
-                on_stale=lambda n: prepare_to_synthesize(n, jobs or default_jobs()),
-            )
-            result = check_paths(list(inputs.paths), skip=fresh.__contains__)
-            if not result.ok:
-                click.echo(render_text(result), err=True, nl=False)
-                sys.exit(1)
-            if not result.profiles and not fresh:
-                raise click.UsageError(
-                    f"no *.yaml profiles found in {', '.join(map(str, inputs.paths))}"
-                )
-            sources = [
-                Source(p.path, p.profile, packaged=inputs.packaged, files=p.files)
-                for p in result.profiles
-            ]
-            progress = ProgressLine(
-                sys.stderr,
-                len(sources),
-                enabled=sys.stderr.isatty() and not quiet and fmt == "text",
-            )
-            try:
-                clusters = (
-                    synthesize_clusters(sources, out, jobs=jobs or default_jobs(), on_done=progress)
-                    if sources
-                    else []
-                )
-            finally:
-                progress.close()
-            kept = {f.name: f.entry for f in fresh.values()}
-            delivery = delivery_files(
-                sources,
-                clusters,
-                kept,
-                index if trust.own else None,
-                out,
-                check=check,
-                force=force,
-                prune=prune,
-            )
-            if delivery.note:
-                click.echo(delivery.note, err=True)
-            done = run(
-                out,
-                clusters,
-                check=check,
-                force=force,
-                prune=prune,
-                kept=kept,
-                index_bytes=index_bytes,
-            )
-            gitops = write_or_compare(delivery.files, out, check=check, force=force, prune=prune)
-            if not check and delivery.fleet is not None:
-                record_gitops(out, delivery.fleet)
+        return run(options)
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
-    plan = done.plan
-    if check:
-        differences = [(d.kind, d.path) for d in done.differences] + gitops
-        if fmt == "json":
-            click.echo(json.dumps(check_json(plan, done.differences, gitops), indent=2))
-        elif not quiet:
-            for kind, path in differences:
-                click.echo(f"{kind}: {path}")
-        if diff:
-            wanted = {
-                plan.cluster_dir(sc.output.name) / f.path: f.content
-                for sc in plan.write
-                for f in sc.output.files
-            }
-            if delivery.files is not None:
-                from gpustack.gitops.objects import GITOPS_DIR
+    except NoProfiles as exc:
+        raise click.UsageError(str(exc)) from None
 
-                wanted.update((out / GITOPS_DIR / r, c) for r, c in delivery.files.items())
-            click.echo(unified_diffs(differences, wanted), nl=False)
-        if differences:
-            click.echo(
-                f"Error: {out} is out of date ({count(len(differences), 'file')}); "
-                "run `gpustack synth` to update it",
-                err=True,
-            )
-            sys.exit(STALE)
-        if fmt == "text" and not quiet:
-            click.echo(
-                f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})"
-            )
-        return
-    summary = done.summary
-    assert summary is not None
+
+def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
+    """``--check``: the out-of-date files (text or JSON), their diffs, exit 3 when any."""
+    from gpustack.synth.report import STALE, check_json
+
+    plan, out = outcome.plan, outcome.options.out
+    assert plan is not None
+    if fmt == "json":
+        doc = check_json(plan, outcome.differences, outcome.gitops)
+        click.echo(json.dumps(doc, indent=2))
+    elif not quiet:
+        for kind, path in outcome.stale:
+            click.echo(f"{kind}: {path}")
+    if outcome.options.diff:
+        click.echo(outcome.diffs, nl=False)
+    if outcome.stale:
+        click.echo(
+            f"Error: {out} is out of date ({count(len(outcome.stale), 'file')}); "
+            "run `gpustack synth` to update it",
+            err=True,
+        )
+        sys.exit(STALE)
+    if fmt == "text" and not quiet:
+        click.echo(f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})")
+
+
+def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
+    """A write: hand edits overwritten (always), then the clusters written and removed."""
+    from gpustack.synth.report import write_json
+
+    plan, out = outcome.plan, outcome.options.out
+    assert plan is not None
     for path in plan.overwrites:
         click.echo(f"gpustack: warning: overwrote {path}, edited by hand (--force)", err=True)
     if fmt == "json":
-        doc = write_json(plan, summary.written, summary.unchanged, summary.removed, gitops)
+        doc = write_json(plan, outcome.written, outcome.unchanged, outcome.removed, outcome.gitops)
         click.echo(json.dumps(doc, indent=2))
         return
     if quiet:
         return
-    for name in summary.written:
+    for name in outcome.written:
         click.echo(f"wrote {plan.cluster_dir(name)}")
-    for name in summary.removed:
+    for name in outcome.removed:
         click.echo(f"removed {plan.cluster_dir(name)}")
-    for kind, path in gitops:
+    for kind, path in outcome.gitops:
         click.echo(f"{kind} {path}")
     click.echo(
-        f"{out}: {count(len(summary.written), 'cluster')} written, "
-        f"{len(summary.unchanged)} unchanged, {len(summary.removed)} removed"
+        f"{out}: {count(len(outcome.written), 'cluster')} written, "
+        f"{len(outcome.unchanged)} unchanged, {len(outcome.removed)} removed"
     )

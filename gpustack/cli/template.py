@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
+from gpustack.cli.common import exit_invalid
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Print one profile's manifests as a YAML stream, in install order.")
@@ -32,10 +33,9 @@ def template(profile: Path | None, argocd: bool) -> None:
     """
     import sys
 
-    from gpustack.checker import check_paths
     from gpustack.report import render_text
+    from gpustack.synth.action import render_one
     from gpustack.synth.errors import SynthError
-    from gpustack.synth.pipeline import Source, synthesize_clusters
     from gpustack.synth.stream import yaml_stream
 
     if argocd:
@@ -44,18 +44,16 @@ def template(profile: Path | None, argocd: bool) -> None:
         profile = _argocd_profile()
     elif profile is None:
         raise click.UsageError("Missing argument 'PROFILE'.")
-    result = check_paths([profile])
-    if not result.ok or len(result.profiles) != 1:
-        if argocd:
-            raise click.ClickException(_one_line(render_text(result), _source_path()))
-        click.echo(render_text(result), err=True, nl=False)
-        sys.exit(1)
-    (loaded,) = result.profiles
     try:
-        (cluster,) = synthesize_clusters([Source(loaded.path, loaded.profile)], Path("dist"))
+        rendered = render_one(profile)
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
-    sys.stdout.buffer.write(yaml_stream(cluster.output))
+    if rendered.refused is not None:
+        if argocd:
+            raise click.ClickException(_one_line(render_text(rendered.refused), _source_path()))
+        exit_invalid(rendered.refused)
+    assert rendered.cluster is not None
+    sys.stdout.buffer.write(yaml_stream(rendered.cluster.output))
     sys.stdout.buffer.flush()
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli import main
-from gpustack.cli.common import DEFAULT_PROFILES, count
+from gpustack.cli.common import DEFAULT_PROFILES, color, count
+from gpustack.cli.group import main
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
@@ -32,7 +32,6 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     skipped, and so are Kubernetes manifests (each named on stderr). Colour follows the
     terminal, NO_COLOR and TERM=dumb.
     """
-    import os
     import sys
 
     from gpustack.checker import check_paths
@@ -55,13 +54,8 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
             f"no profiles in {', '.join(map(str, paths))}: {count(len(result.skipped), 'file')} "
             "skipped, none is a gpustack profile"
         )
-    color = (
-        fmt == "text"
-        and sys.stdout.isatty()
-        and not os.environ.get("NO_COLOR")
-        and os.environ.get("TERM") != "dumb"
-    )
-    click.echo(render(result, fmt, color=color), nl=False, color=color)
+    colored = color(fmt)
+    click.echo(render(result, fmt, color=colored), nl=False, color=colored)
     if not result.ok:
         sys.exit(1)
 

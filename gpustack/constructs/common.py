@@ -13,8 +13,9 @@ from typing import Final
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
+from gpustack.constructs import dcgm_exporter
 from gpustack.constructs.kube import object_meta
-from gpustack.constructs.labels import PART_OF, Identity
+from gpustack.constructs.labels import PART_OF, Identity, selector_labels
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
 
@@ -27,8 +28,7 @@ NETWORK_POLICY: Final = "gpustack-deny-ingress"
 #: The one exception: scrapers may reach the DCGM exporter's metrics port.
 METRICS_POLICY: Final = "gpustack-allow-gpu-metrics"
 #: The DCGM exporter's pods and metrics port (see :mod:`gpustack.constructs.dcgm_exporter`).
-DCGM_EXPORTER_POD: Final = {"app.kubernetes.io/name": "nvidia-dcgm-exporter",
-                            "app.kubernetes.io/component": "dcgm-exporter"}  # fmt: skip
+DCGM_EXPORTER_POD: Final = selector_labels(dcgm_exporter.NAME, dcgm_exporter.COMPONENT)
 DCGM_METRICS_PORT: Final = 9400
 PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
 

@@ -25,7 +25,7 @@ from gpustack.constructs.driver_manager import (
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
-from gpustack.constructs.placement import ContainerSettings, Placement
+from gpustack.constructs.placement import PRE_INSTALLED, ContainerSettings, Placement
 from gpustack.constructs.scripts import (
     DRIVER_ROOT_CTR_PATH,
     DRIVER_STARTUP_PROBE,
@@ -211,7 +211,9 @@ class NvidiaDriver(Construct):
         super().__init__(scope, id)
         self.props = props
         app = NodeApp(
-            Identity(NAME, "driver", props.version, props.placement.labels), props.placement
+            Identity(NAME, "driver", props.version, props.placement.labels),
+            props.placement,
+            deploy_off=(PRE_INSTALLED,),  # the driver manager found a driver on the host
         )
         ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
         digest = config_digest(props) if props.manager else None

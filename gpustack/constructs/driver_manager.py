@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from cdk8s_plus_33 import k8s
 from constructs import Construct
@@ -38,13 +38,10 @@ from constructs import Construct
 from gpustack import components
 from gpustack.constructs import kube
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
-from gpustack.constructs.placement import DEPLOY_COMPONENTS, deploy_label
+from gpustack.constructs.placement import ContainerSettings, deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.scripts import SCRIPTS_DIR
-from gpustack.profile.model import DriverUpgrade, Profile
-
-if TYPE_CHECKING:
-    from gpustack.constructs.driver import DriverProps
+from gpustack.profile.model import DriverUpgrade, Profile, Rdma
 
 CONTAINER: Final = "k8s-driver-manager"
 LABELS_CONTAINER: Final = "deploy-labels"
@@ -124,7 +121,7 @@ class DriverManagerProps:
     - ``rdma``, ``use_host_mofed``: with GPUDirect RDMA it waits for the MOFED driver.
     - ``seed_labels``: the deploy labels the ``deploy-labels`` step sets where absent
       (``cluster.deployLabels: optional``; empty with ``required``): those of the enabled
-      components that have one, the driver's own excepted.
+      GPU clients (registry rows with ``gpu_client``) that have one.
     - ``kubectl_image``: the image whose ``kubectl`` that step runs.
     """
 
@@ -146,7 +143,7 @@ class DriverManagerProps:
             seed = tuple(
                 deploy_label(c.name)
                 for c in components.enabled(profile)
-                if c.name in DEPLOY_COMPONENTS and c.name != "driver"
+                if c.gpu_client and c.deploy_label
             )
         return cls(
             image=d.upgrade.image_ref(),
@@ -178,7 +175,33 @@ class DriverManagerProps:
         return env
 
 
-def config_digest(props: DriverProps) -> str:
+class DriverState(Protocol):
+    """What of the driver's props (:class:`gpustack.constructs.driver.DriverProps`) decides the
+    installed driver: the driver module builds on this one, so this one names it by shape."""
+
+    @property
+    def container(self) -> ContainerSettings: ...
+
+    @property
+    def manager(self) -> DriverManagerProps | None: ...
+
+    @property
+    def kernel_module_type(self) -> str: ...
+
+    @property
+    def rdma(self) -> Rdma: ...
+
+    @property
+    def kernel_module_config_map(self) -> str | None: ...
+
+    @property
+    def repo_config(self) -> tuple[str, str] | None: ...
+
+    @property
+    def cert_config(self) -> tuple[str, str] | None: ...
+
+
+def config_digest(props: DriverState) -> str:
     """sha256 of what decides the installed driver (the GPU Operator's ``DriverInstallState``):
     driver and manager images (the tag carries version, OS and precompiled kernel), module type,
     the driver's and manager's environment, RDMA, and the ConfigMaps the driver reads. Labels,
@@ -200,7 +223,7 @@ def config_digest(props: DriverProps) -> str:
 
 
 def add_driver_manager(
-    scope: Construct, ds: NodeDaemonSet, app: NodeApp, props: DriverProps
+    scope: Construct, ds: NodeDaemonSet, app: NodeApp, props: DriverState
 ) -> list[k8s.Container]:
     """The ClusterRole and binding, the scripts ConfigMap and the init containers (deploy-labels,
     when it has labels to set, then k8s-driver-manager) of the driver pod under construction;

@@ -25,10 +25,11 @@ from typing import Any, Final
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
+from gpustack import components
 from gpustack.constructs import kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.placement import DEPLOY_COMPONENTS, Placement, deploy_selection
+from gpustack.constructs.placement import Placement, deploy_selection
 
 #: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
 DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"
@@ -50,17 +51,20 @@ class NodeApp:
     """One application of a component on the GPU nodes: its label identity and placement.
 
     ``deploy``: the component whose deploy label places its pods (by default its own, when it
-    has one); ``None`` for none (Node Feature Discovery's worker runs on every node)."""
+    has one); ``None`` for none (Node Feature Discovery's worker runs on every node).
+    ``deploy_off``: values of that label, besides the common ones, that keep its pods off a node
+    (see :func:`~gpustack.constructs.placement.deploy_selection`)."""
 
     ident: Identity
     placement: Placement
     deploy: str | None = field(default="")
+    deploy_off: tuple[str, ...] = ()
 
     @property
     def deploy_component(self) -> str | None:
         if self.deploy == "":
             component = self.ident.component
-            return component if component in DEPLOY_COMPONENTS else None
+            return component if component in components.deploy_components() else None
         return self.deploy
 
     def meta(self, name: str, *, workload: bool = False) -> k8s.ObjectMeta:
@@ -194,7 +198,9 @@ class NodeDaemonSet:
         placement = kube.pod_placement(self.app.placement)
         component = self.app.deploy_component
         if component is not None:
-            selector, requirements = deploy_selection(component, self.app.placement.deploy_labels)
+            selector, requirements = deploy_selection(
+                component, self.app.placement.deploy_labels, self.app.deploy_off
+            )
             placement["node_selector"] = {**(placement["node_selector"] or {}), **selector}
             pod["affinity"] = with_node_requirements(pod.get("affinity"), requirements)
         labels = {**ident.workload_labels(), APP_LABEL: app_label or name}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from gpustack import components
 from gpustack.profile.model import EnvVar, Profile, Resources, Toleration
 
 #: Node label prefix of the per-component deploy labels (``nvidia.com/gpu.deploy.<component>``),
@@ -25,45 +26,39 @@ PAUSED_MIG: Final = "paused-for-mig-change"
 #: installed on the host: the driver DaemonSet must leave that node.
 PRE_INSTALLED: Final = "pre-installed"
 #: The components that have a deploy label, under the GPU Operator's label names (which are
-#: gpustack's component names).
-DEPLOY_COMPONENTS: Final = (
-    "driver",
-    "container-toolkit",
-    "device-plugin",
-    "gpu-feature-discovery",
-    "mig-manager",
-    "dcgm-exporter",
-)
+#: gpustack's component names): a view of the registry's ``deploy_label`` rows taken at import
+#: (:func:`gpustack.components.deploy_components` reads the registry when called).
+DEPLOY_COMPONENTS: Final = components.deploy_components()
 
 #: One node selector requirement: (label, operator, values).
 Requirement = tuple[str, str, tuple[str, ...]]
 
 
 def deploy_label(component: str) -> str:
-    """The deploy label of ``component`` (one of :data:`DEPLOY_COMPONENTS`)."""
-    if component not in DEPLOY_COMPONENTS:
+    """The deploy label of ``component`` (a registry row with ``deploy_label``)."""
+    if component not in components.deploy_components():
         raise KeyError(f"component {component!r} has no deploy label")
     return f"{DEPLOY_LABEL_PREFIX}{component}"
 
 
-def deploy_selection(component: str, mode: str) -> tuple[dict[str, str], list[Requirement]]:
+def deploy_selection(
+    component: str, mode: str, off: tuple[str, ...] = ()
+) -> tuple[dict[str, str], list[Requirement]]:
     """The node selector entries and node affinity requirements that place ``component``'s
     pods by deploy labels (``mode``: ``cluster.deployLabels``).
 
     ``required``: the label must be ``true`` (a nodeSelector entry, as in the GPU Operator), so a
     node runs nothing until someone labels it. ``optional``: an absent label places the pods;
-    ``false``, the driver manager's :data:`PAUSED` or the MIG manager's :data:`PAUSED_MIG`
-    (for the driver also :data:`PRE_INSTALLED`) keeps them off. In both modes
+    ``false``, the driver manager's :data:`PAUSED`, the MIG manager's :data:`PAUSED_MIG` or
+    one of the component's own ``off`` values (the driver's :data:`PRE_INSTALLED`) keeps them
+    off. In both modes
     ``operands=false`` keeps every component off the node.
     """
     label = deploy_label(component)
     operands: Requirement = (OPERANDS_LABEL, "NotIn", ("false",))
     if mode == "required":
         return {label: "true"}, [operands]
-    off: tuple[str, ...] = ("false", PAUSED, PAUSED_MIG)
-    if component == "driver":
-        off += (PRE_INSTALLED,)
-    return {}, [(label, "NotIn", off), operands]
+    return {}, [(label, "NotIn", ("false", PAUSED, PAUSED_MIG, *off)), operands]
 
 
 @dataclass(frozen=True)

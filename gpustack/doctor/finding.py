@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpustack.doctor import checks
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -12,6 +14,9 @@ class Diagnosis:
     check: str
     message: str
     hint: str | None = None
+
+    def __post_init__(self) -> None:
+        checks.get(self.check)  # an unregistered check ID is a bug, refused here
 
     def __str__(self) -> str:
         hint = f" ({self.hint})" if self.hint else ""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack import components
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.state import (
     JSON,
@@ -37,12 +38,19 @@ from gpustack.profile.model import Profile, node_config_profile
 
 COMPONENT = "app.kubernetes.io/component"
 PART_OF = "app.kubernetes.io/part-of"
-#: (component label, check ID, what it is) in the order the stack starts on a node.
-STAGES = (
-    ("driver", "driver-not-ready", "driver"),
-    ("container-toolkit", "toolkit-not-ready", "container toolkit"),
-)
-PLUGIN = "device-plugin"
+
+
+def stages() -> tuple[tuple[str, str, str], ...]:
+    """(component label, check ID, what it is) of the plain readiness stages, in the order the
+    stack starts on a node: the registry rows with a ``readiness`` (the plugin's excepted)."""
+    return tuple(
+        (c.name, r.check, r.what) for c, r in components.readiness_stages() if not r.plugin
+    )
+
+
+def plugin_component() -> str:
+    """The component whose readiness is the device plugin's stage (its registry row)."""
+    return next(c.name for c, r in components.readiness_stages() if r.plugin)
 
 
 def looks_like_gpu_node(node: JSON) -> bool:
@@ -155,9 +163,9 @@ def diagnose_node(state: ClusterState, profile: Profile, node: JSON) -> Diagnosi
             "runs on this node",
             f"kubectl label node {name(node)} {k}={v}",
         )
-    enabled = {"driver": profile.driver.enabled, "container-toolkit": profile.toolkit.enabled}
-    for component, check, what in STAGES:
-        if not enabled[component]:
+    enabled = {c.name for c in components.enabled(profile)}
+    for component, check, what in stages():
+        if component not in enabled:
             continue
         pods = stack_pods(state, profile, component, name(node))
         if not pods:
@@ -174,14 +182,15 @@ def diagnose_node(state: ClusterState, profile: Profile, node: JSON) -> Diagnosi
                 f"{what} pod {name(pods[0])} is not ready: {describe(state, pods[0])}",
                 f"kubectl -n {ns} logs {name(pods[0])} --all-containers",
             )
-    if profile.device_plugin.enabled:
-        pods = stack_pods(state, profile, PLUGIN, name(node))
+    plugin = plugin_component()
+    if plugin in enabled:
+        pods = stack_pods(state, profile, plugin, name(node))
         if not pods:
             return Diagnosis(
                 subject,
                 "device-plugin-missing",
-                f"no device plugin pod on this node: {_why_missing(state, profile, PLUGIN, node)}",
-                f"kubectl -n {ns} get daemonsets -l {COMPONENT}={PLUGIN}",
+                f"no device plugin pod on this node: {_why_missing(state, profile, plugin, node)}",
+                f"kubectl -n {ns} get daemonsets -l {COMPONENT}={plugin}",
             )
         crashing = crash_looping(pods[0])
         if crashing or not pod_ready(pods[0]):

@@ -6,5 +6,5 @@ templates in each object (core workloads, Kubeflow and Ray), :mod:`~gpustack.lin
 what the profile says about the cluster (using :mod:`gpustack.profile.derive`, never the rules
 or the constructs), the rules in :mod:`gpustack.lint.rules` (one per module, listed once in
 :mod:`~gpustack.lint.registry`) find problems, :mod:`~gpustack.lint.check` locates them, and
-:mod:`~gpustack.lint.report` renders them like ``gpustack validate`` does.
+:func:`~gpustack.report.render_lint` renders them like ``gpustack validate`` does.
 """

@@ -1,8 +1,9 @@
 """Lint files: read -> find pod templates -> run every rule -> locate each finding.
 
 The whole of ``gpustack lint`` minus output: it never prints, it returns a :class:`LintResult`
-that :mod:`gpustack.lint.report` renders. Issues are the checker's :class:`~gpustack.checker.Issue`
-(``file:line:col``, JSON path, message, hint, rule), so both commands print alike.
+that :func:`gpustack.report.render_lint` renders. Issues are the checker's
+:class:`~gpustack.checker.Issue` (``file:line:col``, JSON path, message, hint, rule), so both
+commands print alike.
 """
 
 from __future__ import annotations

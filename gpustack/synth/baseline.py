@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpustack.synth.errors import SynthError
-from gpustack.synth.index import OwnershipIndex, index_path, read_index
+from gpustack.synth.index import OwnershipIndex, index_path
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,11 @@ def base_index(out: Path, ref: str) -> OwnershipIndex | None:
     return OwnershipIndex.from_bytes(data.stdout, f"{ref}:{rel}")
 
 
-def trusted(out: Path, *, base: str | None, full: bool) -> Trust:
-    """The index the fresh check trusts for this run (see the module docstring)."""
+def trusted(out: Path, index: OwnershipIndex | None, *, base: str | None, full: bool) -> Trust:
+    """The index the fresh check trusts for this run (see the module docstring); ``index`` is
+    the working tree's own."""
     if full:
         return Trust(None, own=False)
     if base is not None:
         return Trust(base_index(out, base), own=False)
-    return Trust(read_index(out), own=True)
+    return Trust(index, own=True)

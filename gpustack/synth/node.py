@@ -132,8 +132,8 @@ def start_cdk8s() -> None:
 
     def load() -> None:
         try:
-            importlib.import_module("gpustack.constructs")
+            importlib.import_module("gpustack.constructs.stack")
         except BaseException:  # the synthesis' own import raises it again, where it is handled
-            sys.modules.pop("gpustack.constructs", None)
+            sys.modules.pop("gpustack.constructs.stack", None)
 
     threading.Thread(target=load, name="gpustack-start-cdk8s", daemon=True).start()

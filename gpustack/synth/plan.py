@@ -114,8 +114,41 @@ def make_plan(
 
     ``kept`` are clusters of this run that :mod:`gpustack.synth.fresh` found fresh in the index
     read as ``index_bytes``: they stay as they are (an index that changed since is an error).
+
+    Five phases, each its own function: names, the output folder, the index as it is, who owns
+    each target folder, and what this run removes, records and finds edited by hand.
     """
     fresh = dict(kept or {})
+    check_names(out, clusters, fresh)
+    check_output_root(out)
+    before, before_bytes = read_before(out, force=force, index_bytes=index_bytes)
+    run_profiles = {c.profile for c in clusters} | {e.profile for e in fresh.values()}
+    check_ownership(out, clusters, before, run_profiles, force=force)
+    produced = {c.output.name for c in clusters} | set(fresh)
+    remove, removals, kept_aside = plan_removals(out, before, produced, run_profiles)
+    after = {**kept_aside, **fresh, **recorded(clusters)}
+    current, edits = find_hand_edits(out, clusters, remove, before, after)
+    return Plan(
+        out=out,
+        write=tuple(clusters),
+        remove=tuple(remove),
+        before=before,
+        after=OwnershipIndex(clusters=after, gitops=before.gitops),
+        before_bytes=before_bytes,
+        force=force,
+        prune=prune,
+        removals=tuple(removals),
+        overwrites=tuple(p for p, _ in edits),
+        hand_edits=tuple(edits),
+        current=current,
+        kept=tuple(sorted(fresh)),
+    )
+
+
+def check_names(
+    out: Path, clusters: Sequence[SourcedCluster], fresh: Mapping[str, IndexEntry]
+) -> None:
+    """Phase 1: every cluster name is a folder name, and no two profiles share one."""
     seen: dict[str, str] = {}
     named = [(c.output.name, c.profile) for c in clusters]
     for name, ref in [*named, *((n, e.profile) for n, e in fresh.items())]:
@@ -129,11 +162,20 @@ def make_plan(
             )
         seen[name] = ref
 
+
+def check_output_root(out: Path) -> None:
+    """Phase 2: ``out`` and ``out/clusters`` are folders gpustack may write in."""
     check_output(out)
     clusters_root = out / CLUSTERS_DIR
     if clusters_root.is_symlink() or (clusters_root.exists() and not clusters_root.is_dir()):
         raise SynthError(f"{clusters_root} must be a plain folder, not a link or a file")
 
+
+def read_before(
+    out: Path, *, force: bool, index_bytes: bytes | None | Literal[False]
+) -> tuple[OwnershipIndex, bytes | None]:
+    """Phase 3: the ownership index as it is (empty for an empty or forced ``out``), and its
+    bytes; the index must not have changed since ``index_bytes`` were read."""
     before_bytes = read_plain(index_path(out))
     if index_bytes is not False and before_bytes != index_bytes:
         raise SynthError(
@@ -153,8 +195,20 @@ def make_plan(
                 "choose an empty --out, or pass --force to take it over"
             )
         before = OwnershipIndex()
+    return before, before_bytes
 
-    run_profiles = {c.profile for c in clusters} | {e.profile for e in fresh.values()}
+
+def check_ownership(
+    out: Path,
+    clusters: Sequence[SourcedCluster],
+    before: OwnershipIndex,
+    run_profiles: set[str],
+    *,
+    force: bool,
+) -> None:
+    """Phase 4: each target folder is gpustack's (or forced), and no other existing profile
+    this run leaves out already owns its cluster."""
+    clusters_root = out / CLUSTERS_DIR
     for c in clusters:
         name = c.output.name
         target = clusters_root / name
@@ -176,7 +230,14 @@ def make_plan(
                 "them, or synthesize both together"
             )
 
-    produced = {c.output.name for c in clusters} | set(fresh)
+
+def plan_removals(
+    out: Path, before: OwnershipIndex, produced: set[str], run_profiles: set[str]
+) -> tuple[list[str], list[Removal], dict[str, IndexEntry]]:
+    """Phase 5a: the owned clusters this run does not produce: removed (their profile was
+    renamed, names another cluster, or is gone; with the reason where the folder exists) or
+    kept aside (their profile exists but is not part of this run)."""
+    clusters_root = out / CLUSTERS_DIR
     remove: list[str] = []
     removals: list[Removal] = []
     kept_aside: dict[str, IndexEntry] = {}
@@ -184,24 +245,38 @@ def make_plan(
         if name in produced:
             continue
         if entry.profile in run_profiles or not profile_exists(entry.profile, out):
-            remove.append(name)  # its profile was renamed, now names another cluster, or is gone
+            remove.append(name)
             if os.path.lexists(clusters_root / name):
                 removals.append(Removal(name, _why_removed(entry.profile, run_profiles, out)))
         else:
-            kept_aside[name] = entry  # its profile exists but was not part of this run
+            kept_aside[name] = entry
+    return remove, removals, kept_aside
 
-    after = {**kept_aside, **fresh}
-    for c in clusters:
-        files = {f.path: digest(f.content) for f in c.output.files}
-        after[c.output.name] = IndexEntry(
+
+def recorded(clusters: Sequence[SourcedCluster]) -> dict[str, IndexEntry]:
+    """Phase 5b: the index entries of the clusters this run writes."""
+    return {
+        c.output.name: IndexEntry(
             profile=c.profile,
-            files=files,
+            files={f.path: digest(f.content) for f in c.output.files},
             digest=c.digest,
             inputs=c.inputs,
             delivery=c.delivery,
         )
+        for c in clusters
+    }
 
-    # What the folders to replace or delete hold now, and which of it gpustack did not write.
+
+def find_hand_edits(
+    out: Path,
+    clusters: Sequence[SourcedCluster],
+    remove: Sequence[str],
+    before: OwnershipIndex,
+    after: Mapping[str, IndexEntry],
+) -> tuple[dict[str, Digests], list[tuple[Path, str]]]:
+    """Phase 5c: what the folders to replace or delete hold now, and which of it gpustack did
+    not write (changed or added by hand)."""
+    clusters_root = out / CLUSTERS_DIR
     current: dict[str, Digests] = {}
     edits: list[tuple[Path, str]] = []
     targets = [(c.output.name, after[c.output.name].files) for c in clusters]
@@ -219,22 +294,7 @@ def make_plan(
                 continue  # gpustack's own file, or exactly what it is about to write
             known = rel in owner.files or rel in owner.previous
             edits.append((folder / rel, "changed" if known else "added"))
-
-    return Plan(
-        out=out,
-        write=tuple(clusters),
-        remove=tuple(remove),
-        before=before,
-        after=OwnershipIndex(clusters=after, gitops=before.gitops),
-        before_bytes=before_bytes,
-        force=force,
-        prune=prune,
-        removals=tuple(removals),
-        overwrites=tuple(p for p, _ in edits),
-        hand_edits=tuple(edits),
-        current=current,
-        kept=tuple(sorted(fresh)),
-    )
+    return current, edits
 
 
 def _why_removed(ref: str, run_profiles: set[str], out: Path) -> str:

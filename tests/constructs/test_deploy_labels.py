@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpustack.constructs.placement import DEPLOY_COMPONENTS, deploy_selection
+from gpustack.constructs.placement import DEPLOY_COMPONENTS, PRE_INSTALLED, deploy_selection
 
 from .conftest import Synth, pod_spec, profile
 
@@ -32,7 +32,8 @@ def test_every_gpu_daemonset_selects_on_its_deploy_label(synth: Synth, mode: str
             continue
         seen.add(o.component)
         spec = pod_spec(o.manifest)
-        selector, requirements = deploy_selection(o.component, mode)
+        off = (PRE_INSTALLED,) if o.component == "driver" else ()
+        selector, requirements = deploy_selection(o.component, mode, off)
         assert selector.items() <= spec["nodeSelector"].items(), o.name
         wanted = [{"key": k, "operator": op, "values": list(v)} for k, op, v in requirements]
         terms = _expressions(spec)
@@ -54,7 +55,7 @@ def test_optional_leaves_absent_labels_alone_required_needs_true(synth: Synth) -
             ("nvidia.com/gpu.deploy.operands", "NotIn", ("false",)),
         ],
     )
-    assert deploy_selection("driver", "optional")[1][0][2] == (
+    assert deploy_selection("driver", "optional", (PRE_INSTALLED,))[1][0][2] == (
         "false", "paused-for-driver-upgrade", "paused-for-mig-change", "pre-installed")  # fmt: skip
     assert deploy_selection("mig-manager", "required") == (
         {"nvidia.com/gpu.deploy.mig-manager": "true"},

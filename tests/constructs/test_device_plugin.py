@@ -10,7 +10,7 @@ import yaml
 from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import PluginConfig
-from gpustack.profile.model import Profile
+from gpustack.profile.model import PLUGIN_IMAGES, Profile
 
 from .conftest import (
     Synth,
@@ -24,6 +24,9 @@ from .conftest import (
     profile,
     volumes,
 )
+
+#: NVIDIA's device plugin image, which GFD and the MPS daemon run too (one version fact).
+NVIDIA_PLUGIN_IMAGE = ":".join(PLUGIN_IMAGES["nvidia"])
 
 DS = "nvidia-device-plugin-daemonset"
 CTR = "nvidia-device-plugin"
@@ -65,7 +68,7 @@ def test_gpustack_implementation(synth: Synth) -> None:
 def test_nvidia_implementation(synth: Synth) -> None:
     sections = {"devicePlugin": {"implementation": "nvidia"}}
     c = container(plugin(synth, **sections), CTR)
-    assert c["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert c["image"] == NVIDIA_PLUGIN_IMAGE
     assert c["command"] == ["nvidia-device-plugin"]
     assert env(c)["CONFIG_FILE"] == "/etc/gpustack/config.yaml"
     cfg = config(synth, **sections)

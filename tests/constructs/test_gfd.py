@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from gpustack.constructs.nfd import FEATURES_D
+from gpustack.profile.model import PLUGIN_IMAGES
 
 from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile
+
+#: NVIDIA's device plugin image, which GFD and the MPS daemon run too (one version fact).
+NVIDIA_PLUGIN_IMAGE = ":".join(PLUGIN_IMAGES["nvidia"])
 
 DS = "gpu-feature-discovery"
 
@@ -19,7 +23,7 @@ def test_labels_through_nfd_without_api_access(synth: Synth) -> None:
     ]
     ds = find(objects, "DaemonSet", DS)
     c = container(ds, "gpu-feature-discovery")
-    assert c["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert c["image"] == NVIDIA_PLUGIN_IMAGE
     assert c["command"] == ["gpu-feature-discovery"]
     assert FEATURES_D in mounts(c)
     assert env(c)["MIG_STRATEGY"] == "none"

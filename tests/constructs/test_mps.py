@@ -10,9 +10,12 @@ import yaml
 from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import ConfigError, PluginConfig
-from gpustack.profile.model import Profile
+from gpustack.profile.model import PLUGIN_IMAGES, Profile
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
+
+#: NVIDIA's device plugin image, which GFD and the MPS daemon run too (one version fact).
+NVIDIA_PLUGIN_IMAGE = ":".join(PLUGIN_IMAGES["nvidia"])
 
 DS = "nvidia-device-plugin-daemonset"
 MPS_DS = "nvidia-device-plugin-mps-control-daemon"
@@ -90,7 +93,7 @@ def test_the_daemon(synth: Synth) -> None:
     assert spec["runtimeClassName"] == "nvidia"
     assert spec["automountServiceAccountToken"] is False
     (main,) = spec["containers"]
-    assert main["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert main["image"] == NVIDIA_PLUGIN_IMAGE
     assert main["command"] == ["mps-control-daemon"]
     assert main["securityContext"] == {"privileged": True}
     assert env(main)["CONFIG_FILE"] == "/etc/gpustack/config.yaml"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gpustack import components
 from gpustack.checker import check_paths
 from gpustack.constructs import COMPONENTS, SYNC_WAVES, SynthObject, synthesize
 from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
@@ -219,20 +220,12 @@ def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> Non
 
 
 def test_sync_waves(stacks: dict[str, list[SynthObject]]) -> None:
-    assert SYNC_WAVES == {
-        "common": "-2",
-        "node-feature-discovery": "-1",
-        "driver": "-1",
-        "container-toolkit": "0",
-        "device-plugin": "1",
-        "gpu-feature-discovery": "1",
-        "mig-manager": "1",
-        "dcgm-exporter": "1",
-        "examples": "2",
-    }
+    """Every object carries its component's wave, as the registry row declares it."""
+    waves = {c.name: str(c.sync_wave) for c in components.REGISTRY}
+    assert waves == SYNC_WAVES
     for _, o in _all(stacks):
         wave = o.manifest["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
-        assert wave == SYNC_WAVES[o.component]
+        assert wave == waves[o.component], (o.component, o.kind, o.name)
 
 
 CLUSTER_SCOPED = {

@@ -116,7 +116,7 @@ _START = (
     "from gpustack.synth.node import start_cdk8s\n"
     "start_cdk8s()\n"
     "[t.join() for t in threading.enumerate() if t.name == 'gpustack-start-cdk8s']\n"
-    "print('gpustack.constructs' in sys.modules)\n"
+    "print('gpustack.constructs.stack' in sys.modules)\n"
 )
 
 

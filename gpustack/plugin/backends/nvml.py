@@ -17,7 +17,7 @@ from typing import Any
 
 import pynvml
 
-from gpustack.plugin.backends import InitError
+from gpustack.plugin.backends.base import InitError
 from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.devices import CONTROL_DEVICE_PATHS, Gpu, MigDevice
 from gpustack.plugin.health import HealthState, XidPolicy

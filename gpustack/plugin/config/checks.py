@@ -10,12 +10,49 @@ gpustack's plugin refuses.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from collections.abc import Sequence
+from typing import Final, Protocol
 
-if TYPE_CHECKING:
-    from gpustack.plugin.config.model import PluginConfig, ReplicatedResources
+from gpustack.plugin.config.extensions import GpustackExtensions
 
 MAX_MIG_SLICES: Final = 7
+
+
+# The parts of :class:`gpustack.plugin.config.model.PluginConfig` the rules read, as protocols:
+# the model runs these checks when it parses a file, so the checks do not import the model.
+class _Resource(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def rename(self) -> str | None: ...
+
+
+class SharedBlock(Protocol):
+    """A ``sharing.timeSlicing`` or ``sharing.mps`` block."""
+
+    @property
+    def resources(self) -> Sequence[_Resource]: ...
+
+    def advertised_name(self, resource: str) -> str: ...
+
+
+class _Sharing(Protocol):
+    @property
+    def time_slicing(self) -> SharedBlock | None: ...
+
+    @property
+    def mps(self) -> SharedBlock | None: ...
+
+
+class CheckedConfig(Protocol):
+    """A parsed config file (the model's ``PluginConfig``)."""
+
+    @property
+    def sharing(self) -> _Sharing: ...
+
+    @property
+    def extensions(self) -> GpustackExtensions: ...
 
 
 class ConfigError(ValueError):
@@ -35,7 +72,7 @@ def mig_slices(profile: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def check_config(config: PluginConfig) -> None:
+def check_config(config: CheckedConfig) -> None:
     """Rules a JSON schema cannot state: references between GPUs and between sections."""
     _check_simulated_gpus(config)
     for key, block in (
@@ -46,7 +83,7 @@ def check_config(config: PluginConfig) -> None:
             _check_shared(config, block, f"$.sharing.{key}.resources")
 
 
-def check_gpustack_plugin(config: PluginConfig) -> None:
+def check_gpustack_plugin(config: CheckedConfig) -> None:
     """What gpustack's own plugin cannot run, though NVIDIA's plugin could."""
     if config.sharing.mps is not None:
         raise ConfigError(
@@ -57,7 +94,7 @@ def check_gpustack_plugin(config: PluginConfig) -> None:
         )
 
 
-def _check_simulated_gpus(config: PluginConfig) -> None:
+def _check_simulated_gpus(config: CheckedConfig) -> None:
     gpus = config.extensions.simulated.gpus
     base = "$.gpustack.simulated.gpus"
     indices = [g.index for g in gpus]
@@ -89,7 +126,7 @@ def _check_simulated_gpus(config: PluginConfig) -> None:
             )
 
 
-def _check_shared(config: PluginConfig, block: ReplicatedResources, path: str) -> None:
+def _check_shared(config: CheckedConfig, block: SharedBlock, path: str) -> None:
     """Each resource named once, advertised by this plugin, and renamed to a free name."""
     names = [r.name for r in block.resources]
     resource_name = config.extensions.resource_name
@@ -105,7 +142,7 @@ def _check_shared(config: PluginConfig, block: ReplicatedResources, path: str) -
     _check_renames(resource_name, block, path)
 
 
-def _check_renames(base: str, block: ReplicatedResources, path: str) -> None:
+def _check_renames(base: str, block: SharedBlock, path: str) -> None:
     """Two resources advertised under one name would fight over one kubelet socket.
 
     Unshared MIG resources are only known once GPUs are discovered; ``build_resources`` checks

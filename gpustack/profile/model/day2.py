@@ -28,6 +28,7 @@ from gpustack.profile.model.common import (
     pull_policy,
     resources,
 )
+from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
 #: Node Feature Discovery, the chart version the GPU Operator v25.10.1 chart depends on.
 NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.18.2")
@@ -57,8 +58,9 @@ class GpuFeatureDiscovery:
     Discovery's worker publishes, so it needs NFD (gpustack's or the cluster's)."""
 
     enabled: bool = enabled("Deploy GPU feature discovery (needs Node Feature Discovery).")
-    image: str = _image("nvcr.io/nvidia/k8s-device-plugin")
-    version: str = _version("v0.18.1")
+    # the device plugin image NVIDIA ships it in: one version fact for both
+    image: str = _image(PLUGIN_IMAGES["nvidia"][0])
+    version: str = _version(PLUGIN_IMAGES["nvidia"][1])
     digest: str | None = digest("GPU feature discovery")
     image_pull_policy: PullPolicy = pull_policy()
     sleep_interval: str = key(

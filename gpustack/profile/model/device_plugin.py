@@ -222,14 +222,14 @@ class DevicePlugin:
         "Image repository; defaults per implementation.",
         default=None,
         pattern=IMAGE,
-        examples=["nvcr.io/nvidia/k8s-device-plugin"],
+        examples=[PLUGIN_IMAGES["nvidia"][0]],
     )
     version: str | None = key(
         "Plugin version",
         "Image tag; defaults per implementation.",
         default=None,
         pattern=IMAGE_TAG,
-        examples=["v0.18.1", "0.1.0"],
+        examples=[PLUGIN_IMAGES["nvidia"][1], PLUGIN_IMAGES["gpustack"][1]],
     )
     digest: str | None = digest("device plugin (and MPS control daemon)")
     image_pull_policy: PullPolicy = pull_policy()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from gpustack import components
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
 from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR
 
@@ -153,43 +152,10 @@ def k3s_cdi_needs_containerd_2(p: Profile) -> Iterator[Finding]:
     )
 
 
-def _images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
-    """Every image the synthesized stack runs, with the profile field that pins it: each
-    component's own image once its registry entry says it is synthesized, the driver manager's
-    two with the driver, and the example jobs'."""
-    sections: tuple[tuple[str, JsonPath, Callable[[], str]], ...] = (
-        ("driver", ("driver", "digest"), p.driver.image_ref),
-        ("container-toolkit", ("toolkit", "digest"), p.toolkit.image_ref),
-        ("device-plugin", ("devicePlugin", "digest"), p.device_plugin.image_ref),
-        (
-            "gpu-feature-discovery",
-            ("gpuFeatureDiscovery", "digest"),
-            p.gpu_feature_discovery.image_ref,
-        ),
-        (
-            "node-feature-discovery",
-            ("nodeFeatureDiscovery", "digest"),
-            p.node_feature_discovery.image_ref,
-        ),
-        ("mig-manager", ("migManager", "digest"), p.mig_manager.image_ref),
-        ("dcgm-exporter", ("dcgmExporter", "digest"), p.dcgm_exporter.image_ref),
-    )
-    for name, path, ref in sections:
-        if components.get(name).enabled(p):
-            yield path, ref()
-    upgrade = p.driver.upgrade
-    if p.driver.enabled and upgrade.driver_manager:
-        yield ("driver", "upgrade", "digest"), upgrade.image_ref()
-        if p.cluster.deploy_labels == "optional":
-            yield ("driver", "upgrade", "kubectlImage"), upgrade.kubectl_image
-    for i, example in enumerate(p.workloads.examples):
-        yield ("workloads", "examples", i, "image"), example.image
-
-
 def image_digests_required(p: Profile) -> Iterator[Finding]:
     if not p.cluster.require_image_digests:
         return
-    for path, ref in _images(p):
+    for path, ref in components.images(p):
         if "@sha256:" in ref:
             continue
         whole = path[-1] != "digest"  # a full reference: pin it in place

@@ -32,18 +32,24 @@ GFD_PREFIXES: Final = (
 NOT_GFD: Final = ("nvidia.com/gpu.deploy.", "nvidia.com/mig.config")
 
 
+def _gfd() -> components.Component:
+    """GPU feature discovery's registry row (the one reading its profile section)."""
+    return components.for_section("gpu_feature_discovery")
+
+
 def label_source(key: str) -> str | None:
-    """Which gpustack component sets node label ``key``: ``gpu-node-rule``,
-    ``gpu-feature-discovery``, or ``None`` (not one gpustack deploys a labeller for)."""
+    """Which gpustack component sets node label ``key``: ``gpu-node-rule``, GPU feature
+    discovery (its registry name), or ``None`` (not one gpustack deploys a labeller for)."""
     if key == GPU_PRESENT:
         return "gpu-node-rule"
     if key.startswith(GFD_PREFIXES) and not key.startswith(NOT_GFD):
-        return "gpu-feature-discovery"
+        return _gfd().name
     return None
 
 
 def node_selector_labels_deployed(p: Profile) -> Iterator[Finding]:
-    gfd = components.get("gpu-feature-discovery").enabled(p)
+    gfd_row = _gfd()
+    gfd = gfd_row.enabled(p)
     for key, _ in p.cluster.node_selector:
         source = label_source(key)
         if source == "gpu-node-rule" and not p.node_feature_discovery.gpu_node_rule:
@@ -53,7 +59,7 @@ def node_selector_labels_deployed(p: Profile) -> Iterator[Finding]:
                 "set nodeFeatureDiscovery.gpuNodeRule: true, select a label your nodes carry,"
                 " or accept this if you label the nodes yourself",
             )
-        elif source == "gpu-feature-discovery" and not gfd:
+        elif source == gfd_row.name and not gfd:
             yield Finding(
                 ("cluster", "nodeSelector", key),
                 f"{key} is set by GPU feature discovery, which this profile does not deploy",
