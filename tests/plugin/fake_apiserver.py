@@ -115,8 +115,9 @@ class FakeApiServer:
             claim = self.claims.get((urllib.parse.unquote(ns), urllib.parse.unquote(name)))
             return (200, claim) if claim else (404, _status(404, "NotFound"))
         if path == SLICES and method == "GET":
+            items = self._select(query.get("fieldSelector", ""))
             return 200, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSliceList",
-                         "metadata": {}, "items": self._select(query.get("fieldSelector", ""))}  # fmt: skip
+                         "metadata": {}, "items": items}  # fmt: skip
         if path == SLICES and method == "POST":
             obj = copy.deepcopy(body)
             meta = obj.setdefault("metadata", {})
@@ -142,9 +143,11 @@ class FakeApiServer:
             if method == "DELETE":
                 pre = (body or {}).get("preconditions") or {}
                 meta = current["metadata"]
-                if pre.get("uid", meta["uid"]) != meta["uid"] or pre.get(
-                    "resourceVersion", meta["resourceVersion"]
-                ) != meta["resourceVersion"]:
+                if (
+                    pre.get("uid", meta["uid"]) != meta["uid"]
+                    or pre.get("resourceVersion", meta["resourceVersion"])
+                    != meta["resourceVersion"]
+                ):
                     return 409, _status(409, "Conflict")
                 del self.slices[name]
                 return 200, _status(200, "Success")

@@ -147,7 +147,7 @@ def test_prepare_and_unprepare(
         f"{uid}-gpu-5": [f"GPUSTACK_SIMULATED_DEVICE_5={gpus[5]}"],
     }
     # The kubelet read the claim with exactly one GET.
-    path = f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus"
+    path = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus"
     assert api.calls().count(("GET", path)) == 1
     gone = plugin.unprepare([ref(two)])
     assert list(gone.claims) == [uid] and gone.claims[uid].error == ""
@@ -195,7 +195,9 @@ def test_claim_errors_are_per_claim(
     assert not (dirs["cdi"] / claims.spec_file(DRIVER, ref(bad)[1])).exists()
 
 
-def test_replaced_and_missing_claims(driver: DraDriver, kubelet: DraKubelet, api: FakeApiServer) -> None:
+def test_replaced_and_missing_claims(
+    driver: DraDriver, kubelet: DraKubelet, api: FakeApiServer
+) -> None:
     plugin = kubelet.wait_for_plugin(DRIVER)
     current = claim("c", [("g", DRIVER, NODE, "gpu-1")])
     api.add_claim(current)
@@ -209,7 +211,9 @@ def test_replaced_and_missing_claims(driver: DraDriver, kubelet: DraKubelet, api
 def test_slice_published_and_restored(driver: DraDriver, api: FakeApiServer) -> None:
     wait_until(lambda: len(api.slices) == 1)
     (name,) = api.slices
-    assert [d["name"] for d in api.slices[name]["spec"]["devices"]] == [f"gpu-{i}" for i in range(8)]
+    assert [d["name"] for d in api.slices[name]["spec"]["devices"]] == [
+        f"gpu-{i}" for i in range(8)
+    ]
     with api.lock:
         api.slices.clear()  # as the kubelet wipes a deregistered driver's slices
     wait_until(lambda: len(api.slices) == 1)
@@ -259,7 +263,10 @@ def test_the_test_kubelet_refuses_what_the_kubelet_refuses(
     path = str(dirs["registry"] / "x.example.com-reg.sock")
     serve_unix(server, path)
     try:
-        with DraKubelet(str(dirs["registry"])) as sim, pytest.raises(RegistrationRefused, match=problem):
+        with (
+            DraKubelet(str(dirs["registry"])) as sim,
+            pytest.raises(RegistrationRefused, match=problem),
+        ):
             sim.register(path)
         assert notified and notified[0][0] is False and problem in notified[0][1]
     finally:

@@ -102,7 +102,9 @@ def test_package_and_method_paths(
 @pytest.mark.parametrize(
     ("module", "table"), [(dra_pb2, DRA_MESSAGES), (reg_pb2, REG_MESSAGES)], ids=["dra", "reg"]
 )
-def test_messages_match_the_kubelet_api(module: ModuleType, table: dict[str, list[tuple[int, str, str, bool]]]) -> None:
+def test_messages_match_the_kubelet_api(
+    module: ModuleType, table: dict[str, list[tuple[int, str, str, bool]]]
+) -> None:
     assert set(module.DESCRIPTOR.message_types_by_name) == set(table)
     for name, fields in table.items():
         descriptor = module.DESCRIPTOR.message_types_by_name[name]

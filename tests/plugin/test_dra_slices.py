@@ -134,14 +134,18 @@ def test_slice_is_valid_resource_v1(case: str, kubernetes: str) -> None:
     ids=["pool-count", "unknown-value-kind", "capacity-value", "driver"],
 )
 def test_the_schema_check_catches_a_broken_slice(breakage: Any, expected: str) -> None:
-    body = stored(slices.resource_slice("gpu.nvidia.com", "n", "u", discover(H100X8), slices.NodeDriver()))
+    body = stored(
+        slices.resource_slice("gpu.nvidia.com", "n", "u", discover(H100X8), slices.NodeDriver())
+    )
     breakage(body)
     found = errors(body, "1.34")
     assert found and expected in "\n".join(found)
 
 
 def test_slice_metadata_and_pool() -> None:
-    body = slices.resource_slice("gpu.nvidia.com", "node-a", "u-1", discover(H100X8), slices.NodeDriver())
+    body = slices.resource_slice(
+        "gpu.nvidia.com", "node-a", "u-1", discover(H100X8), slices.NodeDriver()
+    )
     assert body["apiVersion"] == "resource.k8s.io/v1"
     assert body["metadata"]["generateName"] == "00000-gpu.nvidia.com-node-a-"
     assert body["metadata"]["ownerReferences"] == [
@@ -183,7 +187,9 @@ def test_pci_attributes_are_unique_and_well_formed() -> None:
     for bus_id in bus_ids:
         assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", bus_id)
     for d in devices:
-        assert re.fullmatch(r"pci[0-9a-f]{4}:[0-9a-f]{2}", d["attributes"][upstream.PCIE_ROOT]["string"])
+        assert re.fullmatch(
+            r"pci[0-9a-f]{4}:[0-9a-f]{2}", d["attributes"][upstream.PCIE_ROOT]["string"]
+        )
 
 
 def test_device_classes_select_the_simulated_gpus() -> None:

@@ -10,6 +10,7 @@ registration socket first, so the kubelet deregisters the plugin.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -135,7 +136,9 @@ class DraDriver:
         reg_grpc.add_RegistrationServicer_to_server(_Registration(self), reg)  # type: ignore[no-untyped-call]
         serve_unix(reg, s.registration_socket)
         self._servers.append(reg)
-        log.info("serving %s on %s, registration on %s", s.driver, s.dra_socket, s.registration_socket)
+        log.info(
+            "serving %s on %s, registration on %s", s.driver, s.dra_socket, s.registration_socket
+        )
         self._thread = threading.Thread(target=self._publish_loop, name="publish", daemon=True)
         self._thread.start()
 
@@ -152,10 +155,8 @@ class DraDriver:
     def stop(self) -> None:
         self._stop.set()
         for path in (self.settings.registration_socket, self.settings.dra_socket):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
         for server in reversed(self._servers):
             server.stop(grace=1).wait()
         self._servers.clear()

@@ -134,7 +134,9 @@ class KubeClient:
 
     def list_slices(self, driver: str, node_name: str) -> list[dict[str, Any]]:
         selector = f"spec.driver={driver},spec.nodeName={node_name}"
-        found = self.request("GET", f"{RESOURCE_PATH}/resourceslices", query={"fieldSelector": selector})
+        found = self.request(
+            "GET", f"{RESOURCE_PATH}/resourceslices", query={"fieldSelector": selector}
+        )
         items = found.get("items") or []
         return [i for i in items if isinstance(i, dict)]
 

@@ -83,9 +83,10 @@ class Publisher:
             )
             return "created"
         desired = slices.slice_spec(self.driver, self.node_name, self.gpus, self.node, highest)
-        if slices.same_devices(keep.get("spec") or {}, desired) and (keep.get("spec") or {}).get(
-            "pool"
-        ) == desired["pool"]:
+        if (
+            slices.same_devices(keep.get("spec") or {}, desired)
+            and (keep.get("spec") or {}).get("pool") == desired["pool"]
+        ):
             return "unchanged"
         updated = copy.deepcopy(keep)
         updated["spec"] = desired
