@@ -18,7 +18,7 @@ from gpustack.plugin.dra.kubeapi import RBAC_RULES, ApiConfig, ApiError, KubeCli
 from gpustack.plugin.dra.publisher import Publisher
 from tests.k8s_schema import errors
 
-from .conftest import H100X8
+from .conftest import H100X8, REPO
 from .fake_apiserver import SLICES, FakeApiServer
 from .test_dra_slices import discover, gpus_of
 
@@ -185,3 +185,21 @@ def test_in_cluster_config(env: dict[str, str], expected: str) -> None:
 def test_not_in_a_pod() -> None:
     with pytest.raises(ApiError, match="KUBERNETES_SERVICE_HOST"):
         ApiConfig.in_cluster({})
+
+
+def test_readme_states_exactly_the_rbac() -> None:
+    """The README's table for the simulated DRA driver lists RBAC_RULES, no more, no less."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("#### API access of the simulated DRA driver", 1)[1].split("\n#", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    table = set()
+    for row in rows[1:]:
+        group, resource, verbs, _ = (cell.strip() for cell in row.strip("|").split("|"))
+        table.add(
+            (
+                "" if group == "core" else group.strip("`"),
+                resource.strip("`"),
+                tuple(v.strip() for v in verbs.split(",")),
+            )
+        )
+    assert table == set(RBAC_RULES)
