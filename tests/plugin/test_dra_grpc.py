@@ -347,3 +347,22 @@ def test_console_script_refuses_bad_input(
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("uid", ["../../escape", "a/b", "/abs"])
+def test_a_hostile_uid_stays_in_the_cdi_root(
+    uid: str, driver: DraDriver, kubelet: DraKubelet, api: FakeApiServer, dirs: dict[str, Path]
+) -> None:
+    """The uid names the spec file: a ``/`` in it never leaves the CDI root (it must also match
+    the claim's own UID, so the kubelet cannot be tricked into preparing another claim)."""
+    plugin = kubelet.wait_for_plugin(DRIVER)
+    hostile = claim("hostile", [("g", DRIVER, NODE, "gpu-2")])
+    hostile["metadata"]["uid"] = uid
+    api.add_claim(hostile)
+    result = plugin.prepare([("default", uid, "hostile")]).claims[uid]
+    assert result.error == ""
+    written = sorted(p.name for p in dirs["cdi"].iterdir())
+    assert written == [claims.spec_file(DRIVER, uid)]
+    assert "/" not in written[0]
+    assert plugin.unprepare([("default", uid, "hostile")]).claims[uid].error == ""
+    assert list(dirs["cdi"].iterdir()) == []
