@@ -205,3 +205,20 @@ def test_device_classes_select_the_simulated_gpus() -> None:
     spec = slices.slice_spec(upstream.GPU_DRIVER, "n", discover(H100X8), slices.NodeDriver())
     assert spec["driver"] == driver == domain
     assert all(d["attributes"]["type"]["string"] == kind for d in spec["devices"])
+
+
+@pytest.mark.parametrize("kubernetes", KUBERNETES)
+def test_compute_domain_devices(kubernetes: str) -> None:
+    """NVIDIA's ComputeDomain slice for a node: valid, and what its DeviceClasses select."""
+    body = slices.resource_slice(upstream.COMPUTE_DOMAIN_DRIVER, "n", "u", [], slices.NodeDriver())
+    body["spec"]["devices"] = slices.compute_domain_devices()
+    assert errors(stored(body), kubernetes) == []
+    by_name = {d["name"]: d["attributes"] for d in body["spec"]["devices"]}
+    assert by_name == {
+        "channel-0": {"type": {"string": "channel"}, "id": {"int": 0}},
+        "daemon-0": {"type": {"string": "daemon"}, "id": {"int": 0}},
+    }
+    classes = {c.name: c.cel for c in upstream.DEVICE_CLASSES}
+    assert "type == 'channel'" in classes["compute-domain-default-channel.nvidia.com"]
+    assert ".id == 0" in classes["compute-domain-default-channel.nvidia.com"]
+    assert "type == 'daemon'" in classes["compute-domain-daemon.nvidia.com"]

@@ -175,3 +175,16 @@ def same_devices(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         and a.get("pool", {}).get("name") == b.get("pool", {}).get("name")
         and a.get("nodeName") == b.get("nodeName")
     )
+
+
+def compute_domain_devices() -> list[dict[str, Any]]:
+    """The devices NVIDIA's ComputeDomain kubelet plugin publishes on every node
+    (``compute-domain.nvidia.com``): ``channel-0`` and ``daemon-0``, attributes ``type`` and
+    ``id``. Not published by the simulated driver (no IMEX); for tests that stand in for it."""
+    kinds = {a.name: a.kind for a in upstream.COMPUTE_DOMAIN_ATTRIBUTES}
+    devices = []
+    for name in upstream.COMPUTE_DOMAIN_DEVICE_NAMES:
+        kind, _, number = name.rpartition("-")
+        values: dict[str, str | int] = {"type": kind, "id": int(number)}
+        devices.append({"name": name, "attributes": {k: {kinds[k]: v} for k, v in values.items()}})
+    return devices
