@@ -5,10 +5,11 @@ Everything here was read in the upstream sources named next to it; the simulated
 declared once. Sources:
 
 - ``DRA_DRIVER``: github.com/kubernetes-sigs/dra-driver-nvidia-gpu (before:
-  NVIDIA/k8s-dra-driver-gpu) at tag ``v0.4.1`` (VERSION file ``v0.4.1``; the newest tag; ``main``
-  at 95932046 says ``v0.5.0-dev``, the release the GPU Operator v26.7.0 pins, and changes none of
-  the attribute, naming or DeviceClass facts below). It vendors Kubernetes ``v0.36.0-rc.0``
-  (``k8s.io/dynamic-resource-allocation``, ``k8s.io/kubelet``).
+  NVIDIA/k8s-dra-driver-gpu) at tag ``v0.4.1`` (VERSION file ``v0.4.1``; the newest tag, after
+  v25.12.0). It vendors Kubernetes ``v0.36.0-rc.0`` (``k8s.io/dynamic-resource-allocation``,
+  ``k8s.io/kubelet``). ``main`` at 95932046 (VERSION ``v0.5.0-dev``, the release the GPU
+  Operator v26.7.0 pins, not yet tagged) keeps every name, attribute and DeviceClass below and
+  adds what :data:`ADDED_ON_MAIN` lists.
 - ``KUBERNETES``: the kubelet and its gRPC APIs as vendored by github.com/openshift/microshift
   (``k8s.io/kubelet v1.36.2``: ``vendor/k8s.io/kubelet/pkg/apis/dra/v1/api.proto``,
   ``.../pluginregistration/v1/api.proto``; kubelet code under
@@ -232,4 +233,18 @@ KUBELET_PLUGIN_CLUSTER_RULES: Final = (
     ("resource.k8s.io", "resourceslices", ("get", "list", "watch", "create", "update", "delete")),
     ("", "nodes", ("get", "list", "watch", "update")),
     ("", "pods", ("get", "list", "watch")),
+)
+
+#: What ``main`` (95932046, v0.5.0-dev) adds over v0.4.1, none of it published by gpustack's
+#: simulated driver until a tag carries it:
+#: - deviceinfo.go/mig.go addNumaNodeAttribute: ``resource.kubernetes.io/numaNode`` (int) on GPU,
+#:   MIG and VFIO devices when the NUMA node is known (>= 0); with the DRAListTypeAttributes gate
+#:   a one-element ``ints`` list instead; VFIO devices drop their ``numa`` attribute;
+#: - with the FabricManagerPartitioning gate: ``gpuModuleID`` and ``partition<N>`` (int);
+#: - rbac-kubeletplugin.yaml: ``nodes`` also ``patch``;
+#: - deviceclass-compute-domain-daemon.yaml: rendered only when IMEX is not host-managed;
+#: - ``--consumable-shares`` (CONSUMABLE_SHARES, default ``disabled``).
+ADDED_ON_MAIN: Final = (
+    Attribute("resource.kubernetes.io/numaNode", "int", conditional="the NUMA node is known"),
+    Attribute("gpuModuleID", "int", conditional="FabricManagerPartitioning gate"),
 )
