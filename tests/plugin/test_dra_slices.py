@@ -17,6 +17,7 @@ import pytest
 
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
+from gpustack.plugin.config.extensions import MAX_GPUS
 from gpustack.plugin.devices import Gpu
 from gpustack.plugin.dra import slices, upstream
 from tests.k8s_schema import errors
@@ -181,15 +182,17 @@ def test_binary_quantity_is_canonical(value: int, expected: str) -> None:
 
 
 def test_pci_attributes_are_unique_and_well_formed() -> None:
-    devices = slices.slice_spec("d.example", "n", discover(H100X8), slices.NodeDriver())["devices"]
+    """Up to the config's 64 GPUs: unique bus IDs in the BDF form NVIDIA's driver checks
+    (deviceattribute/pci_linux.go verifyPCIBDFFormat), roots as ``pci<domain>:<bus>``."""
+    many = gpus_of(*({"index": i} for i in range(MAX_GPUS)))
+    devices = slices.slice_spec("d.example", "n", many, slices.NodeDriver())["devices"]
     bus_ids = [d["attributes"][upstream.PCI_BUS_ID]["string"] for d in devices]
-    assert len(set(bus_ids)) == len(bus_ids)
+    assert len(bus_ids) == MAX_GPUS == len(set(bus_ids))
     for bus_id in bus_ids:
-        assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", bus_id)
+        assert re.fullmatch(r"([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-9a-f]{1})", bus_id)
     for d in devices:
-        assert re.fullmatch(
-            r"pci[0-9a-f]{4}:[0-9a-f]{2}", d["attributes"][upstream.PCIE_ROOT]["string"]
-        )
+        root = d["attributes"][upstream.PCIE_ROOT]["string"]
+        assert re.fullmatch(r"pci[0-9a-f]{4}:[0-9a-f]{2}", root)
 
 
 def test_device_classes_select_the_simulated_gpus() -> None:

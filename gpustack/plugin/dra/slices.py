@@ -8,9 +8,9 @@ derived, deterministically, and the same for every run:
 - ``architecture`` from the compute capability (:data:`ARCHITECTURE_BY_COMPUTE_CAPABILITY`);
 - ``brand`` ``Nvidia`` (NVML's brand of data-centre GPUs since Ampere);
 - ``driverVersion``/``cudaDriverVersion`` from the driver's flags (one driver per node);
-- ``resource.kubernetes.io/pciBusID`` ``0000:<bus>:00.0`` with bus ``0x18 + 0x10 * index``,
-  ``resource.kubernetes.io/pcieRoot`` ``pci0000:<bus - 1>`` (each GPU behind its own root port
-  complex, as on HGX boards);
+- ``resource.kubernetes.io/pciBusID`` ``<domain>:<bus>:00.0`` with bus ``0x18 + 0x10 * (index
+  % 14)`` and domain ``index // 14``, ``resource.kubernetes.io/pcieRoot`` ``pci<domain>:<bus - 1>``
+  (each GPU behind its own root complex);
 - ``addressingMode`` is not published (only coherent-memory platforms have it).
 
 MIG-enabled simulated GPUs are not published: NVIDIA names MIG devices by GPU-instance profile
@@ -75,12 +75,22 @@ def binary_quantity(value: int) -> str:
     return f"{number}{('', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei')[exponent]}"
 
 
+#: GPUs per PCI domain in the simulated layout (keeps every bus number below 0x100).
+GPUS_PER_DOMAIN: Final = 14
+
+
+def _domain_and_bus(gpu: Gpu) -> tuple[int, int]:
+    return gpu.index // GPUS_PER_DOMAIN, 0x18 + 0x10 * (gpu.index % GPUS_PER_DOMAIN)
+
+
 def pci_bus_id(gpu: Gpu) -> str:
-    return f"0000:{0x18 + 0x10 * gpu.index:02x}:00.0"
+    domain, bus = _domain_and_bus(gpu)
+    return f"{domain:04x}:{bus:02x}:00.0"
 
 
 def pcie_root(gpu: Gpu) -> str:
-    return f"pci0000:{0x17 + 0x10 * gpu.index:02x}"
+    domain, bus = _domain_and_bus(gpu)
+    return f"pci{domain:04x}:{bus - 1:02x}"
 
 
 @dataclass(frozen=True)
