@@ -366,3 +366,23 @@ def test_a_hostile_uid_stays_in_the_cdi_root(
     assert "/" not in written[0]
     assert plugin.unprepare([("default", uid, "hostile")]).claims[uid].error == ""
     assert list(dirs["cdi"].iterdir()) == []
+
+
+def test_a_second_instance_refuses_to_start(
+    api: FakeApiServer, driver: DraDriver, sockdir: Path
+) -> None:
+    """A second driver on the same sockets exits with one line; the first keeps serving."""
+    config = sockdir / "config.yaml"
+    config.write_text(yaml.safe_dump(H100X8))
+    s = driver.settings
+    done = subprocess.run(
+        [str(DRA_SCRIPT), "--config-file", str(config), "--node-name", NODE,
+         "--api-server", api.url, "--kubelet-registrar-directory-path", s.registry_dir,
+         "--kubelet-plugins-directory-path", s.plugins_dir, "--cdi-root", s.cdi_root],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith("gpustack-dra-plugin: another plugin")
+    assert os.path.exists(s.registration_socket) and os.path.exists(s.dra_socket)
+    with DraKubelet(s.registry_dir) as sim:
+        assert sim.wait_for_plugin(DRIVER).info.name == DRIVER

@@ -29,7 +29,7 @@ from gpustack.plugin.dra.pluginregistration import api_pb2_grpc as reg_grpc
 from gpustack.plugin.dra.publisher import Publisher
 from gpustack.plugin.dra.v1 import api_pb2 as dra_pb2
 from gpustack.plugin.dra.v1 import api_pb2_grpc as dra_grpc
-from gpustack.plugin.server import serve_unix
+from gpustack.plugin.server import SocketBusyError, serve_unix, socket_in_use
 
 log = logging.getLogger("gpustack.plugin.dra")
 
@@ -118,13 +118,20 @@ class DraDriver:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._servers: list[grpc.Server] = []
+        #: Sockets this instance bound (only these are removed on stop).
+        self._bound: list[str] = []
         self._thread: threading.Thread | None = None
         left_out = [g.index for g in gpus if g.mig_enabled]
         if left_out:
             log.warning("MIG-enabled GPUs %s are not published (MIG is not simulated)", left_out)
 
     def start(self) -> None:
+        """Bind and serve; raises ``SocketBusyError`` when another instance answers on either
+        socket (replacing its sockets would leave the kubelet talking to two drivers)."""
         s = self.settings
+        for path in (s.dra_socket, s.registration_socket):
+            if socket_in_use(path):
+                raise SocketBusyError(f"another plugin serves {path}; stop it first")
         os.makedirs(os.path.dirname(s.dra_socket), exist_ok=True)
         os.makedirs(s.registry_dir, exist_ok=True)
         os.makedirs(s.cdi_root, exist_ok=True)
@@ -132,10 +139,12 @@ class DraDriver:
         dra_grpc.add_DRAPluginServicer_to_server(_DraPlugin(self), dra)  # type: ignore[no-untyped-call]
         serve_unix(dra, s.dra_socket)
         self._servers.append(dra)
+        self._bound.append(s.dra_socket)
         reg = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
         reg_grpc.add_RegistrationServicer_to_server(_Registration(self), reg)  # type: ignore[no-untyped-call]
         serve_unix(reg, s.registration_socket)
         self._servers.append(reg)
+        self._bound.append(s.registration_socket)
         log.info(
             "serving %s on %s, registration on %s", s.driver, s.dra_socket, s.registration_socket
         )
@@ -154,9 +163,10 @@ class DraDriver:
 
     def stop(self) -> None:
         self._stop.set()
-        for path in (self.settings.registration_socket, self.settings.dra_socket):
+        for path in reversed(self._bound):  # registration first: the kubelet deregisters
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+        self._bound.clear()
         for server in reversed(self._servers):
             server.stop(grace=1).wait()
         self._servers.clear()

@@ -28,6 +28,7 @@ from gpustack.plugin.config import ConfigError, load_config
 from gpustack.plugin.dra import slices, upstream
 from gpustack.plugin.dra.driver import DEFAULT_RESYNC_S, DraDriver, DriverSettings
 from gpustack.plugin.dra.kubeapi import ApiConfig, ApiError, KubeClient
+from gpustack.plugin.server import SocketBusyError
 
 DRIVER_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$"
 
@@ -142,7 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
         signal.signal(sig, on_stop)
-    driver.start()
+    try:
+        driver.start()
+    except (SocketBusyError, OSError) as exc:
+        print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
+        driver.stop()
+        return 1
     stop.wait()
     driver.stop()
     return 0
