@@ -262,9 +262,9 @@ def render(spec: dict[str, Any]) -> str:
     return json.dumps(spec, indent=2) + "\n"
 
 
-def write_spec(cdi_root: str, spec: dict[str, Any]) -> bool:
-    """Write ``spec`` atomically to ``<cdi_root>/SPEC_NAME``; ``False`` when it was unchanged."""
-    path = os.path.join(cdi_root, SPEC_NAME)
+def write_spec(cdi_root: str, spec: dict[str, Any], name: str = SPEC_NAME) -> bool:
+    """Write ``spec`` atomically to ``<cdi_root>/<name>``; ``False`` when it was unchanged."""
+    path = os.path.join(cdi_root, name)
     text = render(spec)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -274,7 +274,7 @@ def write_spec(cdi_root: str, spec: dict[str, Any]) -> bool:
         pass
     os.makedirs(cdi_root, exist_ok=True)
     # Hidden and not *.json/*.yaml: the runtime's CDI cache ignores it until it is renamed.
-    fd, tmp = tempfile.mkstemp(prefix=f".{SPEC_NAME}.", suffix=".tmp", dir=cdi_root)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=cdi_root)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -55,7 +55,8 @@ def test_fields_imports_only_the_standard_library(path: Path) -> None:
 def test_runtime_import_pulls_in_nothing_else() -> None:
     code = (
         "import sys, gpustack.plugin.main, gpustack.plugin.testkubelet, "
-        "gpustack.plugin.backends.simulated\n"
+        "gpustack.plugin.backends.simulated, gpustack.plugin.dra.main, "
+        "gpustack.plugin.dra.testkubelet\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules} & "
         "{'jsonschema', 'click', 'cdk8s', 'constructs', 'jinja2', 'pynvml'})\n"
         "print(','.join(bad))"
