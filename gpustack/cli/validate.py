@@ -24,9 +24,27 @@ from gpustack.cli.common import DEFAULT_PROFILES, count
     show_default=True,
     help="text for people, json for machines, github for Actions annotations.",
 )
-def validate(paths: tuple[Path, ...], fmt: str) -> None:
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    help="Also check the profile against its nodes: output of `kubectl get"
+    " nodes,pods,daemonsets,events -A -o json` (- for stdin).",
+)
+@click.option("--kubectl", "use_kubectl", is_flag=True, help="As --state, read by kubectl.")
+@click.option("--context", "kube_context", help="kubectl context (with --kubectl).")
+def validate(
+    paths: tuple[Path, ...],
+    fmt: str,
+    state_path: Path | None = None,
+    use_kubectl: bool = False,
+    kube_context: str | None = None,
+) -> None:
     """Check profiles (files or folders, default: profiles/) against the schema and the
     compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
+
+    With --state FILE or --kubectl (one profile), every assumption the profile makes about
+    the nodes its cluster.nodeSelector picks is checked against them (docs/node-rules.md).
 
     Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
     skipped, and so are Kubernetes manifests (each named on stderr). Colour follows the
@@ -55,6 +73,10 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
             f"no profiles in {', '.join(map(str, paths))}: {count(len(result.skipped), 'file')} "
             "skipped, none is a gpustack profile"
         )
+    if state_path is not None or use_kubectl:
+        from gpustack.nodestate.cli import against_nodes
+
+        result = against_nodes(result, state_path, use_kubectl, kube_context)
     color = (
         fmt == "text"
         and sys.stdout.isatty()

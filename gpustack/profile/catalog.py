@@ -281,3 +281,72 @@ def cuda_from_image(image: str) -> str | None:
 def cuda_family_floor(cuda: str) -> str | None:
     """The minimum driver for a CUDA release under minor-version compatibility."""
     return CUDA_FAMILY_FLOOR.get(int(cuda.split(".")[0]))
+
+
+#: ``nvidia-smi --query-gpu=name`` (NVML's device name) -> the catalog's product name. GPU
+#: feature discovery labels nodes with the same name sanitised (:func:`gfd_product_name`:
+#: ``NVIDIA H100 80GB HBM3`` -> ``nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3``), so
+#: ``gpustack validate --state`` reads a node's product through this table.
+SMI_PRODUCT_NAMES: dict[str, str] = {
+    "Tesla K80": "K80",
+    "Tesla M60": "M60",
+    "Tesla P4": "P4",
+    "Tesla P100-PCIE-16GB": "P100-PCIE-16GB",
+    "Tesla V100-PCIE-16GB": "V100-PCIE-16GB",
+    "Tesla V100-PCIE-32GB": "V100-PCIE-32GB",
+    "Tesla V100-SXM2-16GB": "V100-SXM2-16GB",
+    "Tesla V100-SXM2-32GB": "V100-SXM2-32GB",
+    "Tesla T4": "T4",
+    "NVIDIA T4G": "T4G",
+    "NVIDIA A2": "A2",
+    "NVIDIA A10": "A10",
+    "NVIDIA A10G": "A10G",
+    "NVIDIA A16": "A16",
+    "NVIDIA A40": "A40",
+    "NVIDIA RTX A6000": "RTX-A6000",
+    "NVIDIA A30": "A30",
+    "NVIDIA A100-PCIE-40GB": "A100-PCIE-40GB",
+    "NVIDIA A100-SXM4-40GB": "A100-SXM4-40GB",
+    "NVIDIA A100 80GB PCIe": "A100-PCIE-80GB",
+    "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
+    "NVIDIA L4": "L4",
+    "NVIDIA L40": "L40",
+    "NVIDIA L40S": "L40S",
+    "NVIDIA GeForce RTX 4090": "RTX-4090",
+    "NVIDIA RTX 6000 Ada Generation": "RTX-6000-ADA",
+    "NVIDIA H100 PCIe": "H100-PCIE-80GB",
+    "NVIDIA H100 80GB HBM3": "H100-SXM5-80GB",
+    "NVIDIA H100 NVL": "H100-NVL-94GB",
+    "NVIDIA H200": "H200-SXM-141GB",
+    "NVIDIA H200 NVL": "H200-NVL-141GB",
+    "NVIDIA GH200 480GB": "GH200-96GB",
+    "NVIDIA B200": "B200-SXM-180GB",
+    "NVIDIA GB200": "GB200-186GB",
+    "NVIDIA GeForce RTX 5090": "RTX-5090",
+}
+
+#: GPU feature discovery's ``nvidia.com/gpu.family`` -> the catalog's architecture
+#: (k8s-device-plugin v0.20.0 internal/lm/resource.go getArchFamily; only Ada differs).
+GFD_FAMILIES: dict[str, str] = {**{a: a for a in ARCHITECTURES}, "ada-lovelace": "ada"}
+
+
+def gfd_product_name(smi_name: str) -> str:
+    """The ``nvidia.com/gpu.product`` label GPU feature discovery writes for a device name:
+    characters outside ``[A-Za-z0-9-_. ]`` dropped, runs of blanks joined by one ``-``
+    (k8s-device-plugin v0.20.0 internal/lm/resource.go ``sanitise``)."""
+    kept = re.sub(r"[^A-Za-z0-9\-_. ]", "", smi_name)
+    return "-".join(kept.split())
+
+
+_GFD_PRODUCTS = {gfd_product_name(smi): product for smi, product in SMI_PRODUCT_NAMES.items()}
+#: What GPU feature discovery appends to the product: ``-SHARED`` where the plugin shares the
+#: GPU (time-slicing, MPS), ``-MIG-<profile>`` under the ``single`` MIG strategy.
+_GFD_SUFFIX = re.compile(r"(-MIG-[0-9a-z.+]+)?(-SHARED)?$")
+
+
+def product_from_name(name: str) -> str | None:
+    """The catalog product for an ``nvidia-smi`` name or a GFD ``nvidia.com/gpu.product``
+    label (with GFD's sharing and MIG suffixes); ``None`` for a product the catalog lacks."""
+    if name in SMI_PRODUCT_NAMES:
+        return SMI_PRODUCT_NAMES[name]
+    return _GFD_PRODUCTS.get(_GFD_SUFFIX.sub("", gfd_product_name(name), count=1))
