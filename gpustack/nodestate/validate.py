@@ -48,6 +48,6 @@ def check_against(result: CheckResult, cluster: ClusterState) -> CheckResult:
             )
     return dataclasses.replace(
         result,
-        issues=(*result.issues, *added),
+        issues=(*result.issues, *sorted(added, key=lambda i: (i.file, i.line, i.col))),
         files_failed=result.files_failed + failed,
     )
