@@ -113,10 +113,6 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def _shown_kubelet(node: JSON) -> str:
-    return f"kubelet {facts.info(node, 'kubeletVersion')}"
-
-
 def kubernetes_version_matches_nodes(p: Profile, n: Nodes) -> Iterator[Finding]:
     """A kubelet newer than ``kubernetesVersion`` means the cluster is newer (a kubelet is never
     newer than its API server); a control-plane node's kubelet is the API server's release."""
@@ -124,11 +120,15 @@ def kubernetes_version_matches_nodes(p: Profile, n: Nodes) -> Iterator[Finding]:
     every = (*n.selected, *n.others)
 
     def wrong(node: JSON) -> object:
+        server = facts.server_version(node)
+        if server is not None:
+            found = facts.minor_of(server)
+            return f"API server {server}" if found and found != want else None
         have = facts.kubelet_minor(node)
         if have is None:
             return None
         if have > want or (facts.is_control_plane(node) and have != want):
-            return facts.info(node, "kubeletVersion")
+            return f"kubelet {facts.info(node, 'kubeletVersion')}"
         return None
 
     yield from _mismatch(
@@ -136,7 +136,7 @@ def kubernetes_version_matches_nodes(p: Profile, n: Nodes) -> Iterator[Finding]:
         every,
         wrong,
         lambda v: True,
-        lambda v: f"kubelet {v}",
+        str,
         f"the profile targets Kubernetes {p.cluster.kubernetes_version}",
         "set cluster.kubernetesVersion to the cluster's release (the control plane's kubelet,"
         " or `kubectl version`): manifests are validated against it",
@@ -390,6 +390,8 @@ def _host_driver(p: Profile, n: Nodes, node: JSON) -> str | None:
     if gke and gke != "disabled":
         return f"GKE installs a driver ({GKE_DRIVER_LABEL}={gke})"
     version = facts.driver_version(node)
+    if facts.container_driver_seen(node):
+        return None
     if version and not stack_pods(n.state, p, "driver", name(node)):
         return f"driver {version} is loaded and no gpustack driver pod runs there"
     return None

@@ -27,6 +27,9 @@ NFD = "feature.node.kubernetes.io/"
 CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
 #: A node an AICR snapshot describes: the node its agent ran on, selected by construction.
 ASSUMED_SELECTED = "gpustack.dev/assumed-selected"
+#: What an AICR snapshot knows that a Node object has no field for (:mod:`.aicr`).
+SERVER_VERSION = "gpustack.dev/aicr-server-version"
+CONTAINER_DRIVER = "gpustack.dev/aicr-driver-container"
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 _PCI = re.compile(
@@ -40,10 +43,31 @@ def info(node: JSON, field: str) -> str | None:
     return str(value) if value else None
 
 
-def kubelet_minor(node: JSON) -> tuple[int, int] | None:
+def minor_of(version: str) -> tuple[int, int] | None:
     """``v1.33.4+k3s1`` -> ``(1, 33)``."""
-    found = _VERSION.match(info(node, "kubeletVersion") or "")
+    found = _VERSION.match(version)
     return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def kubelet_minor(node: JSON) -> tuple[int, int] | None:
+    return minor_of(info(node, "kubeletVersion") or "")
+
+
+def _annotation(node: JSON, key: str) -> str | None:
+    found = get(node, "metadata", "annotations")
+    value = found.get(key) if isinstance(found, dict) else None
+    return str(value) if value else None
+
+
+def server_version(node: JSON) -> str | None:
+    """The API server's version, where the state knows it (an AICR snapshot's ``K8s/server``)."""
+    return _annotation(node, SERVER_VERSION)
+
+
+def container_driver_seen(node: JSON) -> bool:
+    """An AICR snapshot lists a ``driver`` image among the cluster's pods: the driver it saw
+    loaded may be a driver container's."""
+    return _annotation(node, CONTAINER_DRIVER) == "true"
 
 
 def is_control_plane(node: JSON) -> bool:
@@ -123,14 +147,15 @@ def product(node: JSON) -> str | None:
 
 def architecture(node: JSON) -> str | None:
     """GFD's ``gpu.family`` (``ada-lovelace`` is the catalog's ``ada``), else its compute
-    capability matched against the catalog's architectures."""
+    capability as GFD maps it to a family, else the known product's."""
     own = labels(node)
     family = own.get("nvidia.com/gpu.family")
     if family in catalog.GFD_FAMILIES:
         return catalog.GFD_FAMILIES[family]
     major, minor = own.get("nvidia.com/gpu.compute.major"), own.get("nvidia.com/gpu.compute.minor")
     if not major or not major.isdigit():
-        return None
+        known = product(node)
+        return catalog.PRODUCTS[known].architecture if known else None
     low = int(minor) if minor and minor.isdigit() else 0
     by_major = {
         3: "kepler",

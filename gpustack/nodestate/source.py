@@ -6,8 +6,11 @@ The same input ``gpustack doctor`` reads (:mod:`gpustack.doctor.kubectl`,
 
 from __future__ import annotations
 
+import json
+
 from gpustack.doctor import kubectl, state
 from gpustack.doctor.state import ClusterState
+from gpustack.nodestate import aicr
 
 
 class SourceError(Exception):
@@ -15,10 +18,20 @@ class SourceError(Exception):
 
 
 def parse(text: str, source: str) -> ClusterState:
-    """A kubectl List (JSON)."""
+    """A kubectl List (JSON), or an AICR snapshot (YAML or JSON, :mod:`.aicr`)."""
     try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    try:
+        if aicr.is_snapshot(data):
+            return aicr.to_state(data, source)
+        if data is None:
+            found = aicr.parse(text, source)
+            if found is not None:
+                return found
         return state.load(text, source)
-    except state.StateError as exc:
+    except (state.StateError, aicr.SnapshotError) as exc:
         raise SourceError(str(exc)) from None
 
 
