@@ -20,6 +20,6 @@ def main() -> None:
 
 
 # The commands register themselves on ``main`` when imported.
-from gpustack.cli import doctor, init, lint, synth, template, validate  # noqa: E402
+from gpustack.cli import accept, doctor, init, lint, synth, template, validate  # noqa: E402
 
-__all__ = ["doctor", "init", "lint", "main", "synth", "template", "validate"]
+__all__ = ["accept", "doctor", "init", "lint", "main", "synth", "template", "validate"]

@@ -350,3 +350,80 @@ def product_from_name(name: str) -> str | None:
     if name in SMI_PRODUCT_NAMES:
         return SMI_PRODUCT_NAMES[name]
     return _GFD_PRODUCTS.get(_GFD_SUFFIX.sub("", gfd_product_name(name), count=1))
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """How a product's GPUs in one node reach each other: NVLink (SXM boards) or PCIe.
+
+    ``gbps`` is the link's peak bandwidth per GPU and direction in GB/s (NVIDIA's data sheets
+    give NVLink's both ways: 900 GB/s for NVLink 4 is 450 each way; PCIe x16 is ~2 GB/s per
+    lane-generation step: 16, 32, 64). ``efficiency`` is the share of it an NCCL all-reduce's
+    bus bandwidth reaches at large messages: ~80 % over NVLink, less over PCIe, where the ring
+    often crosses the CPU's root complex. :func:`expected_busbw` multiplies the two.
+    """
+
+    name: str
+    gbps: float
+    efficiency: float
+
+
+INTERCONNECTS: dict[str, Interconnect] = {
+    i.name: i
+    for i in (
+        Interconnect("pcie3", 16, 0.6),
+        Interconnect("pcie4", 32, 0.6),
+        Interconnect("pcie5", 64, 0.6),
+        Interconnect("nvlink2", 150, 0.8),
+        Interconnect("nvlink3", 300, 0.8),
+        Interconnect("nvlink4", 450, 0.8),
+        Interconnect("nvlink5", 900, 0.8),
+    )
+}
+
+#: Each product's GPU-to-GPU interconnect within a node (SXM boards: their NVLink generation;
+#: PCIe cards: their PCIe generation, NVLink bridges between pairs not counted, since an
+#: all-reduce over more than two cards runs over PCIe).
+PRODUCT_INTERCONNECT: dict[str, str] = {
+    "K80": "pcie3",
+    "M60": "pcie3",
+    "P4": "pcie3",
+    "P100-PCIE-16GB": "pcie3",
+    "V100-PCIE-16GB": "pcie3",
+    "V100-PCIE-32GB": "pcie3",
+    "V100-SXM2-16GB": "nvlink2",
+    "V100-SXM2-32GB": "nvlink2",
+    "T4": "pcie3",
+    "T4G": "pcie3",
+    "A2": "pcie4",
+    "A10": "pcie4",
+    "A10G": "pcie4",
+    "A16": "pcie4",
+    "A40": "pcie4",
+    "RTX-A6000": "pcie4",
+    "A30": "pcie4",
+    "A100-PCIE-40GB": "pcie4",
+    "A100-SXM4-40GB": "nvlink3",
+    "A100-PCIE-80GB": "pcie4",
+    "A100-SXM4-80GB": "nvlink3",
+    "L4": "pcie4",
+    "L40": "pcie4",
+    "L40S": "pcie4",
+    "RTX-4090": "pcie4",
+    "RTX-6000-ADA": "pcie4",
+    "H100-PCIE-80GB": "pcie5",
+    "H100-SXM5-80GB": "nvlink4",
+    "H100-NVL-94GB": "pcie5",
+    "H200-SXM-141GB": "nvlink4",
+    "H200-NVL-141GB": "pcie5",
+    "GH200-96GB": "pcie5",
+    "B200-SXM-180GB": "nvlink5",
+    "GB200-186GB": "nvlink5",
+    "RTX-5090": "pcie5",
+}
+
+
+def expected_busbw(product: str) -> tuple[Interconnect, float] | None:
+    """The product's interconnect and the all-reduce bus bandwidth (GB/s) it should reach."""
+    link = INTERCONNECTS.get(PRODUCT_INTERCONNECT.get(product, ""))
+    return (link, link.gbps * link.efficiency) if link else None
