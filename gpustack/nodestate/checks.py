@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gpustack.doctor.nodes import node_view, stack_pods
 from gpustack.doctor.state import JSON, ClusterState, labels, name
 from gpustack.nodestate import facts
+from gpustack.profile import catalog
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
@@ -224,6 +225,21 @@ def gpu_product_matches_nodes(p: Profile, n: Nodes) -> Iterator[Finding]:
         f"gpus.product is {want}",
         "set gpus.product to the nodes' (GFD's nvidia.com/gpu.product, as nvidia-smi names it),"
         " or select only the nodes that have it",
+    )
+
+
+def host_architecture_matches_product(p: Profile, n: Nodes) -> Iterator[Finding]:
+    want = catalog.PRODUCT_HOST_ARCH.get(p.gpus.product or "")
+    if want is None:
+        return
+    yield from _mismatch(
+        ("gpus", "product"),
+        n.selected,
+        lambda node: facts.info(node, "architecture"),
+        lambda v: v != want,
+        lambda v: f"{v} hosts",
+        f"{p.gpus.product} is only built into {want} hosts",
+        "set gpus.product to the nodes' GPU, or select the nodes that carry it",
     )
 
 

@@ -77,6 +77,14 @@ NODE_RULES: tuple[NodeRule, ...] = (
         fix="set `gpus.product` to the nodes' product",
     ),
     NodeRule(
+        id="host-architecture-matches-product",
+        check=checks.host_architecture_matches_product,
+        field="gpus.product",
+        reads="`status.nodeInfo.architecture`",
+        summary="a product built only into arm64 hosts (GH200, GB200, T4G) meets arm64 nodes",
+        fix="set `gpus.product` to the nodes' GPU",
+    ),
+    NodeRule(
         id="gpu-architecture-matches-nodes",
         check=checks.gpu_architecture_matches_nodes,
         field="gpus.architecture",

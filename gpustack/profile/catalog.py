@@ -325,6 +325,14 @@ SMI_PRODUCT_NAMES: dict[str, str] = {
     "NVIDIA GeForce RTX 5090": "RTX-5090",
 }
 
+#: Products only ever built into arm64 hosts (Grace superchips, AWS Graviton G5g), as the kubelet
+#: reports it in ``status.nodeInfo.architecture``; the rest run on amd64 or arm64 servers.
+PRODUCT_HOST_ARCH: dict[str, str] = {
+    "GH200-96GB": "arm64",
+    "GB200-186GB": "arm64",
+    "T4G": "arm64",
+}
+
 #: GPU feature discovery's ``nvidia.com/gpu.family`` -> the catalog's architecture
 #: (k8s-device-plugin v0.20.0 internal/lm/resource.go getArchFamily; only Ada differs).
 GFD_FAMILIES: dict[str, str] = {**{a: a for a in ARCHITECTURES}, "ada-lovelace": "ada"}

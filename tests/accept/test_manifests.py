@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from gpustack.accept.expect import DEFAULT_TOLERANCE, MAX_CONTAINERS
+from gpustack.cli import main
 from gpustack.profile import catalog, derive
 from tests.accept.conftest import PROFILES, job, load, objects
 from tests.k8s_schema import assert_valid
@@ -142,3 +144,16 @@ def test_bandwidth_only_over_whole_gpus(stem: str, nodes: int, jobs: list[str]) 
         assert pod["subdomain"] == svc["metadata"]["name"]
         labels = job(objs, "gpustack-accept-allreduce-nodes")["spec"]["template"]["metadata"]
         assert svc["spec"]["selector"].items() <= labels["labels"].items()
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
+def test_gpustack_lint_finds_nothing_in_them(path: Path, tmp_path: Path) -> None:
+    """The acceptance pods pass the GPU pitfall rules with their own profile (resources it
+    advertises, capacity, taints, runtime classes, /dev/shm for NCCL)."""
+    out = CliRunner().invoke(main, ["accept", "manifests", str(path), "--nodes", "2"])
+    assert out.exit_code == 0, out.output
+    (tmp_path / "accept.yaml").write_text(out.output)
+    found = CliRunner().invoke(
+        main, ["lint", "--profile", str(path), str(tmp_path / "accept.yaml")]
+    )
+    assert found.exit_code == 0, found.output
