@@ -400,8 +400,10 @@ def distribution_matches_nodes(p: Profile, n: Nodes) -> Iterator[Finding]:
 def _host_driver(p: Profile, n: Nodes, node: JSON) -> str | None:
     """Why the node has a driver that is not gpustack's, or ``None``."""
     image = facts.info(node, "osImage") or ""
-    if image.startswith(("Container-Optimized OS", "Bottlerocket")):
-        return f"{image.split(' from ')[0]} ships its own driver"
+    if image.startswith("Container-Optimized OS"):
+        return "Container-Optimized OS, where only GKE's installer puts a driver"
+    if image.startswith("Bottlerocket"):
+        return f"{image}, whose NVIDIA variants ship the driver in the image"
     gke = labels(node).get(GKE_DRIVER_LABEL)
     if gke and gke != "disabled":
         return f"GKE installs a driver ({GKE_DRIVER_LABEL}={gke})"

@@ -275,3 +275,22 @@ def test_node_rules_reference_check_fails_when_stale(tmp_path: Path, where: str,
     )
     assert proc.returncode == code, proc.stderr
     assert ("stale" in proc.stderr) == bool(code)
+
+
+@pytest.mark.parametrize(
+    ("image", "says"),
+    [
+        ("Container-Optimized OS from Google", "only GKE's installer puts a driver"),
+        ("Bottlerocket OS 1.42.0 (aws-k8s-1.33-nvidia)", "ship the driver in the image"),
+    ],
+)
+def test_node_images_that_bring_their_own_driver(image: str, says: str) -> None:
+    """Before GPU feature discovery runs, the node image alone tells of a host driver."""
+    doc = changed([(GPU_A, "info", "osImage", image)])
+    for item in doc["items"]:
+        if item["kind"] == "Node":
+            labels = item["metadata"]["labels"]
+            for key in [k for k in labels if k.startswith(("nvidia.com/cuda", OS))]:
+                del labels[key]
+    found = [i for i in issues(H100, doc) if i.rule == "host-driver-absent"]
+    assert len(found) == 1 and says in found[0].message and A in found[0].message
