@@ -266,16 +266,28 @@ def _node_config_index(p: Profile, node: JSON) -> int | None:
     return None
 
 
+def _promised_count(p: Profile, node: JSON) -> int | None:
+    """What GFD's ``nvidia.com/gpu.count`` should say on this node: its GPUs, or under the
+    ``single`` MIG strategy (product ``<name>-MIG-<profile>``) its MIG devices (k8s-device-plugin
+    v0.20.0 internal/lm/mig-strategy_test.go); ``None`` where the layout is not known."""
+    view = node_view(p, node)
+    if "-MIG-" in (facts.product_label(node) or ""):
+        return view.gpus.per_node * sum(n for _, n in view.gpus.mig) if view.gpus.mig else None
+    return view.gpus.per_node
+
+
 def gpu_count_matches_nodes(p: Profile, n: Nodes) -> Iterator[Finding]:
     """``gpus.perNode`` (or a node config's) against GFD's ``nvidia.com/gpu.count``."""
-    by_path: dict[JsonPath, list[JSON]] = {}
+    by_path: dict[tuple[JsonPath, int], list[JSON]] = {}
     for node in n.selected:
+        want = _promised_count(p, node)
+        if want is None:
+            continue
         i = _node_config_index(p, node)
         own = i is not None and p.device_plugin.node_configs[i].gpus.per_node is not None
         at: JsonPath = (DP, "nodeConfigs", i, "gpus", "perNode") if own else ("gpus", "perNode")  # type: ignore[assignment]
-        by_path.setdefault(at, []).append(node)
-    for at, nodes in by_path.items():
-        want = node_view(p, nodes[0]).gpus.per_node
+        by_path.setdefault((at, want), []).append(node)
+    for (at, want), nodes in by_path.items():
         yield from _mismatch(
             at,
             nodes,

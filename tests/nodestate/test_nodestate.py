@@ -294,3 +294,15 @@ def test_node_images_that_bring_their_own_driver(image: str, says: str) -> None:
                 del labels[key]
     found = [i for i in issues(H100, doc) if i.rule == "host-driver-absent"]
     assert len(found) == 1 and says in found[0].message and A in found[0].message
+
+
+@pytest.mark.parametrize(("count", "found"), [("16", []), ("15", ["gpu-count-matches-nodes"])])
+def test_single_mig_strategy_counts_mig_devices(count: str, found: list[str]) -> None:
+    """Under the single strategy GFD counts MIG devices: 8 GPUs x 2 x 3g.40gb = 16."""
+    product = "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"
+    doc = changed(
+        [(node, "label", key, value) for node in (GPU_A, GPU_B)
+         for key, value in (("nvidia.com/gpu.product", product), ("nvidia.com/gpu.count", "16"))]
+        + [(GPU_A, "label", "nvidia.com/gpu.count", count)]
+    )  # fmt: skip
+    assert [i.rule for i in issues(MIG, doc)] == found
