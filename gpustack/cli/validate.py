@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from gpustack.cli import main
 from gpustack.cli.common import DEFAULT_PROFILES, count
+from gpustack.nodestate.cli import against_nodes, state_options
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
@@ -24,22 +26,8 @@ from gpustack.cli.common import DEFAULT_PROFILES, count
     show_default=True,
     help="text for people, json for machines, github for Actions annotations.",
 )
-@click.option(
-    "--state",
-    "state_path",
-    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
-    help="Also check the profile against its nodes: output of `kubectl get"
-    " nodes,pods,daemonsets,events -A -o json` (- for stdin).",
-)
-@click.option("--kubectl", "use_kubectl", is_flag=True, help="As --state, read by kubectl.")
-@click.option("--context", "kube_context", help="kubectl context (with --kubectl).")
-def validate(
-    paths: tuple[Path, ...],
-    fmt: str,
-    state_path: Path | None = None,
-    use_kubectl: bool = False,
-    kube_context: str | None = None,
-) -> None:
+@state_options
+def validate(paths: tuple[Path, ...], fmt: str, **node_state: Any) -> None:
     """Check profiles (files or folders, default: profiles/) against the schema and the
     compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
 
@@ -73,10 +61,7 @@ def validate(
             f"no profiles in {', '.join(map(str, paths))}: {count(len(result.skipped), 'file')} "
             "skipped, none is a gpustack profile"
         )
-    if state_path is not None or use_kubectl:
-        from gpustack.nodestate.cli import against_nodes
-
-        result = against_nodes(result, state_path, use_kubectl, kube_context)
+    result = against_nodes(result, **node_state)
     color = (
         fmt == "text"
         and sys.stdout.isatty()
