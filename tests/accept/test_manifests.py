@@ -10,6 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from gpustack.accept.expect import DEFAULT_TOLERANCE, MAX_CONTAINERS
+from gpustack.accept.plan import plan
+from gpustack.accept.report import expected_counts
 from gpustack.cli import main
 from gpustack.profile import catalog, derive
 from tests.accept.conftest import PROFILES, job, load, objects
@@ -157,3 +159,23 @@ def test_gpustack_lint_finds_nothing_in_them(path: Path, tmp_path: Path) -> None
         main, ["lint", "--profile", str(path), str(tmp_path / "accept.yaml")]
     )
     assert found.exit_code == 0, found.output
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
+def test_the_report_expects_every_result_the_jobs_print(path: Path, nodes: int) -> None:
+    """The check names the pods print (GPUSTACK_CHECK, --check) and how many: what the report
+    counts, so a run that printed them all is complete and one short of a pod is not."""
+    printed: dict[str, int] = {}
+    for o in objects(path, nodes):
+        if o["kind"] != "Job":
+            continue
+        pods = o["spec"]["completions"]
+        for c in o["spec"]["template"]["spec"]["containers"]:
+            env = {e["name"]: e.get("value") for e in c["env"]}
+            flags = [w.split("=", 1)[1] for w in c["command"] if w.startswith("--check=")]
+            name = env.get("GPUSTACK_CHECK") or flags[0]
+            # the per-node devices pods print once per container, torchrun's rank 0 once per group
+            per_job = pods if not name.startswith("allreduce-nodes") else 1
+            printed[name] = printed.get(name, 0) + per_job
+    assert printed == expected_counts(plan(load(path), None, nodes))
