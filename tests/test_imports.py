@@ -55,6 +55,18 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "cdk8s_plus_33",
         "constructs",
     ),
+    # the profile against its nodes: the checker's results and doctor's state, never cdk8s
+    "nodestate": ("gpustack.constructs", "gpustack.synth", "cdk8s", "cdk8s_plus_33", "constructs"),
+    # the acceptance run writes plain dicts: no constructs, no cdk8s, no click
+    "accept": (
+        "gpustack.constructs",
+        "gpustack.synth",
+        "gpustack.cli",
+        "click",
+        "cdk8s",
+        "cdk8s_plus_33",
+        "constructs",
+    ),
     # lint reads manifests and derivations: never the profile rules, the constructs or cdk8s
     "lint": (
         "gpustack.constructs",

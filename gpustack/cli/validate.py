@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from gpustack.cli.common import DEFAULT_PROFILES, color, count
 from gpustack.cli.group import main
+from gpustack.nodestate.cli import against_nodes, state_options
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
@@ -24,9 +26,13 @@ from gpustack.cli.group import main
     show_default=True,
     help="text for people, json for machines, github for Actions annotations.",
 )
-def validate(paths: tuple[Path, ...], fmt: str) -> None:
+@state_options
+def validate(paths: tuple[Path, ...], fmt: str, **node_state: Any) -> None:
     """Check profiles (files or folders, default: profiles/) against the schema and the
     compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
+
+    With --state FILE or --kubectl (one profile), every assumption the profile makes about
+    the nodes its cluster.nodeSelector picks is checked against them (docs/node-rules.md).
 
     Folders are searched for *.yaml/*.yml; names starting with "_" (bases for `extends`) are
     skipped, and so are Kubernetes manifests (each named on stderr). Colour follows the
@@ -54,6 +60,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
             f"no profiles in {', '.join(map(str, paths))}: {count(len(result.skipped), 'file')} "
             "skipped, none is a gpustack profile"
         )
+    result = against_nodes(result, **node_state)
     colored = color(fmt)
     click.echo(render(result, fmt, color=colored), nl=False, color=colored)
     if not result.ok:

@@ -281,3 +281,157 @@ def cuda_from_image(image: str) -> str | None:
 def cuda_family_floor(cuda: str) -> str | None:
     """The minimum driver for a CUDA release under minor-version compatibility."""
     return CUDA_FAMILY_FLOOR.get(int(cuda.split(".")[0]))
+
+
+#: ``nvidia-smi --query-gpu=name`` (NVML's device name) -> the catalog's product name. GPU
+#: feature discovery labels nodes with the same name sanitised (:func:`gfd_product_name`:
+#: ``NVIDIA H100 80GB HBM3`` -> ``nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3``), so
+#: ``gpustack validate --state`` reads a node's product through this table.
+SMI_PRODUCT_NAMES: dict[str, str] = {
+    "Tesla K80": "K80",
+    "Tesla M60": "M60",
+    "Tesla P4": "P4",
+    "Tesla P100-PCIE-16GB": "P100-PCIE-16GB",
+    "Tesla V100-PCIE-16GB": "V100-PCIE-16GB",
+    "Tesla V100-PCIE-32GB": "V100-PCIE-32GB",
+    "Tesla V100-SXM2-16GB": "V100-SXM2-16GB",
+    "Tesla V100-SXM2-32GB": "V100-SXM2-32GB",
+    "Tesla T4": "T4",
+    "NVIDIA T4G": "T4G",
+    "NVIDIA A2": "A2",
+    "NVIDIA A10": "A10",
+    "NVIDIA A10G": "A10G",
+    "NVIDIA A16": "A16",
+    "NVIDIA A40": "A40",
+    "NVIDIA RTX A6000": "RTX-A6000",
+    "NVIDIA A30": "A30",
+    "NVIDIA A100-PCIE-40GB": "A100-PCIE-40GB",
+    "NVIDIA A100-SXM4-40GB": "A100-SXM4-40GB",
+    "NVIDIA A100 80GB PCIe": "A100-PCIE-80GB",
+    "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
+    "NVIDIA L4": "L4",
+    "NVIDIA L40": "L40",
+    "NVIDIA L40S": "L40S",
+    "NVIDIA GeForce RTX 4090": "RTX-4090",
+    "NVIDIA RTX 6000 Ada Generation": "RTX-6000-ADA",
+    "NVIDIA H100 PCIe": "H100-PCIE-80GB",
+    "NVIDIA H100 80GB HBM3": "H100-SXM5-80GB",
+    "NVIDIA H100 NVL": "H100-NVL-94GB",
+    "NVIDIA H200": "H200-SXM-141GB",
+    "NVIDIA H200 NVL": "H200-NVL-141GB",
+    "NVIDIA GH200 480GB": "GH200-96GB",
+    "NVIDIA B200": "B200-SXM-180GB",
+    "NVIDIA GB200": "GB200-186GB",
+    "NVIDIA GeForce RTX 5090": "RTX-5090",
+}
+
+#: Products only ever built into arm64 hosts (Grace superchips, AWS Graviton G5g), as the kubelet
+#: reports it in ``status.nodeInfo.architecture``; the rest run on amd64 or arm64 servers.
+PRODUCT_HOST_ARCH: dict[str, str] = {
+    "GH200-96GB": "arm64",
+    "GB200-186GB": "arm64",
+    "T4G": "arm64",
+}
+
+#: GPU feature discovery's ``nvidia.com/gpu.family`` -> the catalog's architecture
+#: (k8s-device-plugin v0.20.0 internal/lm/resource.go getArchFamily; only Ada differs).
+GFD_FAMILIES: dict[str, str] = {**{a: a for a in ARCHITECTURES}, "ada-lovelace": "ada"}
+
+
+def gfd_product_name(smi_name: str) -> str:
+    """The ``nvidia.com/gpu.product`` label GPU feature discovery writes for a device name:
+    characters outside ``[A-Za-z0-9-_. ]`` dropped, runs of blanks joined by one ``-``
+    (k8s-device-plugin v0.20.0 internal/lm/resource.go ``sanitise``)."""
+    kept = re.sub(r"[^A-Za-z0-9\-_. ]", "", smi_name)
+    return "-".join(kept.split())
+
+
+_GFD_PRODUCTS = {gfd_product_name(smi): product for smi, product in SMI_PRODUCT_NAMES.items()}
+#: What GPU feature discovery appends to the product: ``-SHARED`` where the plugin shares the
+#: GPU (time-slicing, MPS), ``-MIG-<profile>`` under the ``single`` MIG strategy.
+_GFD_SUFFIX = re.compile(r"(-MIG-[0-9a-z.+]+)?(-SHARED)?$")
+
+
+def product_from_name(name: str) -> str | None:
+    """The catalog product for an ``nvidia-smi`` name or a GFD ``nvidia.com/gpu.product``
+    label (with GFD's sharing and MIG suffixes); ``None`` for a product the catalog lacks."""
+    if name in SMI_PRODUCT_NAMES:
+        return SMI_PRODUCT_NAMES[name]
+    return _GFD_PRODUCTS.get(_GFD_SUFFIX.sub("", gfd_product_name(name), count=1))
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """How a product's GPUs in one node reach each other: NVLink (SXM boards) or PCIe.
+
+    ``gbps`` is the link's peak bandwidth per GPU and direction in GB/s (NVIDIA's data sheets
+    give NVLink's both ways: 900 GB/s for NVLink 4 is 450 each way; PCIe x16 is ~2 GB/s per
+    lane-generation step: 16, 32, 64). ``efficiency`` is the share of it an NCCL all-reduce's
+    bus bandwidth reaches at large messages: ~80 % over NVLink, less over PCIe, where the ring
+    often crosses the CPU's root complex. :func:`expected_busbw` multiplies the two.
+    """
+
+    name: str
+    gbps: float
+    efficiency: float
+
+
+INTERCONNECTS: dict[str, Interconnect] = {
+    i.name: i
+    for i in (
+        Interconnect("pcie3", 16, 0.6),
+        Interconnect("pcie4", 32, 0.6),
+        Interconnect("pcie5", 64, 0.6),
+        Interconnect("nvlink2", 150, 0.8),
+        Interconnect("nvlink3", 300, 0.8),
+        Interconnect("nvlink4", 450, 0.8),
+        Interconnect("nvlink5", 900, 0.8),
+    )
+}
+
+#: Each product's GPU-to-GPU interconnect within a node (SXM boards: their NVLink generation;
+#: PCIe cards: their PCIe generation, NVLink bridges between pairs not counted, since an
+#: all-reduce over more than two cards runs over PCIe).
+PRODUCT_INTERCONNECT: dict[str, str] = {
+    "K80": "pcie3",
+    "M60": "pcie3",
+    "P4": "pcie3",
+    "P100-PCIE-16GB": "pcie3",
+    "V100-PCIE-16GB": "pcie3",
+    "V100-PCIE-32GB": "pcie3",
+    "V100-SXM2-16GB": "nvlink2",
+    "V100-SXM2-32GB": "nvlink2",
+    "T4": "pcie3",
+    "T4G": "pcie3",
+    "A2": "pcie4",
+    "A10": "pcie4",
+    "A10G": "pcie4",
+    "A16": "pcie4",
+    "A40": "pcie4",
+    "RTX-A6000": "pcie4",
+    "A30": "pcie4",
+    "A100-PCIE-40GB": "pcie4",
+    "A100-SXM4-40GB": "nvlink3",
+    "A100-PCIE-80GB": "pcie4",
+    "A100-SXM4-80GB": "nvlink3",
+    "L4": "pcie4",
+    "L40": "pcie4",
+    "L40S": "pcie4",
+    "RTX-4090": "pcie4",
+    "RTX-6000-ADA": "pcie4",
+    "H100-PCIE-80GB": "pcie5",
+    "H100-SXM5-80GB": "nvlink4",
+    "H100-NVL-94GB": "pcie5",
+    "H200-SXM-141GB": "nvlink4",
+    "H200-NVL-141GB": "pcie5",
+    "GH200-96GB": "pcie5",
+    "B200-SXM-180GB": "nvlink5",
+    "GB200-186GB": "nvlink5",
+    "RTX-5090": "pcie5",
+}
+
+
+def expected_busbw(product: str) -> tuple[Interconnect, float] | None:
+    """The product's interconnect and the all-reduce bus bandwidth (GB/s) it should reach."""
+    link = INTERCONNECTS.get(PRODUCT_INTERCONNECT.get(product, ""))
+    return (link, link.gbps * link.efficiency) if link else None

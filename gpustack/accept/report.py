@@ -1,0 +1,150 @@
+"""One report from the acceptance pods' logs: text, JSON, or JUnit XML for CI.
+
+Each pod prints one ``GPUSTACK-ACCEPT {json}`` line per container (the all-reduce: rank 0
+only). The report lists every result, and counts the results each Job of the run should have
+produced: a pod that never ran (not scheduled, image not pulled) is a failure too, not a gap.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpustack.accept.expect import Group
+
+MARK = "GPUSTACK-ACCEPT"
+
+
+@dataclass(frozen=True)
+class Result:
+    check: str
+    subject: str
+    ok: bool
+    message: str
+    data: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def expected_counts(groups: list[Group]) -> dict[str, int]:
+    """Check name -> how many result lines the run should print."""
+    counts: dict[str, int] = {}
+    for g in groups:
+        counts[f"devices{g.suffix}"] = g.nodes * g.containers
+        if g.bandwidth is not None and g.view.gpus.per_node >= 2:
+            counts[f"allreduce-node{g.suffix}"] = g.nodes
+        if g.bandwidth is not None and g.nodes >= 2:
+            counts[f"allreduce-nodes{g.suffix}"] = 1
+    return counts
+
+
+def _message(data: dict[str, Any]) -> str:
+    problems = data.get("problems") or []
+    if problems:
+        return "; ".join(str(p) for p in problems)
+    if str(data.get("check", "")).startswith("allreduce"):
+        return (
+            f"bus bandwidth {data.get('busbw')} GB/s >= {data.get('threshold')} GB/s"
+            f" ({data.get('world')} ranks, {data.get('backend')})"
+        )
+    if data.get("expect", {}).get("simulated"):
+        return "simulated GPUs allocated"
+    gpus = data.get("gpus") or []
+    mig = data.get("mig") or {}
+    shown = f"{len(gpus)} x {gpus[0]}" if gpus else "no GPU"
+    if mig:
+        shown += ", MIG " + ", ".join(f"{n} x {p}" for p, n in sorted(mig.items()))
+    return shown
+
+
+def parse_logs(text: str, groups: list[Group]) -> list[Result]:
+    """The results in ``text`` (``kubectl logs`` output, any prefix before the mark), then one
+    failure per check with fewer results than its Jobs should print."""
+    results: list[Result] = []
+    seen: dict[str, int] = {}
+    for line in text.splitlines():
+        _, mark, rest = line.partition(f"{MARK} ")
+        if not mark:
+            continue
+        try:
+            data = json.loads(rest)
+        except ValueError:
+            results.append(Result("log", line[:80], False, "an unreadable result line"))
+            continue
+        if not isinstance(data, dict):
+            continue
+        pod = str(data.get("pod", "?"))
+        key = str(data.get("check", "?"))
+        subject = f"{data.get('node', '?')}/{pod}"
+        if data.get("container") not in (None, "devices"):
+            subject += f"/{data['container']}"
+        seen[key] = seen.get(key, 0) + 1
+        results.append(Result(key, subject, bool(data.get("ok")), _message(data), data))
+    for check, want in expected_counts(groups).items():
+        have = seen.get(check, 0)
+        if have < want:
+            results.append(
+                Result(
+                    check,
+                    "run",
+                    False,
+                    f"{want - have} of {want} result(s) missing: a pod did not run or did not"
+                    " finish (kubectl get pods -l app.kubernetes.io/component=acceptance)",
+                )
+            )
+    return results
+
+
+def summary(results: list[Result]) -> str:
+    failed = sum(1 for r in results if not r.ok)
+    word = "check" if len(results) == 1 else "checks"
+    return f"{len(results)} {word}, {failed} failed" if failed else f"{len(results)} {word} passed"
+
+
+def render_text(results: list[Result]) -> str:
+    lines = [f"{'PASS' if r.ok else 'FAIL'} {r.check} {r.subject}: {r.message}" for r in results]
+    return "\n".join([*lines, summary(results)]) + "\n"
+
+
+def render_json(results: list[Result]) -> str:
+    doc = {
+        "ok": all(r.ok for r in results),
+        "results": [
+            {
+                "check": r.check,
+                "subject": r.subject,
+                "ok": r.ok,
+                "message": r.message,
+                "data": r.data,
+            }
+            for r in results
+        ],
+        "summary": summary(results),
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def render_junit(results: list[Result], name: str = "gpustack accept") -> str:
+    """One ``testsuite`` per check, one ``testcase`` per result (a ``failure`` when it failed)."""
+    root = ET.Element("testsuites", name=name)
+    by_check: dict[str, list[Result]] = {}
+    for r in results:
+        by_check.setdefault(r.check, []).append(r)
+    for check, found in by_check.items():
+        failures = sum(1 for r in found if not r.ok)
+        suite = ET.SubElement(
+            root, "testsuite", name=check, tests=str(len(found)), failures=str(failures)
+        )
+        for r in found:
+            case = ET.SubElement(suite, "testcase", classname=check, name=r.subject)
+            if r.ok:
+                ET.SubElement(case, "system-out").text = r.message
+            else:
+                ET.SubElement(case, "failure", message=r.message).text = r.message
+    root.set("tests", str(len(results)))
+    root.set("failures", str(sum(1 for r in results if not r.ok)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+RENDERERS = {"text": render_text, "json": render_json, "junit": render_junit}

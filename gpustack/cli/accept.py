@@ -1,0 +1,103 @@
+"""``gpustack accept``: the acceptance run after a sync (manifests, then a report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gpustack.cli.common import load_profile
+from gpustack.cli.group import main
+
+
+def _plan_options(f: Any) -> Any:
+    for option in reversed(
+        [
+            click.argument(
+                "profile_path",
+                metavar="PROFILE",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            ),
+            click.option("--nodes", type=click.IntRange(1), help="GPU nodes per plugin config."),
+            click.option(
+                "--state",
+                "state_path",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                help="Count the nodes in a recorded state (as validate --state reads it).",
+            ),
+            click.option(
+                "--tolerance",
+                type=click.FloatRange(0, 1, max_open=True),
+                default=0.2,
+                show_default=True,
+                help="Share the bus bandwidth may fall short of the interconnect's.",
+            ),
+            click.option("--min-busbw", type=click.FloatRange(0), help="Threshold in GB/s."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def _plan(profile_path: Path, **kw: Any) -> tuple[Any, list[Any]]:
+    from gpustack.accept.plan import plan
+
+    profile, _ = load_profile(profile_path)
+    cluster = None
+    if kw["state_path"] is not None:
+        from gpustack.nodestate.source import SourceError, parse
+
+        try:
+            cluster = parse(kw["state_path"].read_text(encoding="utf-8"), str(kw["state_path"]))
+        except (SourceError, OSError, UnicodeDecodeError) as exc:
+            raise click.ClickException(str(exc)) from None
+    found = plan(
+        profile, cluster, kw["nodes"], tolerance=kw["tolerance"], min_busbw=kw["min_busbw"]
+    )
+    if not found:
+        raise click.ClickException("the state has no node the profile's nodeSelector picks")
+    return profile, found
+
+
+@main.group(short_help="Acceptance run after a sync: GPU checks and NCCL bandwidth.")
+def accept() -> None:
+    """Check that the synced stack delivers what the profile promises: `manifests` writes the
+    Jobs (apply them), `report` reads their logs (exit 1 on any failure)."""
+
+
+@accept.command("manifests")
+@_plan_options
+@click.option("--image", help="Image with PyTorch (default: the examples' image).")
+def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
+    """Write the acceptance run's objects for PROFILE to stdout (YAML)."""
+    from gpustack.accept.manifests import objects
+    from gpustack.synth.serialize import dump_yaml
+
+    profile, groups = _plan(profile_path, **kw)
+    docs = [dump_yaml(doc).decode("utf-8") for doc in objects(profile, groups, image)]
+    click.echo("---\n".join(docs), nl=False)
+
+
+@accept.command("report")
+@_plan_options
+@click.argument("logs", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit"]),
+    default="text",
+    show_default=True,
+)
+def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
+    """Report on the run from its pods' logs (LOGS: a file, - for stdin), e.g. `kubectl logs -n
+    NS -l app.kubernetes.io/component=acceptance --all-containers --tail=-1`."""
+    import sys
+
+    from gpustack.accept.report import RENDERERS, parse_logs
+
+    _, groups = _plan(profile_path, **kw)
+    results = parse_logs(logs.read(), groups)
+    click.echo(RENDERERS[fmt](results), nl=False)
+    if not all(r.ok for r in results):
+        sys.exit(1)

@@ -1,0 +1,69 @@
+"""Shared helpers: profiles, their acceptance objects, and running a Job's container here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.accept import manifests
+from gpustack.accept.plan import plan
+from gpustack.checker import check_paths
+from gpustack.profile.model import Profile
+
+REPO = Path(__file__).parents[2]
+PROFILES = sorted((REPO / "profiles").glob("*.yaml"))
+HARNESS = REPO / "gpustack" / "accept" / "harness"
+
+
+def load(path: Path) -> Profile:
+    result = check_paths([path])
+    assert result.ok, result.issues
+    return result.profiles[0].profile
+
+
+def objects(path: Path, nodes: int = 1, **kw: Any) -> list[dict[str, Any]]:
+    profile = load(path)
+    return manifests.objects(profile, plan(profile, None, nodes, **kw))
+
+
+def job(objs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(o for o in objs if o["kind"] == "Job" and o["metadata"]["name"] == name)
+
+
+def container_env(container: dict[str, Any], **fields: str) -> dict[str, str]:
+    """The container's environment as the kubelet gives it (field refs from ``fields``)."""
+    env = {}
+    for var in container["env"]:
+        if "value" in var:
+            env[var["name"]] = var["value"]
+        else:
+            env[var["name"]] = fields.get(var["name"], "")
+    return env
+
+
+def as_run_here(command: list[str], values: dict[str, str]) -> list[str]:
+    """A Job's command on this machine: ``$(VAR)`` expanded as the kubelet does, the harness
+    from the package, torchrun and python from this interpreter."""
+    out = []
+    for word in command:
+        for name, value in values.items():
+            word = word.replace(f"$({name})", value)
+        out.append(word.replace(manifests.HARNESS_DIR, str(HARNESS)))
+    head = {"torchrun": [sys.executable, "-m", "torch.distributed.run"], "python": [sys.executable]}
+    return head[out[0]] + out[1:]
+
+
+@pytest.fixture(scope="session")
+def real_torch() -> None:
+    """PyTorch (a CPU build) in the test interpreter; CI installs it (.ci/run)."""
+    found = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
+    if found.returncode != 0:
+        message = "torch is not installed (CI installs torch==2.13.0, a CPU build, in .ci/run)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
