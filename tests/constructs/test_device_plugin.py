@@ -11,6 +11,7 @@ from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import PluginConfig
 from gpustack.profile.model import Profile
+from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
 from .conftest import (
     Synth,
@@ -65,7 +66,7 @@ def test_gpustack_implementation(synth: Synth) -> None:
 def test_nvidia_implementation(synth: Synth) -> None:
     sections = {"devicePlugin": {"implementation": "nvidia"}}
     c = container(plugin(synth, **sections), CTR)
-    assert c["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert c["image"] == ":".join(PLUGIN_IMAGES["nvidia"])
     assert c["command"] == ["nvidia-device-plugin"]
     assert env(c)["CONFIG_FILE"] == "/etc/gpustack/config.yaml"
     cfg = config(synth, **sections)

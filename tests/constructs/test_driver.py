@@ -158,7 +158,10 @@ def test_digest_and_precompiled_images(synth: Synth) -> None:
 
 # NVIDIA publishes precompiled driver images as <branch>-<kernel>-<os tag>.
 PRECOMPILED: list[tuple[dict[str, Any], str]] = [
-    ({"kernelVersion": "6.8.0-60-generic"}, "580-6.8.0-60-generic-ubuntu24.04"),
+    (
+        {"kernelVersion": "6.8.0-60-generic", "version": "580.105.08"},
+        "580-6.8.0-60-generic-ubuntu24.04",
+    ),
     (
         {"kernelVersion": "5.15.0-140-generic", "osTag": "ubuntu22.04", "version": "570.133.20"},
         "570-5.15.0-140-generic-ubuntu22.04",

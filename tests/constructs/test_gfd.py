@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpustack.constructs.nfd import FEATURES_D
+from gpustack.profile.model import GpuFeatureDiscovery
 
 from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile
 
@@ -19,10 +20,13 @@ def test_labels_through_nfd_without_api_access(synth: Synth) -> None:
     ]
     ds = find(objects, "DaemonSet", DS)
     c = container(ds, "gpu-feature-discovery")
-    assert c["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert c["image"] == GpuFeatureDiscovery().image_ref()
     assert c["command"] == ["gpu-feature-discovery"]
     assert FEATURES_D in mounts(c)
     assert env(c)["MIG_STRATEGY"] == "none"
+    # v0.19.0+ publish through the NodeFeature API by default, which needs a token gpustack
+    # does not give: the file output must be asked for.
+    assert env(c)["USE_NODE_FEATURE_API"] == "false"
     assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     spec = pod_spec(ds)
     assert spec["automountServiceAccountToken"] is False

@@ -11,6 +11,7 @@ from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import ConfigError, PluginConfig
 from gpustack.profile.model import Profile
+from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
 
@@ -90,7 +91,7 @@ def test_the_daemon(synth: Synth) -> None:
     assert spec["runtimeClassName"] == "nvidia"
     assert spec["automountServiceAccountToken"] is False
     (main,) = spec["containers"]
-    assert main["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"
+    assert main["image"] == ":".join(PLUGIN_IMAGES["nvidia"])
     assert main["command"] == ["mps-control-daemon"]
     assert main["securityContext"] == {"privileged": True}
     assert env(main)["CONFIG_FILE"] == "/etc/gpustack/config.yaml"

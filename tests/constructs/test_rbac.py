@@ -10,16 +10,17 @@ import pytest
 
 from gpustack.constructs import driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access, markdown_table
+from gpustack.profile.model import DriverUpgrade, MigManager
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 #: Every role name gpustack may synthesize -> the rules its component declares.
 DOCUMENTED: dict[str, tuple[Access, ...]] = {
-    driver_manager.CLUSTER_ROLE: driver_manager.RULES,
+    driver_manager.CLUSTER_ROLE: driver_manager.rules(DriverUpgrade().version),
     nfd.WORKER_ROLE: nfd.WORKER_RULES,
     nfd.MASTER_ROLE: nfd.MASTER_RULES,
     nfd.GC_ROLE: nfd.GC_RULES,
-    mig_manager.CLUSTER_ROLE: mig_manager.CLUSTER_RULES,
+    mig_manager.CLUSTER_ROLE: mig_manager.cluster_rules(MigManager().version),
     mig_manager.ROLE: mig_manager.RULES,
 }
 

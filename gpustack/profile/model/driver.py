@@ -79,10 +79,12 @@ class Rdma:
     )
 
 
-#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v25.10.1).
-DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.9.1")
+#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v26.7.0).
+DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
 #: The GPU Operator v25.10.1 image, used only for the ``kubectl`` it ships (NVIDIA's Helm chart
-#: runs its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs.
+#: ran its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs. It stays
+#: at v25.10.1: from v26.x the operator image has no kubectl (``docker/Dockerfile`` at v26.7.0
+#: copies only the operator's own binaries; the chart's hooks use ``manage-crds``).
 KUBECTL_IMAGE = ("nvcr.io/nvidia/gpu-operator", "v25.10.1")
 
 
@@ -174,10 +176,10 @@ class Driver:
     version: str = key(
         "Driver version",
         "Driver version (also when preinstalled): compatibility rules check it.",
-        default="580.105.08",
+        default="595.91.07",
         pattern=DRIVER_VERSION,
         hint=DRIVER_VERSION_HINT,
-        examples=["580.105.08", "570.133.20"],
+        examples=["595.91.07", "580.105.08"],
     )
     image: str = key(
         "Driver image",
