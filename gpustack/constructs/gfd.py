@@ -9,11 +9,13 @@ is the default (``use-node-feature-api`` is ``true`` in ``cmd/gpu-feature-discov
 v0.20.0; unset before), and without a token its client cannot be built, so GFD would exit at
 start. The GPU Operator v26.7.0 leaves the API mode on and grants it ``nodefeatures`` and, for the
 NodeFeature's owner, ``pods`` get with ``POD_NAME`` (``assets/gpu-feature-discovery``); the flag is
-the same in older releases, so a pinned v0.18.x behaves alike. Shape follows NVIDIA's Helm chart (``daemonset-gfd.yml``) and the
-GPU Operator's (``assets/gpu-feature-discovery``): it waits for ``toolkit-ready`` like the device
-plugin, runs with the ``nvidia`` runtime class, and gets ``CAP_SYS_ADMIN`` only with a MIG
-strategy (to read MIG devices), as the chart does. Its MIG strategy is the top-level
-``devicePlugin.migStrategy``; node configs with another strategy label as the top level says.
+the same in older releases, so a pinned v0.18.x behaves alike.
+
+Shape follows NVIDIA's Helm chart (``daemonset-gfd.yml``) and the GPU Operator's (``assets/gpu-
+feature-discovery``): it waits for ``toolkit-ready`` like the device plugin, runs with the
+``nvidia`` runtime class, and gets ``CAP_SYS_ADMIN`` only with a MIG strategy (to read MIG devices),
+as the chart does. Its MIG strategy is the top-level ``devicePlugin.migStrategy``; node configs with
+another strategy label as the top level says.
 """
 
 from __future__ import annotations
