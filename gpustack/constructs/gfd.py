@@ -13,9 +13,9 @@ the same in older releases, so a pinned v0.18.x behaves alike.
 
 Shape follows NVIDIA's Helm chart (``daemonset-gfd.yml``) and the GPU Operator's (``assets/gpu-
 feature-discovery``): it waits for ``toolkit-ready`` like the device plugin, runs with the
-``nvidia`` runtime class, and gets ``CAP_SYS_ADMIN`` only with a MIG strategy (to read MIG devices),
-as the chart does. Its MIG strategy is the top-level ``devicePlugin.migStrategy``; node configs with
-another strategy label as the top level says.
+``nvidia`` runtime class, and gets ``CAP_SYS_ADMIN`` only with a MIG strategy (to read MIG
+devices), as the chart does. Its MIG strategy is the top-level ``devicePlugin.migStrategy``; node
+configs with another strategy label as the top level says.
 """
 
 from __future__ import annotations
