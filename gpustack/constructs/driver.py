@@ -92,6 +92,12 @@ class DriverProps:
       (``feature.node.kubernetes.io/system-os_release.ID``/``.VERSION_ID``) gets no driver pod
       instead of one that pulls an image for another OS and fails to build; nodes without those
       labels are taken to run that OS (see :func:`os_affinity`).
+    - ``precompiled_kernel``: the kernel a precompiled image was built for (``None`` when the
+      driver builds on the node): the pod runs only where NFD's
+      ``feature.node.kubernetes.io/kernel-version.full`` is that kernel, as the GPU Operator's
+      ``transformPrecompiledDriverDaemonset`` pins it (``controllers/object_controls.go``,
+      ``golden/driver-precompiled.yaml``, v26.7.0). Without it, a node whose kernel was updated
+      would load modules built for another kernel.
     - ``peermem_liveness``: the sidecar's livenessProbe (``nvidia-driver probe_nvidia_peermem``).
       Default every 30 s, 10 s timeout, restart after 3 failures (about 90 s without the module;
       the restarted sidecar loads it again). Its startupProbe runs the same command with the
@@ -112,6 +118,7 @@ class DriverProps:
     #: NVIDIA's driver manager (``driver.upgrade``), ``None`` without; see
     #: :mod:`gpustack.constructs.driver_manager`.
     manager: DriverManagerProps | None
+    precompiled_kernel: str | None
     termination_grace_period_seconds: int = 300
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
@@ -137,6 +144,7 @@ class DriverProps:
             rdma=d.rdma,
             os_release=d.os_release,
             manager=DriverManagerProps.from_profile(profile),
+            precompiled_kernel=d.kernel_version if d.use_precompiled else None,
         )
 
 
@@ -257,6 +265,9 @@ class NvidiaDriver(Construct):
             args=["init"],
             env=kube.env_list(
                 [
+                    # no GPU injection even where the NVIDIA runtime is the default handler
+                    # (the GPU Operator sets it too: golden/driver-minimal.yaml, v26.7.0)
+                    ("NVIDIA_VISIBLE_DEVICES", "void"),
                     ("KERNEL_MODULE_TYPE", props.kernel_module_type),
                     *rdma_env,
                     *([(DIGEST_ENV, digest)] if digest else []),
@@ -299,7 +310,8 @@ class NvidiaDriver(Construct):
             host_pid=True,
             termination_grace_period_seconds=props.termination_grace_period_seconds,
             affinity=k8s.Affinity(
-                pod_anti_affinity=one_per_node, node_affinity=os_affinity(props.os_release)
+                pod_anti_affinity=one_per_node,
+                node_affinity=os_affinity(props.os_release, props.precompiled_kernel),
             ),
         )
 
@@ -338,6 +350,8 @@ MOFED_WAIT_CONTAINER: Final = "mofed-validation"
 #: Node Feature Discovery's labels for ``/etc/os-release`` ``ID`` and ``VERSION_ID``.
 OS_ID_LABEL: Final = "feature.node.kubernetes.io/system-os_release.ID"
 OS_VERSION_LABEL: Final = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
+#: Node Feature Discovery's label for the running kernel (``uname -r``).
+KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
 
 
 def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
@@ -365,23 +379,36 @@ def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
     return [container]
 
 
-def os_affinity(os_release: tuple[str, str]) -> k8s.NodeAffinity:
+def os_affinity(os_release: tuple[str, str], kernel: str | None = None) -> k8s.NodeAffinity:
     """Keep the driver off nodes that Node Feature Discovery says run another OS.
 
     One image serves one OS release (``driver.osTag``); the GPU Operator picks the tag per node
     from these labels. gpustack's profile names one OS (a fleet's GPU nodes normally share an
     image): a node labelled with another OS is left without a driver pod rather than given one
     that cannot build, and a node without the labels (no NFD) is taken to run that OS.
+
+    With a precompiled ``kernel`` both terms also require NFD's ``kernel-version.full`` label to
+    be that kernel: a node without the label gets no pod (as with the GPU Operator's
+    nodeSelector), since modules built for another kernel do not load.
     """
     os_id, version = os_release
+    pinned = (
+        [k8s.NodeSelectorRequirement(key=KERNEL_LABEL, operator="In", values=[kernel])]
+        if kernel
+        else []
+    )
     match = k8s.NodeSelectorTerm(
         match_expressions=[
             k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="In", values=[os_id]),
             k8s.NodeSelectorRequirement(key=OS_VERSION_LABEL, operator="In", values=[version]),
+            *pinned,
         ]
     )
     unlabelled = k8s.NodeSelectorTerm(
-        match_expressions=[k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="DoesNotExist")]
+        match_expressions=[
+            k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="DoesNotExist"),
+            *pinned,
+        ]
     )
     return k8s.NodeAffinity(
         required_during_scheduling_ignored_during_execution=k8s.NodeSelector(

@@ -1,15 +1,15 @@
 """NVIDIA's GPU feature discovery: labels each GPU node with what its GPUs are.
 
-The device plugin image's ``gpu-feature-discovery`` queries NVML every ``sleepInterval`` and
-writes ``nvidia.com/gpu.product``, ``.count``, ``.memory``, ``nvidia.com/cuda.*``,
-``nvidia.com/mig.*``... to a file in NFD's ``features.d`` folder, which Node Feature Discovery's
-worker publishes. So it needs no API access (no token, no RBAC), unlike its NodeFeature API mode,
-which gpustack turns off with ``USE_NODE_FEATURE_API=false``: from device plugin v0.19.0 that mode
-is the default (``use-node-feature-api`` is ``true`` in ``cmd/gpu-feature-discovery/main.go`` at
-v0.20.0; unset before), and without a token its client cannot be built, so GFD would exit at
-start. The GPU Operator v26.7.0 leaves the API mode on and grants it ``nodefeatures`` and, for the
-NodeFeature's owner, ``pods`` get with ``POD_NAME`` (``assets/gpu-feature-discovery``); the flag is
-the same in older releases, so a pinned v0.18.x behaves alike.
+The device plugin image's ``gpu-feature-discovery`` queries NVML every ``sleepInterval`` and writes
+``nvidia.com/gpu.product``, ``.count``, ``.memory``, ``nvidia.com/cuda.*``, ``nvidia.com/mig.*``...
+to a file in NFD's ``features.d`` folder, which Node Feature Discovery's worker publishes. So it
+needs no API access (no token, no RBAC), unlike its NodeFeature API mode, which gpustack turns off
+with ``USE_NODE_FEATURE_API=false``: from device plugin v0.19.0 that mode is the default
+(``use-node-feature-api`` is ``true`` in ``cmd/gpu-feature-discovery/main.go`` at the pinned
+release; unset before v0.19.0), and without a token its client cannot be built, so GFD would exit
+at start. The GPU Operator v26.7.0 leaves the API mode on and grants it ``nodefeatures`` and, for
+the NodeFeature's owner, ``pods`` get with ``POD_NAME`` (``assets/gpu-feature-discovery``); the
+flag is the same in older releases, so a pinned v0.18.x behaves alike.
 
 Shape follows NVIDIA's Helm chart (``daemonset-gfd.yml``) and the GPU Operator's (``assets/gpu-
 feature-discovery``): it waits for ``toolkit-ready`` like the device plugin, runs with the

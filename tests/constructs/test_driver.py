@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpustack.constructs.driver import DriverProps
+from gpustack.constructs.driver import KERNEL_LABEL, DriverProps
 from gpustack.constructs.scripts import DRIVER_STARTUP_PROBE
 from gpustack.profile.model import Profile
 
@@ -489,3 +489,26 @@ def test_repo_config_for_an_unknown_os_is_refused() -> None:
     p = Profile.from_dict(profile(driver={"osTag": "sles15.6", "repoConfigMap": "mirror"}))
     with pytest.raises(ValueError, match="sles15.6"):
         DriverProps.from_profile(p)
+
+
+def test_precompiled_driver_runs_only_on_its_kernel(synth: Synth) -> None:
+    """Issue 19 item 5: the GPU Operator pins each precompiled driver DaemonSet to NFD's
+    kernel-version.full (transformPrecompiledDriverDaemonset, v26.7.0); every term of the
+    driver's required node affinity must, so that after a kernel update the node gets no pod
+    rather than modules built for another kernel."""
+    ds = driver_ds(synth, driver={"usePrecompiled": True, "kernelVersion": "6.8.0-60-generic"})
+    terms = pod_spec(ds)["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
+    assert terms
+    for term in terms:
+        assert {"key": KERNEL_LABEL, "operator": "In", "values": ["6.8.0-60-generic"]} in term[
+            "matchExpressions"
+        ]
+    built = driver_ds(synth, driver={})
+    text = str(pod_spec(built)["affinity"])
+    assert KERNEL_LABEL not in text
+
+
+def test_driver_container_asks_for_no_gpu(synth: Synth) -> None:
+    c = container(driver_ds(synth, driver={}), CTR)
+    assert env(c)["NVIDIA_VISIBLE_DEVICES"] == "void"

@@ -1,0 +1,441 @@
+"""Conformance tables: what NVIDIA's own rendering of each operand does that decides whether it
+works on a node, and where gpustack deliberately does otherwise.
+
+Why: gpustack synthesizes the operands the GPU Operator would run, without the operator. The
+operator's repository holds its rendering at the tag gpustack's defaults come from (GPU Operator
+v26.7.0): golden DaemonSets (``internal/state/testdata/golden/*.yaml``), the per-operand assets
+(``assets/state-*``) and the transforms that complete them (``controllers/object_controls.go``,
+``Transform<Operand>``). Each :class:`Fact` states one property of that rendering in gpustack's
+own words, cites the file, and names the check that holds gpustack's output to it; ``when`` says
+for which profiles it applies. Each :class:`Divergence` is a property gpustack renders
+differently on purpose, with the reason, and its own check of what gpustack does instead.
+``tests/test_conformance.py`` runs every row over every example profile's DaemonSets; the README
+section "Where gpustack differs from the GPU Operator, and why" is rendered from
+:data:`DIVERGENCES` (``python -m gpustack.conformance.readme``).
+
+Operands are named by the ``app.kubernetes.io/component`` gpustack gives their objects; the
+driver manager is the driver pod's ``k8s-driver-manager`` init container.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from gpustack.conformance import checks as c
+from gpustack.profile.derive import gpu_runtime_class, is_simulated
+from gpustack.profile.model import Profile
+from gpustack.profile.versions import tag_at_least
+
+TAG: Final = "v26.7.0"
+GOLDEN: Final = "internal/state/testdata/golden"
+CONTROLS: Final = "controllers/object_controls.go"
+
+#: Operand (gpustack component) -> (its DaemonSet's main container, the operator files to read).
+OPERANDS: Final[dict[str, tuple[str, str]]] = {
+    "driver": ("nvidia-driver-ctr", f"{GOLDEN}/driver-*.yaml, assets/state-driver"),
+    "driver-manager": (
+        "k8s-driver-manager",
+        f"{GOLDEN}/driver-full-spec.yaml, assets/state-driver",
+    ),
+    "container-toolkit": ("nvidia-container-toolkit-ctr", "assets/state-container-toolkit"),
+    "device-plugin": ("nvidia-device-plugin", "assets/state-device-plugin"),
+    "gpu-feature-discovery": ("gpu-feature-discovery", "assets/gpu-feature-discovery"),
+    "node-feature-discovery": (
+        "nfd-worker",
+        "deployments/gpu-operator/charts/node-feature-discovery/templates/worker.yaml",
+    ),
+    "mig-manager": ("nvidia-mig-manager", "assets/state-mig-manager"),
+    "dcgm-exporter": ("nvidia-dcgm-exporter", "assets/state-dcgm-exporter"),
+}
+
+#: The DaemonSet component that carries an operand (the driver manager lives in the driver pod).
+CARRIER: Final[dict[str, str]] = {"driver-manager": "driver"}
+
+Condition = Callable[[Profile], bool]
+
+
+def always(_: Profile) -> bool:
+    return True
+
+
+def _gpu_class(p: Profile) -> str | None:
+    return gpu_runtime_class(p)
+
+
+def _has_gpu_class(p: Profile) -> bool:
+    return gpu_runtime_class(p) is not None
+
+
+def _nvidia_plugin(p: Profile) -> bool:
+    return p.device_plugin.implementation == "nvidia"
+
+
+def _plugin_class(p: Profile) -> bool:
+    return _has_gpu_class(p) and not is_simulated(p)
+
+
+def _cdi(p: Profile) -> bool:
+    return p.toolkit.enabled and p.toolkit.cdi.enabled
+
+
+def _driver_enabled(p: Profile) -> bool:
+    return p.driver.enabled
+
+
+def _precompiled(p: Profile) -> bool:
+    return p.driver.use_precompiled
+
+
+def _rdma(p: Profile) -> bool:
+    return p.driver.rdma.enabled
+
+
+def _mig_strategy(p: Profile) -> bool:
+    return p.device_plugin.mig_strategy != "none"
+
+
+def _toolkit_or_driver(p: Profile) -> bool:
+    return p.toolkit.enabled or p.driver.enabled
+
+
+def _install_dir(p: Profile) -> str:
+    return p.toolkit.install_dir
+
+
+def _driver_root(p: Profile) -> str:
+    return p.driver.root
+
+
+def _kubelet_dir(sub: str) -> Callable[[Profile], str]:
+    """``<the distribution's kubelet root>/<sub>`` on the host."""
+
+    def path(p: Profile) -> str:
+        return f"{p.cluster.resolved_kubelet_root_dir().rstrip('/')}/{sub}"
+
+    return path
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One property of NVIDIA's rendering of ``operand`` that gpustack's output must have."""
+
+    operand: str
+    aspect: str
+    statement: str
+    source: str
+    check: c.Check
+    when: Condition = always
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A property gpustack renders differently from NVIDIA on purpose; ``check`` holds gpustack
+    to what it does instead."""
+
+    operand: str
+    aspect: str
+    nvidia: str
+    gpustack: str
+    reason: str
+    source: str
+    check: c.Check
+    when: Condition = always
+
+
+def _src(path: str) -> str:
+    return f"gpu-operator {TAG} {path}"
+
+
+DRIVER_DS: Final = _src("assets/state-driver/0500_daemonset.yaml")
+TOOLKIT_DS: Final = _src("assets/state-container-toolkit/0500_daemonset.yaml")
+PLUGIN_DS: Final = _src("assets/state-device-plugin/0500_daemonset.yaml")
+GFD_DS: Final = _src("assets/gpu-feature-discovery/0500_daemonset.yaml")
+MIG_DS: Final = _src("assets/state-mig-manager/0600_daemonset.yaml")
+DCGM_DS: Final = _src("assets/state-dcgm-exporter/0800_daemonset.yaml")
+NFD_WORKER: Final = _src(
+    "deployments/gpu-operator/charts/node-feature-discovery/templates/worker.yaml"
+)
+
+DRV, MGR, TK = "nvidia-driver-ctr", "k8s-driver-manager", "nvidia-container-toolkit-ctr"
+DP, GFD, MIG = "nvidia-device-plugin", "gpu-feature-discovery", "nvidia-mig-manager"
+DCGM, NFD = "nvidia-dcgm-exporter", "nfd-worker"
+FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
+KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
+
+
+FACTS: Final[tuple[Fact, ...]] = (
+    # --- driver ---------------------------------------------------------------------------
+    Fact("driver", "privileges", "the driver container is privileged: it loads kernel modules"
+         " and creates device nodes", _src(f"{GOLDEN}/driver-minimal.yaml"), c.privileged(DRV)),
+    Fact("driver", "host namespaces", "hostPID: the driver container checks and stops host"
+         " processes holding the GPU", _src(f"{GOLDEN}/driver-minimal.yaml"),
+         c.pod_field("hostPID", True)),
+    Fact("driver", "host paths", "/run/nvidia is shared with the host Bidirectionally: the"
+         " driver root it mounts at /run/nvidia/driver must reach the toolkit and the plugins",
+         DRIVER_DS, c.host_path(DRV, "/run/nvidia", propagation="Bidirectional")),
+    Fact("driver", "host paths", "the host's /etc/os-release, read-only: the driver picks its"
+         " kernel headers by the host OS", DRIVER_DS,
+         c.host_path(DRV, "/etc/os-release", at="/host-etc/os-release")),
+    Fact("driver", "host paths", "/sys/devices/system (v26.x; earlier only its"
+         " memory/auto_online_blocks): memory onlining on coherent (Grace) systems",
+         DRIVER_DS, c.host_path(DRV, "/sys/devices/system")),
+    Fact("driver", "host paths", "the firmware search path parameter and the driver root's"
+         " /lib/firmware: the GSP firmware is loaded from the driver container",
+         DRIVER_DS, c.host_path(DRV, "/sys/module/firmware_class/parameters/path")),
+    Fact("driver", "probes", "a startup probe gates readiness on the modules being loaded and"
+         " nvidia-smi answering (a script from a ConfigMap since v26.x)", DRIVER_DS,
+         c.probe(DRV, "startupProbe")),
+    Fact("driver", "env", "KERNEL_MODULE_TYPE selects open or proprietary modules",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"), c.env(DRV, "KERNEL_MODULE_TYPE")),
+    Fact("driver", "env", "NVIDIA_VISIBLE_DEVICES=void: the runtime injects no GPU into the"
+         " driver container even where the NVIDIA runtime is the default",
+         _src(f"{GOLDEN}/driver-minimal.yaml"), c.env(DRV, "NVIDIA_VISIBLE_DEVICES", "void")),
+    Fact("driver", "node selection", "a precompiled driver runs only on nodes whose"
+         " kernel-version.full label is the kernel it was built for"
+         " (transformPrecompiledDriverDaemonset)",
+         _src(f"{GOLDEN}/driver-precompiled.yaml, {CONTROLS}"),
+         c.selects_on(KERNEL_LABEL), when=_precompiled),
+    Fact("driver", "env", "with GPUDirect RDMA the driver container is told"
+         " GPU_DIRECT_RDMA_ENABLED and where MOFED lives", _src(f"{GOLDEN}/driver-rdma.yaml"),
+         c.env(DRV, "GPU_DIRECT_RDMA_ENABLED", "true"), when=_rdma),
+    Fact("driver", "host paths", "with GPUDirect RDMA /run/mellanox/drivers is mounted"
+         " HostToContainer (a MOFED driver container publishes there)",
+         _src(f"{GOLDEN}/driver-rdma.yaml"),
+         c.host_path(DRV, "/run/mellanox/drivers", propagation="HostToContainer"), when=_rdma),
+    Fact("driver", "init containers", "with GPUDirect RDMA the nvidia-peermem side-car loads"
+         " the peer-memory module", _src(f"{GOLDEN}/driver-rdma.yaml"),
+         lambda r: None if r.container("nvidia-peermem-ctr") else "no nvidia-peermem-ctr",
+         when=_rdma),
+    # --- driver manager -------------------------------------------------------------------
+    Fact("driver-manager", "init containers", "k8s-driver-manager runs first in the driver pod"
+         " (transformDriverManagerInitContainer)", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.init_container(MGR), when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "privileges", "privileged: it unloads kernel modules",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"), c.privileged(MGR),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "host paths", "/run/nvidia Bidirectional, the host root read-only"
+         " at /host (HostToContainer) and /sys", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.host_path(MGR, "/run/nvidia", propagation="Bidirectional"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "host paths", "the host root at /host, HostToContainer",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.host_path(MGR, "/", at="/host", propagation="HostToContainer"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "env", "DRIVER_CONFIG_DIGEST on the manager: v0.10+ restart a"
+         " matching driver in place", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.env(MGR, "DRIVER_CONFIG_DIGEST"), when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "env", "NODE_NAME and OPERATOR_NAMESPACE (the namespace of the"
+         " operands it pauses)", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.env(MGR, "OPERATOR_NAMESPACE"), when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "env", "NVIDIA_VISIBLE_DEVICES=void: the manager needs no GPU",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"), c.env(MGR, "NVIDIA_VISIBLE_DEVICES", "void"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "RBAC", "evicts GPU pods (pods/eviction create)",
+         _src("assets/state-driver/0210_clusterrole.yaml"),
+         c.granted("ClusterRole", "gpustack-nvidia-driver-manager", "", "pods/eviction", "create"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "RBAC", "reads the ResourceClaims of pods (DRA GPU pods count as GPU"
+         " pods from v0.12.0)", _src("assets/state-driver/0210_clusterrole.yaml"),
+         c.granted("ClusterRole", "gpustack-nvidia-driver-manager", "resource.k8s.io",
+                   "resourceclaims", "get"),
+         when=lambda p: p.driver.upgrade.driver_manager
+         and tag_at_least(p.driver.upgrade.version, "v0.12.0")),
+    # --- container toolkit ----------------------------------------------------------------
+    Fact("container-toolkit", "privileges", "privileged: it writes the runtime's config and"
+         " signals the runtime", TOOLKIT_DS, c.privileged(TK)),
+    Fact("container-toolkit", "host namespaces", "hostPID: it restarts or signals the"
+         " container runtime on the host", TOOLKIT_DS, c.pod_field("hostPID", True)),
+    Fact("container-toolkit", "host paths", "the install dir (ROOT) on the host, where the"
+         " runtime finds nvidia-container-runtime", TOOLKIT_DS, c.host_path(TK, _install_dir)),
+    Fact("container-toolkit", "env", "ROOT names that install dir", TOOLKIT_DS,
+         c.env(TK, "ROOT", _install_dir)),
+    Fact("container-toolkit", "host paths", "the driver root, HostToContainer, at /driver-root",
+         TOOLKIT_DS, c.host_path(TK, _driver_root, at="/driver-root",
+                                 propagation="HostToContainer")),
+    Fact("container-toolkit", "host paths", "the host root at /host, HostToContainer", TOOLKIT_DS,
+         c.host_path(TK, "/", at="/host", propagation="HostToContainer")),
+    Fact("container-toolkit", "host paths", "/var/run/cdi: the CDI specs it generates", TOOLKIT_DS,
+         c.host_path(TK, "/var/run/cdi"), when=_cdi),
+    Fact("container-toolkit", "env", "NVIDIA_VISIBLE_DEVICES=void", TOOLKIT_DS,
+         c.env(TK, "NVIDIA_VISIBLE_DEVICES", "void")),
+    Fact("container-toolkit", "env", "TOOLKIT_PID_FILE under /run/nvidia/toolkit", TOOLKIT_DS,
+         c.env(TK, "TOOLKIT_PID_FILE", "/run/nvidia/toolkit/toolkit.pid")),
+    Fact("container-toolkit", "env", "CDI_ENABLED with CDI on (transformToolkitCtrForCDI)",
+         _src(CONTROLS), c.env(TK, "CDI_ENABLED", "true"), when=_cdi),
+    Fact("container-toolkit", "env", "the CDI default kind management.nvidia.com/gpu",
+         TOOLKIT_DS, c.env(TK, "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND",
+                           "management.nvidia.com/gpu"), when=_cdi),
+    Fact("container-toolkit", "host paths", "/dev/char, where the /dev/char symlinks to the"
+         " NVIDIA device nodes are made (systemd cgroup device rules)",
+         _src("assets/state-container-toolkit/0500_daemonset.yaml (driver-validation)"),
+         lambda r: None if "/dev/char" in r.host_paths().values() else "no /dev/char mount"),
+    # --- device plugin --------------------------------------------------------------------
+    Fact("device-plugin", "runtime class", "runs with the GPU runtime class (setRuntimeClassName"
+         " in TransformDevicePlugin): NVML comes from the runtime", _src(CONTROLS),
+         c.runtime_class(_gpu_class), when=_plugin_class),
+    Fact("device-plugin", "host paths", "the kubelet's device-plugins directory (its socket and"
+         " registration)", PLUGIN_DS,
+         c.host_path(DP, _kubelet_dir("device-plugins"), at="/var/lib/kubelet/device-plugins")),
+    Fact("device-plugin", "env", "NVIDIA_VISIBLE_DEVICES=all: the runtime gives it every GPU",
+         PLUGIN_DS, c.env(DP, "NVIDIA_VISIBLE_DEVICES", "all"), when=_plugin_class),
+    Fact("device-plugin", "init containers", "toolkit-validation: it starts after the toolkit"
+         " configured the runtime", PLUGIN_DS, c.init_container("toolkit-validation"),
+         when=_toolkit_or_driver),
+    Fact("device-plugin", "host paths", "the driver root HostToContainer at /driver-root (CDI"
+         " spec generation and driver library lookup)", PLUGIN_DS,
+         c.host_path(DP, _driver_root, at="/driver-root", propagation="HostToContainer"),
+         when=lambda p: _nvidia_plugin(p) and _cdi(p)),
+    # --- GPU feature discovery ------------------------------------------------------------
+    Fact("gpu-feature-discovery", "runtime class", "runs with the GPU runtime class"
+         " (TransformGPUDiscoveryPlugin)", _src(CONTROLS), c.runtime_class(_gpu_class),
+         when=_has_gpu_class),
+    Fact("gpu-feature-discovery", "host paths", "NFD's features.d, where its labels go"
+         " (file output)", GFD_DS, c.host_path(GFD, FEATURES_D)),
+    Fact("gpu-feature-discovery", "host paths", "/sys, read-only", GFD_DS,
+         c.host_path(GFD, "/sys")),
+    Fact("gpu-feature-discovery", "env", "GFD_SLEEP_INTERVAL and GFD_FAIL_ON_INIT_ERROR",
+         GFD_DS, c.env(GFD, "GFD_FAIL_ON_INIT_ERROR", "true")),
+    Fact("gpu-feature-discovery", "init containers", "toolkit-validation", GFD_DS,
+         c.init_container("toolkit-validation"), when=_toolkit_or_driver),
+    Fact("gpu-feature-discovery", "privileges", "reads MIG devices with a MIG strategy"
+         " (NVIDIA: privileged; gpustack: CAP_SYS_ADMIN, as NVIDIA's Helm chart)", GFD_DS,
+         c.capability(GFD, "SYS_ADMIN"), when=_mig_strategy),
+    # --- Node Feature Discovery worker ----------------------------------------------------
+    Fact("node-feature-discovery", "node selection", "the worker runs on every node: a node is"
+         " known to have a GPU only after it ran there", NFD_WORKER, c.no_node_selection()),
+    Fact("node-feature-discovery", "host paths", "the host's /sys, /boot, /etc/os-release,"
+         " /usr/lib and /lib (read-only feature sources)", NFD_WORKER,
+         c.host_path(NFD, "/sys", at="/host-sys")),
+    Fact("node-feature-discovery", "host paths", "features.d, read-only (GFD's labels)",
+         NFD_WORKER, c.host_path(NFD, FEATURES_D)),
+    Fact("node-feature-discovery", "env", "POD_NAME and POD_UID: the NodeFeature's owner"
+         " references (default pod and ds from v0.19.0)", NFD_WORKER, c.env(NFD, "POD_UID")),
+    Fact("node-feature-discovery", "probes", "liveness on /healthz", NFD_WORKER,
+         c.probe(NFD, "livenessProbe", path="/healthz")),
+    Fact("node-feature-discovery", "RBAC", "the worker creates and updates its NodeFeature",
+         _src("deployments/gpu-operator/charts/node-feature-discovery/templates/role.yaml"),
+         c.granted("Role", "gpustack-nfd-worker", "nfd.k8s-sigs.io", "nodefeatures", "update")),
+    # --- MIG manager ----------------------------------------------------------------------
+    Fact("mig-manager", "runtime class", "runs with the GPU runtime class (setRuntimeClassName"
+         " in TransformMIGManager): its distroless image gets NVML and nvidia-smi from the"
+         " runtime (mig-parted v0.15.0 deployments/container/Dockerfile)", _src(CONTROLS),
+         c.runtime_class(_gpu_class), when=_has_gpu_class),
+    Fact("mig-manager", "privileges", "privileged: repartitions GPUs", MIG_DS, c.privileged(MIG)),
+    Fact("mig-manager", "host namespaces", "hostPID and hostIPC", MIG_DS,
+         c.pod_field("hostIPC", True)),
+    Fact("mig-manager", "host paths", "/sys, the host root HostToContainer at /host, the driver"
+         " root HostToContainer at /driver-root", MIG_DS,
+         c.host_path(MIG, _driver_root, at="/driver-root", propagation="HostToContainer")),
+    Fact("mig-manager", "host paths", "/var/run/cdi: it regenerates CDI specs after a change",
+         MIG_DS, c.host_path(MIG, "/var/run/cdi")),
+    Fact("mig-manager", "env", "CDI_ENABLED and NVIDIA_CDI_HOOK_PATH with CDI and the toolkit",
+         _src(CONTROLS), c.env(MIG, "NVIDIA_CDI_HOOK_PATH"), when=_cdi),
+    Fact("mig-manager", "env", "DEFAULT_GPU_CLIENTS_NAMESPACE: where it waits for the paused"
+         " clients", MIG_DS, c.env(MIG, "DEFAULT_GPU_CLIENTS_NAMESPACE")),
+    Fact("mig-manager", "init containers", "toolkit-validation", MIG_DS,
+         c.init_container("toolkit-validation"), when=_toolkit_or_driver),
+    Fact("mig-manager", "RBAC", "nodes patch (its labels), pods list in all namespaces"
+         " (v0.15.0 waits for gpu.deploy.client DaemonSet pods)",
+         _src("assets/state-mig-manager/0210_clusterrole.yaml"),
+         c.granted("ClusterRole", "gpustack-nvidia-mig-manager-pods", "", "pods", "list"),
+         when=lambda p: tag_at_least(p.mig_manager.version, "v0.15.0")),
+    # --- DCGM exporter --------------------------------------------------------------------
+    Fact("dcgm-exporter", "runtime class", "runs with the GPU runtime class", _src(CONTROLS),
+         c.runtime_class(_gpu_class), when=_has_gpu_class),
+    Fact("dcgm-exporter", "host paths", "the kubelet's pod-resources socket directory,"
+         " read-only (GPU to pod mapping)", DCGM_DS,
+         c.host_path(DCGM, _kubelet_dir("pod-resources"))),
+    Fact("dcgm-exporter", "env", "DCGM_EXPORTER_LISTEN :9400 and DCGM_EXPORTER_KUBERNETES",
+         DCGM_DS, c.env(DCGM, "DCGM_EXPORTER_KUBERNETES", "true")),
+    Fact("dcgm-exporter", "probes", "liveness and readiness on /health (new in v26.x)", DCGM_DS,
+         c.probe(DCGM, "readinessProbe", path="/health")),
+    Fact("dcgm-exporter", "privileges", "DCGM's profiling metrics need CAP_SYS_ADMIN (NVIDIA:"
+         " privileged)", DCGM_DS, c.capability(DCGM, "SYS_ADMIN")),
+    Fact("dcgm-exporter", "RBAC", "no API token without pod-label metadata", DCGM_DS,
+         c.pod_field("automountServiceAccountToken", False)),
+)  # fmt: skip
+
+
+DIVERGENCES: Final[tuple[Divergence, ...]] = (
+    Divergence(
+        "container-toolkit", "init containers",
+        "a privileged driver-validation init container (nvidia-validator) that runs nvidia-smi"
+        " and makes the /dev/char links",
+        "an unprivileged init container that waits for the driver's driver-ready file; the"
+        " toolkit container makes the /dev/char links",
+        "no operator and no validator image: the readiness files gate the components, and"
+        " the link-making is done by the privileged container that already exists",
+        TOOLKIT_DS, c.not_privileged("driver-validation"), when=_driver_enabled,
+    ),
+    Divergence(
+        "container-toolkit", "env",
+        "NRI_NAMESPACE for the toolkit's NRI plugin (v26.x)",
+        "not set", "gpustack does not enable the NRI plugin; devices come from the runtime"
+        " handlers and CDI", TOOLKIT_DS,
+        lambda r: "NRI_NAMESPACE set" if c.env(TK, "NRI_NAMESPACE")(r) is None else None,
+    ),
+    Divergence(
+        "device-plugin", "privileges",
+        "privileged plugin container", "no privileges, all capabilities dropped",
+        "the plugin only talks to the kubelet's socket and NVML through the runtime; MIG and"
+        " CDI work through the runtime class", PLUGIN_DS, c.not_privileged(DP),
+    ),
+    Divergence(
+        "device-plugin", "init containers",
+        "a config-manager init container and side-car that switch configs by the node label"
+        " nvidia.com/device-plugin.config (API access)",
+        "one DaemonSet per node config, placed by the same label",
+        "no API access for a GPU daemon, and each config is reviewable in dist/",
+        PLUGIN_DS, lambda r: "config-manager present" if r.container("config-manager") else None,
+    ),
+    Divergence(
+        "device-plugin", "env", "NVIDIA_DRIVER_CAPABILITIES=all",
+        "compute,utility", "the plugin needs NVML (utility); compute lets its checks run CUDA;"
+        " nothing else of the driver is needed", PLUGIN_DS,
+        c.env(DP, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility"), when=_plugin_class,
+    ),
+    Divergence(
+        "gpu-feature-discovery", "env",
+        "NodeFeature API output (the v0.19+ default) with POD_NAME and pods get",
+        "USE_NODE_FEATURE_API=false: labels go to NFD's features.d file",
+        "no API token for a GPU daemon; NFD's worker publishes the file", GFD_DS,
+        c.env(GFD, "USE_NODE_FEATURE_API", "false"),
+    ),
+    Divergence(
+        "gpu-feature-discovery", "privileges", "privileged",
+        "unprivileged, CAP_SYS_ADMIN only with a MIG strategy (as NVIDIA's Helm chart)",
+        "least privilege: NVML comes from the runtime", GFD_DS,
+        c.not_privileged(GFD),
+    ),
+    Divergence(
+        "mig-manager", "env",
+        "DEFAULT_CONFIG_FILE and dynamic config discovery (v0.14+), a GPU clients file",
+        "CONFIG_FILE: the mig-parted config gpustack generates from the profile; no host"
+        " GPU clients",
+        "the layouts are part of the profile and validated before merge; discovery would"
+        " write per-node ConfigMaps (configmaps create/update)", MIG_DS,
+        c.env(MIG, "CONFIG_FILE", "/mig-parted-config/config.yaml"),
+    ),
+    Divergence(
+        "mig-manager", "RBAC", "nodes update, pods delete and configmaps in its namespace",
+        "nodes patch, pods list only",
+        "the code paths gpustack's configuration reaches only patch nodes and list pods; the"
+        " validator pods it would delete do not exist", MIG_DS,
+        c.not_granted("ClusterRole", "gpustack-nvidia-mig-manager-pods", "", "nodes", "update"),
+    ),
+    Divergence(
+        "dcgm-exporter", "privileges", "privileged",
+        "CAP_SYS_ADMIN, run as root (dcgm-exporter's own manifests)",
+        "least privilege: DCGM needs SYS_ADMIN for profiling metrics only", DCGM_DS,
+        c.not_privileged(DCGM),
+    ),
+    Divergence(
+        "driver", "node selection", "nodeSelector nvidia.com/gpu.deploy.driver=true",
+        "with cluster.deployLabels: optional, a node affinity that only excludes false and"
+        " paused values", "a fresh cluster needs no hand-applied label; the pause protocol"
+        " of the driver and MIG managers still works", DRIVER_DS,
+        c.selects_on("nvidia.com/gpu.deploy.driver"), when=_driver_enabled,
+    ),
+)  # fmt: skip
