@@ -48,6 +48,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
     "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
+    "rhcos-driver-needs-openshift": ("rhcos-outside-openshift", "$.driver.osTag"),
     "product-matches-architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver-supports-gpu": ("b200-driver-too-old", "$.driver.version"),
     "driver-still-supports-gpu": ("k80-driver-too-new", "$.driver.version"),

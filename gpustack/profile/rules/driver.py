@@ -24,6 +24,23 @@ def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
         )
 
 
+def rhcos_driver_needs_openshift(p: Profile) -> Iterator[Finding]:
+    # RHCOS is OpenShift's node OS: its /usr is read-only and CRI-O reads OCI hooks from
+    # /run/containers/oci/hooks.d, which only distribution: openshift configures; the GPU
+    # Operator builds the driver there with the Driver Toolkit side-car
+    # (assets/state-driver/0500_daemonset.yaml, transformOpenShiftDriverToolkitContainer,
+    # v26.7.0). Elsewhere gpustack would write the hook under /usr.
+    d = p.driver
+    if d.enabled and d.os_family == "rhcos" and p.cluster.runtime.distribution != "openshift":
+        yield Finding(
+            ("driver", "osTag"),
+            f"driver.osTag {d.os_tag} is Red Hat CoreOS, OpenShift's node OS, but"
+            f" cluster.runtime.distribution is {p.cluster.runtime.distribution}",
+            "set cluster.runtime.distribution: openshift, or the osTag of the nodes' OS"
+            " (e.g. rhel9.4, ubuntu24.04)",
+        )
+
+
 def host_driver_root_needs_host_driver(p: Profile) -> Iterator[Finding]:
     d = p.driver
     if d.enabled and d.host_driver_root != "/":

@@ -230,6 +230,15 @@ RULES: tuple[Rule, ...] = (
         fix="set `driver.enabled: true`, or load nvidia-peermem on the host",
     ),
     Rule(
+        id="rhcos-driver-needs-openshift",
+        check=driver.rhcos_driver_needs_openshift,
+        section="driver",
+        summary="a driver image for Red Hat CoreOS (`osTag: rhcos*`) only with distribution"
+        " `openshift` (RHCOS's /usr is read-only; only OpenShift's layout has the writable hook"
+        " folder)",
+        fix="set `cluster.runtime.distribution: openshift`, or the nodes' real OS tag",
+    ),
+    Rule(
         id="host-mofed-needs-rdma",
         check=driver.host_mofed_needs_rdma,
         section="driver",
