@@ -121,7 +121,7 @@ class ToolkitProps:
             placement=Placement.from_profile(profile),
             version=t.version,
             runtime=runtime.name,
-            paths=runtime_paths(runtime),
+            paths=runtime_paths(runtime, profile.cluster.kubernetes_version),
             restart_mode=runtime.resolved_restart_mode(),
             runtime_class=t.runtime_class,
             set_as_default=t.set_as_default,

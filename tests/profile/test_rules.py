@@ -49,6 +49,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
     "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "rhcos-driver-needs-openshift": ("rhcos-outside-openshift", "$.driver.osTag"),
+    "k0s-containerd-matches-release": ("k0s-136-containerd-17", "$.cluster.runtime.version"),
     "product-matches-architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver-supports-gpu": ("b200-driver-too-old", "$.driver.version"),
     "driver-still-supports-gpu": ("k80-driver-too-new", "$.driver.version"),

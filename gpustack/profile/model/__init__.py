@@ -41,6 +41,7 @@ from gpustack.profile.model.cluster import (
     Runtime,
     RuntimeName,
     RuntimePaths,
+    k0s_containerd_v3,
     runtime_paths,
 )
 from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Toleration
@@ -149,6 +150,7 @@ __all__ = [
     "Toleration",
     "Toolkit",
     "Workloads",
+    "k0s_containerd_v3",
     "node_config_profile",
     "runtime_paths",
 ]

@@ -28,6 +28,7 @@ from gpustack.profile.rules import (
     env,
     gitops,
     gpus,
+    k0s,
     node_configs,
     node_labels,
     profiles,
@@ -125,6 +126,14 @@ RULES: tuple[Rule, ...] = (
         summary="CRI-O only with distribution `generic` or `openshift` (k3s, RKE2, MicroK8s and"
         " k0s ship containerd; OpenShift runs CRI-O)",
         fix="set `runtime.name` to the runtime the distribution ships",
+    ),
+    Rule(
+        id="k0s-containerd-matches-release",
+        check=k0s.k0s_containerd_matches_release,
+        section="cluster",
+        summary="on k0s `runtime.version` agrees with the release's own containerd (1.7 up to"
+        " 1.35; 2.3, taking only version-3 config snippets, from 1.36)",
+        fix="remove `cluster.runtime.version`, or set `kubernetesVersion` to the k0s release",
     ),
     Rule(
         id="k3s-keeps-only-its-nvidia-handler",
