@@ -50,6 +50,10 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "rhcos-driver-needs-openshift": ("rhcos-outside-openshift", "$.driver.osTag"),
     "k0s-containerd-matches-release": ("k0s-136-containerd-17", "$.cluster.runtime.version"),
+    "default-images-outside-mirror": (
+        "mirror-misses-default-images",
+        "$.nodeFeatureDiscovery.image",
+    ),
     "product-matches-architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver-supports-gpu": ("b200-driver-too-old", "$.driver.version"),
     "driver-still-supports-gpu": ("k80-driver-too-new", "$.driver.version"),
@@ -468,3 +472,39 @@ def test_rules_reference_check_fails_when_stale(tmp_path: Path, where: str, code
     )
     assert proc.returncode == code, proc.stderr
     assert ("stale" in proc.stderr) == bool(code)
+
+
+MIRROR = "registry.corp.example:5000"
+
+
+@pytest.mark.parametrize(
+    ("sections", "flagged"),
+    [
+        # every image it names is on the mirror: the defaults left public are reported
+        ({"toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"}},
+         {"$.driver.image", "$.devicePlugin.image", "$.gpuFeatureDiscovery.image",
+          "$.nodeFeatureDiscovery.image", "$.driver.upgrade.image",
+          "$.driver.upgrade.kubectlImage"}),
+        # cluster.imageRegistry rehomes every default image
+        ({"cluster": {"imageRegistry": MIRROR},
+          "toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"}}, set()),
+        # not a mirror profile: it names a public image too
+        ({"toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"},
+          "devicePlugin": {"image": "ghcr.io/example/device-plugin"}}, set()),
+        # only an example job's image from a private registry: no component image named
+        ({"workloads": {"examples": [{"name": "a", "image": f"{MIRROR}/x/y:12.4-cuda12.4"}]}},
+         set()),
+        # day-2 operands off: nothing public left but what it names
+        ({"driver": {"image": f"{MIRROR}/nvidia/driver", "upgrade": {"driverManager": False}},
+          "toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"},
+          "devicePlugin": {"image": f"{MIRROR}/gpustack-dev/gpustack-device-plugin"},
+          "gpuFeatureDiscovery": {"enabled": False},
+          "nodeFeatureDiscovery": {"enabled": False}}, set()),
+    ],
+)  # fmt: skip
+def test_default_images_outside_mirror(sections: dict[str, Any], flagged: set[str]) -> None:
+    """Issue 19 item 9: an air-gapped profile that names its mirror per image (no
+    cluster.imageRegistry) is told which default images still come from public registries."""
+    p = Profile.from_dict({"metadata": {"name": "m"}, **sections})
+    got = {format_path(f.path) for f in rule("default-images-outside-mirror")(p)}
+    assert got == flagged

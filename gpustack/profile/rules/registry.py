@@ -29,6 +29,7 @@ from gpustack.profile.rules import (
     gitops,
     gpus,
     k0s,
+    mirror,
     node_configs,
     node_labels,
     profiles,
@@ -126,6 +127,17 @@ RULES: tuple[Rule, ...] = (
         summary="CRI-O only with distribution `generic` or `openshift` (k3s, RKE2, MicroK8s and"
         " k0s ship containerd; OpenShift runs CRI-O)",
         fix="set `runtime.name` to the runtime the distribution ships",
+    ),
+    Rule(
+        id="default-images-outside-mirror",
+        check=mirror.default_images_outside_mirror,
+        section="cluster",
+        summary="a profile that pulls images from a mirror (without `cluster.imageRegistry`)"
+        " leaves no rendered image at its public default (NFD, GFD and the driver manager are"
+        " on by default)",
+        fix="set `cluster.imageRegistry` to the mirror, or each image named; accept it where the"
+        " nodes reach the public registry",
+        acceptable=True,
     ),
     Rule(
         id="k0s-containerd-matches-release",
