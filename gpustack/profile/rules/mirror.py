@@ -16,7 +16,8 @@ from dataclasses import fields
 from typing import Any
 
 from gpustack import components
-from gpustack.profile.finding import Finding, JsonPath
+from gpustack.profile.finding import Finding
+from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
