@@ -354,17 +354,35 @@ OS_VERSION_LABEL: Final = "feature.node.kubernetes.io/system-os_release.VERSION_
 KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
 
 
+#: Where the MOFED wait reads the host's PCI devices (the host's /sys, read-only: the entries
+#: of ``bus/pci/devices`` are links into ``/sys/devices``).
+HOST_SYS_CTR: Final = "/host-sys"
+#: PCI vendor ID of Mellanox (NVIDIA networking): ConnectX NICs and BlueField DPUs.
+MELLANOX_VENDOR: Final = "0x15b3"
+
+
 def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
     """With GPUDirect RDMA from a MOFED driver container, wait for its ``.driver-ready`` before
     the GPU driver builds: built against the inbox RDMA stack, ``nvidia-peermem`` never loads.
-    A host MOFED (``useHostMofed``) is there before any pod: nothing to wait for."""
+    A host MOFED (``useHostMofed``) is there before any pod: nothing to wait for.
+
+    Only on nodes with a Mellanox device: NVIDIA's validator skips the MOFED check where NFD's
+    ``feature.node.kubernetes.io/pci-15b3.present`` is absent (``cmd/nvidia-validator``,
+    ``MOFED.validate``, gpu-operator v26.7.0), since no MOFED driver container runs there and the
+    wait would never end. gpustack reads the same fact where NFD reads it, the vendor of each PCI
+    device in the host's sysfs, so the step needs no API access."""
     rdma = props.rdma
     if not rdma.enabled or rdma.use_host_mofed:
         return []
+    devices = f"{HOST_SYS_CTR}/bus/pci/devices"
     script = (
+        f"if ! cat {devices}/*/vendor 2>/dev/null | grep -qx {MELLANOX_VENDOR}; then"
+        f' echo "no Mellanox device (PCI vendor {MELLANOX_VENDOR}): no MOFED driver to wait for";'
+        " exit 0; fi; "
         f'until [ -f "{MOFED_READY}" ]; do echo "waiting for the MOFED driver ({MOFED_READY})";'
         " sleep 5; done"
     )
+    sys = ds.mount(kube.host_path("host-sys", "/sys", "Directory"), HOST_SYS_CTR, read_only=True)
     volume = kube.host_path("run-mellanox-drivers", "/run/mellanox/drivers", "DirectoryOrCreate")
     container = k8s.Container(
         name=MOFED_WAIT_CONTAINER,
@@ -373,7 +391,10 @@ def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
         command=["sh", "-c", script],
         security_context=kube.unprivileged(),
         volume_mounts=[
-            ds.mount(volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer")
+            ds.mount(
+                volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer"
+            ),
+            sys,
         ],
     )
     return [container]

@@ -189,12 +189,45 @@ def test_mofed_wait_before_the_driver_builds_unless_host_mofed(synth: Synth) -> 
         assert "mofed-validation" not in names
 
 
-def test_mofed_wait_really_waits(tmp_path: Path, synth: Synth) -> None:
+def _pci_devices(root: Path, vendors: list[str]) -> Path:
+    """A fake host /sys with PCI devices of these vendors (links into /sys/devices, as Linux)."""
+    for i, vendor in enumerate(vendors):
+        device = root / "devices" / "pci0000:00" / f"0000:00:0{i}.0"
+        device.mkdir(parents=True)
+        (device / "vendor").write_text(vendor + "\n")
+        link = root / "bus" / "pci" / "devices" / device.name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../../..") / "devices" / "pci0000:00" / device.name)
+    return root
+
+
+def _mofed_script(synth: Synth, sys_root: Path, ready: Path) -> str:
     ds = driver_ds(synth, driver={"rdma": {"enabled": True}})
-    script = container(ds, "mofed-validation", init=True)["command"][-1]
+    init = container(ds, "mofed-validation", init=True)
+    assert mounts(init)["/host-sys"]["readOnly"] is True
+    script: str = init["command"][-1]
+    return (
+        script.replace("/run/mellanox/drivers/.driver-ready", str(ready))
+        .replace("/host-sys", str(sys_root))
+        .replace("sleep 5", "sleep 0.1")
+    )
+
+
+def test_mofed_wait_skips_nodes_without_a_mellanox_device(tmp_path: Path, synth: Synth) -> None:
+    """Issue 19 item 6: a GPU node without a Mellanox NIC runs no MOFED driver container; the
+    wait must not block its driver forever (NVIDIA's validator skips it there too)."""
+    sys_root = _pci_devices(tmp_path / "sys", ["0x10de", "0x8086"])
+    script = _mofed_script(synth, sys_root, tmp_path / ".driver-ready")
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=5)
+    assert done.returncode == 0
+    assert "no Mellanox device" in done.stdout
+
+
+def test_mofed_wait_really_waits(tmp_path: Path, synth: Synth) -> None:
     ready = tmp_path / ".driver-ready"
-    script = script.replace("/run/mellanox/drivers/.driver-ready", str(ready))
-    proc = subprocess.Popen(["sh", "-c", script.replace("sleep 5", "sleep 0.1")])
+    sys_root = _pci_devices(tmp_path / "sys", ["0x10de", "0x15b3"])
+    script = _mofed_script(synth, sys_root, ready)
+    proc = subprocess.Popen(["sh", "-c", script])
     try:
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=0.5)
