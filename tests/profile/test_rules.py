@@ -50,6 +50,8 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "rhcos-driver-needs-openshift": ("rhcos-outside-openshift", "$.driver.osTag"),
     "k0s-containerd-matches-release": ("k0s-136-containerd-17", "$.cluster.runtime.version"),
+    "gke-toolkit-in-driver-folder": ("gke-toolkit-usr-local", "$.toolkit.installDir"),
+    "gke-runtime-config-from-file": ("gke-command-source", "$.cluster.runtime.configSource"),
     "default-images-outside-mirror": (
         "mirror-misses-default-images",
         "$.nodeFeatureDiscovery.image",

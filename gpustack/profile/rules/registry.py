@@ -27,6 +27,7 @@ from gpustack.profile.rules import (
     driver,
     env,
     gitops,
+    gke,
     gpus,
     k0s,
     mirror,
@@ -138,6 +139,22 @@ RULES: tuple[Rule, ...] = (
         fix="set `cluster.imageRegistry` to the mirror, or each image named; accept it where the"
         " nodes reach the public registry",
         acceptable=True,
+    ),
+    Rule(
+        id="gke-toolkit-in-driver-folder",
+        check=gke.gke_toolkit_in_driver_folder,
+        section="toolkit",
+        summary="with GKE's driver (`hostDriverRoot: /home/kubernetes/bin/nvidia`) the toolkit"
+        " installs to that writable folder, not `/usr/local/nvidia` (read-only on COS)",
+        fix="set `toolkit.installDir: /home/kubernetes/bin/nvidia`",
+    ),
+    Rule(
+        id="gke-runtime-config-from-file",
+        check=gke.gke_runtime_config_from_file,
+        section="cluster",
+        summary="on GKE 1.33+ the toolkit reads containerd's config from the file, not its dump"
+        " (NVIDIA's GKE known issue)",
+        fix="set `cluster.runtime.configSource: [file]`",
     ),
     Rule(
         id="k0s-containerd-matches-release",
