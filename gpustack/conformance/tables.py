@@ -84,6 +84,10 @@ def _driver_enabled(p: Profile) -> bool:
     return p.driver.enabled
 
 
+def _openshift(p: Profile) -> bool:
+    return p.cluster.runtime.distribution == "openshift"
+
+
 def _precompiled(p: Profile) -> bool:
     return p.driver.use_precompiled
 
@@ -208,6 +212,11 @@ FACTS: Final[tuple[Fact, ...]] = (
          " the peer-memory module", _src(f"{GOLDEN}/driver-rdma.yaml"),
          lambda r: None if r.container("nvidia-peermem-ctr") else "no nvidia-peermem-ctr",
          when=_rdma),
+    Fact("driver", "RBAC", "on OpenShift the ServiceAccount may use the privileged SCC (the"
+         " operator's Role per operand, resourceNames: [privileged]); without it SCC admission"
+         " refuses the pod", _src("assets/state-driver/0200_role.yaml"),
+         c.granted("Role", "gpustack-scc-privileged", "security.openshift.io",
+                   "securitycontextconstraints", "use"), when=_openshift),
     # --- driver manager -------------------------------------------------------------------
     Fact("driver-manager", "init containers", "k8s-driver-manager runs first in the driver pod"
          " (transformDriverManagerInitContainer)", _src(f"{GOLDEN}/driver-full-spec.yaml"),
@@ -430,6 +439,16 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
         "CAP_SYS_ADMIN, run as root (dcgm-exporter's own manifests)",
         "least privilege: DCGM needs SYS_ADMIN for profiling metrics only", DCGM_DS,
         c.not_privileged(DCGM),
+    ),
+    Divergence(
+        "driver", "RBAC", "on OpenShift, a Role per operand granting use of the privileged SCC",
+        "one Role gpustack-scc-privileged bound to the group of the stack namespace's"
+        " ServiceAccounts", "every gpustack pod in that namespace is a host daemon, and one"
+        " binding cannot miss an operand added later", _src("assets/state-driver/0200_role.yaml"),
+        lambda r: None if any(
+            o.get("kind") == "RoleBinding" and o["metadata"]["name"] == "gpustack-scc-privileged"
+            and o["subjects"][0]["kind"] == "Group" for o in r.objects
+        ) else "no group binding of gpustack-scc-privileged", when=_openshift,
     ),
     Divergence(
         "driver", "node selection", "nodeSelector nvidia.com/gpu.deploy.driver=true",
