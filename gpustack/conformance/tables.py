@@ -88,6 +88,10 @@ def _openshift(p: Profile) -> bool:
     return p.cluster.runtime.distribution == "openshift"
 
 
+def _dtk(p: Profile) -> bool:
+    return _openshift(p) and p.driver.enabled and p.driver.driver_toolkit.image is not None
+
+
 def _precompiled(p: Profile) -> bool:
     return p.driver.use_precompiled
 
@@ -217,6 +221,15 @@ FACTS: Final[tuple[Fact, ...]] = (
          " refuses the pod", _src("assets/state-driver/0200_role.yaml"),
          c.granted("Role", "gpustack-scc-privileged", "security.openshift.io",
                    "securitycontextconstraints", "use"), when=_openshift),
+    Fact("driver", "init containers", "on OpenShift the modules are built in the"
+         " openshift-driver-toolkit-ctr side-car (the Driver Toolkit image of the nodes' release,"
+         " privileged, sharing /mnt/shared-nvidia-driver-toolkit with the driver container)",
+         _src(f"{GOLDEN}/driver-openshift-drivertoolkit.yaml"),
+         c.host_path("openshift-driver-toolkit-ctr", "/etc/os-release"), when=_dtk),
+    Fact("driver", "node selection", "with the Driver Toolkit the pod runs only on nodes of its"
+         " RHCOS build (NFD's system-os_release.OSTREE_VERSION)",
+         _src(f"{GOLDEN}/driver-openshift-drivertoolkit.yaml"),
+         c.selects_on("feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"), when=_dtk),
     # --- driver manager -------------------------------------------------------------------
     Fact("driver-manager", "init containers", "k8s-driver-manager runs first in the driver pod"
          " (transformDriverManagerInitContainer)", _src(f"{GOLDEN}/driver-full-spec.yaml"),

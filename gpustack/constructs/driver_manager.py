@@ -219,6 +219,8 @@ def config_digest(props: DriverProps) -> str:
         "repoConfig": props.repo_config[0] if props.repo_config else "",
         "certConfig": props.cert_config[0] if props.cert_config else "",
     }
+    if props.driver_toolkit is not None:  # OpenShift: the side-car's image builds the modules
+        state["driverToolkitImage"] = props.driver_toolkit.image or ""
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
 
 

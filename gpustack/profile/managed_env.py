@@ -19,6 +19,8 @@ _RUNTIME = "cluster.runtime"
 DRIVER: Final[dict[str, str | None]] = {
     "KERNEL_MODULE_TYPE": "driver.kernelModuleType",
     "NVIDIA_VISIBLE_DEVICES": None,
+    "OPENSHIFT_VERSION": "driver.driverToolkit.openshiftVersion",
+    "RHCOS_VERSION": "driver.driverToolkit.rhcosVersion",
     "GPU_DIRECT_RDMA_ENABLED": "driver.rdma.enabled",
     "USE_HOST_MOFED": "driver.rdma.useHostMofed",
     "NODE_NAME": None,

@@ -545,3 +545,41 @@ def test_precompiled_driver_runs_only_on_its_kernel(synth: Synth) -> None:
 def test_driver_container_asks_for_no_gpu(synth: Synth) -> None:
     c = container(driver_ds(synth, driver={}), CTR)
     assert env(c)["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+DTK = {
+    "image": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + "7" * 64,
+    "rhcosVersion": "418.94.202501221327-0",
+    "openshiftVersion": "4.18",
+}
+
+
+def _openshift_driver(synth: Synth, **driver: Any) -> dict[str, Any]:
+    runtime = {"name": "crio", "distribution": "openshift"}
+    data = profile(cluster={"runtime": runtime}, driver={"osTag": "rhcos4.18", **driver})
+    return find(synth(data), "DaemonSet", DS)
+
+
+def test_openshift_builds_the_driver_in_the_driver_toolkit_side_car(synth: Synth) -> None:
+    """Issue 19 item 3: on RHCOS the driver builds in OpenShift's Driver Toolkit side-car, as the
+    GPU Operator renders it (golden/driver-openshift-drivertoolkit.yaml, v26.7.0)."""
+    ds = _openshift_driver(synth, driverToolkit=DTK)
+    main, side = container(ds, CTR), container(ds, "openshift-driver-toolkit-ctr")
+    assert main["command"] == ["ocp_dtk_entrypoint"] and main["args"] == ["nv-ctr-run-with-dtk"]
+    assert env(main)["OPENSHIFT_VERSION"] == "4.18"
+    assert side["image"] == DTK["image"]
+    assert env(side)["RHCOS_VERSION"] == DTK["rhcosVersion"]
+    assert env(side)["DRIVER_CONFIG_DIGEST"] == env(main)["DRIVER_CONFIG_DIGEST"]
+    assert "dtk-build-driver" in side["args"][0] and "dir_prepared" in side["args"][0]
+    shared = "/mnt/shared-nvidia-driver-toolkit"
+    assert shared in mounts(main) and shared in mounts(side)
+    assert {"/var/log", "/host-etc/os-release", "/lib/firmware"} <= set(mounts(side))
+    assert side["securityContext"]["privileged"] is True
+    terms = pod_spec(ds)["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
+    pin = {"key": "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION",
+           "operator": "In", "values": [DTK["rhcosVersion"]]}  # fmt: skip
+    assert all(pin in term["matchExpressions"] for term in terms)
+    plain = driver_ds(synth, driver={})
+    assert [c["name"] for c in pod_spec(plain)["containers"]] == [CTR]
+    assert container(plain, CTR)["command"] == ["nvidia-driver"]

@@ -49,6 +49,10 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
     "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
     "rhcos-driver-needs-openshift": ("rhcos-outside-openshift", "$.driver.osTag"),
+    "openshift-driver-needs-driver-toolkit": (
+        "openshift-driver-without-dtk",
+        "$.driver.driverToolkit.image",
+    ),
     "k0s-containerd-matches-release": ("k0s-136-containerd-17", "$.cluster.runtime.version"),
     "gke-toolkit-in-driver-folder": ("gke-toolkit-usr-local", "$.toolkit.installDir"),
     "gke-runtime-config-from-file": ("gke-command-source", "$.cluster.runtime.configSource"),

@@ -165,3 +165,31 @@ def open_modules_need_r515(p: Profile) -> Iterator[Finding]:
             f"driver {p.driver.version} has no open GPU kernel modules; they ship from {first}",
             f"set driver.version to {first} or newer, or kernelModuleType: proprietary",
         )
+
+
+def openshift_driver_needs_driver_toolkit(p: Profile) -> Iterator[Finding]:
+    # On RHCOS the driver container builds its modules in OpenShift's Driver Toolkit side-car
+    # (the GPU Operator's transformOpenShiftDriverToolkitContainer, v26.7.0): without the
+    # toolkit image of the nodes' release it has no kernel headers and never loads a driver.
+    d = p.driver
+    if not d.enabled or d.use_precompiled or p.cluster.runtime.distribution != "openshift":
+        return
+    dtk = d.driver_toolkit
+    missing = [
+        name
+        for name, value in (
+            ("image", dtk.image),
+            ("rhcosVersion", dtk.rhcos_version),
+            ("openshiftVersion", dtk.openshift_version),
+        )
+        if value is None
+    ]
+    if missing:
+        yield Finding(
+            ("driver", "driverToolkit", missing[0]),
+            "on OpenShift the driver is built in the Driver Toolkit side-car, but"
+            f" driver.driverToolkit lacks {', '.join(missing)}",
+            "set driver.driverToolkit.image (oc adm release info --image-for=driver-toolkit),"
+            " rhcosVersion (the nodes' OSTREE_VERSION label) and openshiftVersion, or set"
+            " driver.enabled: false with a preinstalled driver",
+        )

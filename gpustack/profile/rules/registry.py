@@ -277,6 +277,14 @@ RULES: tuple[Rule, ...] = (
         fix="set `cluster.runtime.distribution: openshift`, or the nodes' real OS tag",
     ),
     Rule(
+        id="openshift-driver-needs-driver-toolkit",
+        check=driver.openshift_driver_needs_driver_toolkit,
+        section="driver",
+        summary="on OpenShift the driver container names the Driver Toolkit image, RHCOS build and"
+        " OpenShift release its build side-car needs",
+        fix="set `driver.driverToolkit.image`, `rhcosVersion` and `openshiftVersion`",
+    ),
+    Rule(
         id="host-mofed-needs-rdma",
         check=driver.host_mofed_needs_rdma,
         section="driver",
