@@ -514,3 +514,27 @@ def test_default_images_outside_mirror(sections: dict[str, Any], flagged: set[st
     p = Profile.from_dict({"metadata": {"name": "m"}, **sections})
     got = {format_path(f.path) for f in rule("default-images-outside-mirror")(p)}
     assert got == flagged
+
+
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [("595.91.07", "13.2"), ("595.45.04", "13.2"), ("590.44.01", "13.1"), ("580.105.08", "13.0"),
+     ("570.133.20", "12.8"), ("450.51.05", "11.0"), ("440.33.01", None)],
+)  # fmt: skip
+def test_native_cuda_of_a_driver(driver: str, cuda: str | None) -> None:
+    assert catalog.native_cuda(driver) == cuda
+
+
+def test_the_default_driver_runs_every_cuda_family_and_drops_pre_turing() -> None:
+    """The v26.7.0 default (R595) runs CUDA 12.x and 13.x, and no longer Maxwell to Volta."""
+    default = Profile.from_dict({"metadata": {"name": "d"}}).driver
+    assert catalog.native_cuda(default.version) == "13.2"
+    for family, floor in catalog.CUDA_FAMILY_FLOOR.items():
+        if family >= 12:
+            assert catalog.parse_driver(default.version) >= catalog.parse_driver(floor)
+    dropped = {
+        a.name
+        for a in catalog.ARCHITECTURES.values()
+        if a.last_driver_branch is not None and int(default.branch) > a.last_driver_branch
+    }
+    assert dropped == {"kepler", "maxwell", "pascal", "volta"}  # fmt: skip
