@@ -129,10 +129,27 @@ def test_readme_check_reports_a_stale_section(
     tmp_path: Path, monkeypatch: Any, capsys: Any
 ) -> None:
     stale = tmp_path / "README.md"
-    stale.write_text(f"# x\n{readme.BEGIN}\nold\n{readme.END}\n")
+    stale.write_text(
+        f"# x\n{readme.BEGIN}\nold\n{readme.END}\n{readme.VERSIONS_BEGIN}\n{readme.VERSIONS_END}\n"
+    )
     monkeypatch.setattr(readme, "README", stale)
     assert readme.main(["--check"]) == 1
     assert "stale" in capsys.readouterr().err
     assert stale.read_text().count("old") == 1  # --check writes nothing
     assert readme.main([]) == 0
     assert readme.main(["--check"]) == 0
+
+
+def test_readme_states_the_default_versions() -> None:
+    """The README's versions table is the model's defaults (issue 19: the v26.7.0 matrix)."""
+    text = readme.README.read_text(encoding="utf-8")
+    defaults = Profile.from_dict({"metadata": {"name": "d"}})
+    for ref in (
+        defaults.toolkit.image_ref(),
+        defaults.mig_manager.image_ref(),
+        defaults.node_feature_discovery.image_ref(),
+        defaults.dcgm_exporter.image_ref(),
+        defaults.driver.upgrade.image_ref(),
+        f"{defaults.driver.image}:{defaults.driver.version}",
+    ):
+        assert f"`{ref}" in text, ref
