@@ -221,7 +221,7 @@ FACTS: Final[tuple[Fact, ...]] = (
          " refuses the pod", _src("assets/state-driver/0200_role.yaml"),
          c.granted("Role", "gpustack-scc-privileged", "security.openshift.io",
                    "securitycontextconstraints", "use"), when=_openshift),
-    Fact("driver", "init containers", "on OpenShift the modules are built in the"
+    Fact("driver", "side-cars", "on OpenShift the modules are built in the"
          " openshift-driver-toolkit-ctr side-car (the Driver Toolkit image of the nodes' release,"
          " privileged, sharing /mnt/shared-nvidia-driver-toolkit with the driver container)",
          _src(f"{GOLDEN}/driver-openshift-drivertoolkit.yaml"),
