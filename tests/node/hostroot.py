@@ -26,6 +26,9 @@ markers); layouts follow each distribution's documentation and source (see
 containerd's ``imports``: 1.7 replaces a plugin's whole table with an import's
 (``mergeConfig`` in ``services/server/config/config.go``, v1.7.27); 2.x merges them
 (``cmd/containerd/server/config/config.go``, v2.0.0, has no such replacement).
+- GKE on Container-Optimized OS: containerd 2.x, ``/usr`` read-only, the driver from GKE's
+  installer under ``/home/kubernetes/bin/nvidia``, a writable folder where NVIDIA's GKE guide
+  also installs the toolkit (cloud-native-docs ``gpu-operator/google-gke.rst``).
 - CRI-O: ``crio.conf`` then ``crio.conf.d/*`` in order; OCI hooks from ``hooks_dir``
   (default ``/usr/share/containers/oci/hooks.d``). RHCOS: ``/usr`` is read-only and its
   ``crio.conf`` also lists ``/run/containers/oci/hooks.d``.
@@ -203,6 +206,8 @@ runtime_type = "oci"
 runtime_root = "/run/runc"
 """
 CRIO_DEFAULT_HOOKS = ["/usr/share/containers/oci/hooks.d"]
+#: Where GKE's driver installer puts the driver.
+GKE_DRIVER = "/home/kubernetes/bin/nvidia"
 
 
 def merge(into: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
@@ -310,6 +315,8 @@ class Distribution:
     extra: dict[str, Any] = field(default_factory=dict)
     #: Other ``cluster`` settings of the profile (the Kubernetes release, for k0s).
     cluster: dict[str, Any] = field(default_factory=dict)
+    #: Other profile sections the distribution needs (GKE: its host driver and toolkit folder).
+    sections: dict[str, Any] = field(default_factory=dict)
 
     def build(self, root: Path) -> None:
         for path, text in self.files.items():
@@ -497,6 +504,21 @@ DISTRIBUTIONS: tuple[Distribution, ...] = (
         regenerate=_k0s_136_regenerate,
         containerd="/var/lib/k0s/bin/containerd",
         marker=("/etc/k0s/containerd.toml", K0S_MARKER),
+    ),
+    Distribution(
+        name="gke-cos",
+        runtime={"configSource": ["file"]},
+        sections={
+            "driver": {"enabled": False, "hostDriverRoot": GKE_DRIVER},
+            "toolkit": {"installDir": GKE_DRIVER},
+        },
+        files={
+            "/etc/containerd/config.toml": CONTAINERD_2,
+            f"{GKE_DRIVER}/bin/nvidia-smi": "#!/bin/sh\n",
+        },
+        load=lambda root: load_containerd(root, "/etc/containerd/config.toml"),
+        containerd="/home/kubernetes/bin/containerd",
+        read_only=("/usr",),
     ),
     Distribution(
         name="crio",

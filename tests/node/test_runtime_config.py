@@ -51,7 +51,8 @@ def run_node(
 ) -> tuple[Loaded, list[str], dict[str, str]]:
     """Boot the fake node, run the toolkit as synthesized, regenerate; returns what the runtime
     loads, the RuntimeClass handlers gpustack declared and the installer's env."""
-    objects = synth(merge(profile(cluster={"runtime": dist.runtime, **dist.cluster}), sections))
+    base = merge(profile(cluster={"runtime": dist.runtime, **dist.cluster}), dist.sections)
+    objects = synth(merge(base, sections))
     ds = find(objects, "DaemonSet", DS)
     ctr = container(ds, CTR)
     installer_env = {k: v for k, v in env(ctr).items() if isinstance(v, str)}
@@ -213,3 +214,15 @@ def test_containerd_17_replaces_plugin_tables_from_imports(tmp_path: Path) -> No
     assert "sandbox_image" not in old.tree["plugins"][CRI_PLUGIN[2]]
     new = _handlers_only_node(tmp_path, "containerd-2.x")
     assert set(new.handlers()) == {"runc", "nvidia"}
+
+
+def test_gke_toolkit_cannot_install_under_usr_local(synth: Synth, tmp_path: Path) -> None:
+    """Issue 19 item 4: on COS /usr is read-only; the toolkit at its default install dir
+    (what gpustack rendered for GKE before) cannot install, in GKE's driver folder it can."""
+    dist = BY_NAME["gke-cos"]
+    with pytest.raises(ReadOnlyError):
+        run_node(synth, dist, tmp_path / "old", {"toolkit": {"installDir": "/usr/local/nvidia"}})
+    loaded, _, installer_env = run_node(synth, dist, tmp_path / "new", {})
+    assert installer_env["ROOT"] == "/home/kubernetes/bin/nvidia"
+    assert installer_env["RUNTIME_CONFIG_SOURCE"] == "file"
+    assert "nvidia" in loaded.handlers()
