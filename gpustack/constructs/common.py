@@ -3,6 +3,15 @@ NetworkPolicy that lets no connection into the stack's pods.
 
 The Namespace is labelled for the ``privileged`` Pod Security level: the driver and toolkit pods
 are privileged host daemons, and the ``baseline``/``restricted`` levels would reject them.
+
+On OpenShift that label is not enough: SecurityContextConstraints admission gives a pod only an
+SCC its ServiceAccount may ``use``, and the default ``restricted-v2`` refuses privileged
+containers, host paths and host PIDs. The GPU Operator grants each operand's ServiceAccount
+``use`` of the ``privileged`` SCC (a Role per operand, e.g. ``assets/state-dcgm-exporter/
+0200_role.yaml`` at v26.7.0, ``resourceNames: [privileged]``). gpustack grants the same in one
+Role of the stack's namespace, bound to that namespace's ServiceAccounts (the group
+``system:serviceaccounts:<namespace>``): every gpustack pod there is a host daemon. A pod that
+needs no privilege still gets the most restrictive SCC it satisfies.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from constructs import Construct
 from gpustack.constructs import dcgm_exporter
 from gpustack.constructs.kube import object_meta
 from gpustack.constructs.labels import PART_OF, Identity, selector_labels
+from gpustack.constructs.rbac import Access
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
 
@@ -31,6 +41,19 @@ METRICS_POLICY: Final = "gpustack-allow-gpu-metrics"
 DCGM_EXPORTER_POD: Final = selector_labels(dcgm_exporter.NAME, dcgm_exporter.COMPONENT)
 DCGM_METRICS_PORT: Final = 9400
 PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
+
+#: OpenShift: the Role (and its binding) that lets the stack's pods use the privileged SCC.
+SCC_ROLE: Final = "gpustack-scc-privileged"
+SCC_RULES: Final = (
+    Access(
+        "security.openshift.io",
+        ("securitycontextconstraints",),
+        ("use",),
+        "OpenShift admits the stack's host daemons (privileged containers, host paths, host PID)"
+        " only with the privileged SCC",
+        names=("privileged",),
+    ),
+)
 
 _POD_SECURITY: Final = {
     f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
@@ -49,6 +72,7 @@ class CommonProps:
       :func:`gpustack.constructs.runtime.runtime_classes`.
     - ``metrics_from``: with the DCGM exporter, the (namespace, pod) label selectors of who may
       scrape its metrics port (``dcgmExporter.metricsFrom``); ``None`` without.
+    - ``openshift``: ``cluster.runtime.distribution: openshift`` (the SCC grant, see above).
 
     No ``version``: nothing here runs a versioned image, so these objects carry no version label
     and a toolkit or driver bump leaves them alone.
@@ -58,6 +82,7 @@ class CommonProps:
     labels: tuple[tuple[str, str], ...]
     runtime_classes: tuple[str, ...]
     metrics_from: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None
+    openshift: bool
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -73,6 +98,7 @@ class CommonProps:
                 if profile.dcgm_exporter.enabled
                 else None
             ),
+            openshift=profile.cluster.runtime.distribution == "openshift",
         )
 
 
@@ -80,7 +106,8 @@ class Common(Construct):
     """The Namespace (privileged Pod Security), the GPU RuntimeClasses and the NetworkPolicy
     ``gpustack-deny-ingress`` (no ingress to any pod labelled ``part-of: gpustack``).
 
-    No RBAC: nothing here runs.
+    No RBAC for itself: nothing here runs. On OpenShift, the Role :data:`SCC_ROLE` and its
+    binding for the stack's ServiceAccounts.
     """
 
     def __init__(self, scope: Construct, id: str, props: CommonProps) -> None:
@@ -152,6 +179,8 @@ class Common(Construct):
                     ],
                 ),
             )
+        if props.openshift:
+            self._scc_grant(ident)
         for name in props.runtime_classes:
             k8s.KubeRuntimeClass(
                 self,
@@ -161,3 +190,24 @@ class Common(Construct):
                     name, namespace=None, labels=ident.labels(), annotations=ident.annotations()
                 ),
             )
+
+    def _scc_grant(self, ident: Identity) -> None:
+        """``use`` of the privileged SCC for every ServiceAccount of the stack's namespace."""
+        namespace = self.props.namespace
+        meta = object_meta(
+            SCC_ROLE, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
+        )
+        k8s.KubeRole(self, "scc-role", metadata=meta, rules=[r.rule() for r in SCC_RULES])
+        k8s.KubeRoleBinding(
+            self,
+            "scc-binding",
+            metadata=meta,
+            role_ref=k8s.RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name=SCC_ROLE),
+            subjects=[
+                k8s.Subject(
+                    kind="Group",
+                    name=f"system:serviceaccounts:{namespace}",
+                    api_group="rbac.authorization.k8s.io",
+                )
+            ],
+        )

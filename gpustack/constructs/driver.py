@@ -35,6 +35,7 @@ from gpustack.constructs.scripts import (
 from gpustack.profile.model import (
     DRIVER_CONTAINER_ROOT,
     DRIVER_OS_PATHS,
+    DriverToolkit,
     KernelModuleType,
     Profile,
     Rdma,
@@ -92,6 +93,16 @@ class DriverProps:
       (``feature.node.kubernetes.io/system-os_release.ID``/``.VERSION_ID``) gets no driver pod
       instead of one that pulls an image for another OS and fails to build; nodes without those
       labels are taken to run that OS (see :func:`os_affinity`).
+    - ``precompiled_kernel``: the kernel a precompiled image was built for (``None`` when the
+      driver builds on the node): the pod runs only where NFD's
+      ``feature.node.kubernetes.io/kernel-version.full`` is that kernel, as the GPU Operator's
+      ``transformPrecompiledDriverDaemonset`` pins it (``controllers/object_controls.go``,
+      ``golden/driver-precompiled.yaml``, v26.7.0). Without it, a node whose kernel was updated
+      would load modules built for another kernel.
+    - ``driver_toolkit``: on OpenShift, ``driver.driverToolkit`` (all three values set; the
+      rule ``openshift-driver-needs-driver-toolkit`` sees to it): the modules are built in an
+      ``openshift-driver-toolkit-ctr`` side-car, and the pod runs only on nodes of that RHCOS
+      build (see :func:`dtk_container`). ``None`` elsewhere.
     - ``peermem_liveness``: the sidecar's livenessProbe (``nvidia-driver probe_nvidia_peermem``).
       Default every 30 s, 10 s timeout, restart after 3 failures (about 90 s without the module;
       the restarted sidecar loads it again). Its startupProbe runs the same command with the
@@ -112,6 +123,8 @@ class DriverProps:
     #: NVIDIA's driver manager (``driver.upgrade``), ``None`` without; see
     #: :mod:`gpustack.constructs.driver_manager`.
     manager: DriverManagerProps | None
+    precompiled_kernel: str | None
+    driver_toolkit: DriverToolkit | None
     termination_grace_period_seconds: int = 300
     peermem_liveness: LivenessProbe = field(default_factory=LivenessProbe)
 
@@ -137,6 +150,8 @@ class DriverProps:
             rdma=d.rdma,
             os_release=d.os_release,
             manager=DriverManagerProps.from_profile(profile),
+            precompiled_kernel=d.kernel_version if d.use_precompiled else None,
+            driver_toolkit=_driver_toolkit(profile),
         )
 
 
@@ -252,16 +267,28 @@ class NvidiaDriver(Construct):
             if rdma
             else []
         )
+        dtk = props.driver_toolkit
+        if dtk is not None:
+            shared = ds.mount(
+                k8s.Volume(name=DTK_VOLUME, empty_dir=k8s.EmptyDirVolumeSource()), DTK_SHARED
+            )
+            mounts.append(shared)
         container = kube.main_container(
             CONTAINER,
             props.container,
-            command=["nvidia-driver"],
-            args=["init"],
+            # with the Driver Toolkit the driver image prepares the shared folder and waits for
+            # the side-car's build (the GPU Operator's golden driver-openshift-drivertoolkit.yaml)
+            command=["ocp_dtk_entrypoint"] if dtk else ["nvidia-driver"],
+            args=["nv-ctr-run-with-dtk"] if dtk else ["init"],
             env=kube.env_list(
                 [
+                    # no GPU injection even where the NVIDIA runtime is the default handler
+                    # (the GPU Operator sets it too: golden/driver-minimal.yaml, v26.7.0)
+                    ("NVIDIA_VISIBLE_DEVICES", "void"),
                     ("KERNEL_MODULE_TYPE", props.kernel_module_type),
                     *rdma_env,
                     *([(DIGEST_ENV, digest)] if digest else []),
+                    *([("OPENSHIFT_VERSION", dtk.openshift_version or "")] if dtk else []),
                 ],
                 props.container.env,
                 field_refs={"NODE_NAME": "spec.nodeName", "NODE_IP": "status.hostIP"},
@@ -278,6 +305,8 @@ class NvidiaDriver(Construct):
             volume_mounts=mounts,
         )
         containers = [container]
+        if dtk is not None:
+            containers.append(dtk_container(props, dtk, digest, [shared, *by_volume.values()]))
         if rdma:
             containers.append(self._peermem_container(props, rdma_env, by_volume))
         one_per_node = k8s.PodAntiAffinity(
@@ -301,7 +330,8 @@ class NvidiaDriver(Construct):
             host_pid=True,
             termination_grace_period_seconds=props.termination_grace_period_seconds,
             affinity=k8s.Affinity(
-                pod_anti_affinity=one_per_node, node_affinity=os_affinity(props.os_release)
+                pod_anti_affinity=one_per_node,
+                node_affinity=os_affinity(props.os_release, _pinned(props)),
             ),
         )
 
@@ -340,19 +370,90 @@ MOFED_WAIT_CONTAINER: Final = "mofed-validation"
 #: Node Feature Discovery's labels for ``/etc/os-release`` ``ID`` and ``VERSION_ID``.
 OS_ID_LABEL: Final = "feature.node.kubernetes.io/system-os_release.ID"
 OS_VERSION_LABEL: Final = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
+#: Node Feature Discovery's label for the running kernel (``uname -r``).
+KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
+#: Node Feature Discovery's label for the RHCOS build (``/etc/os-release`` ``OSTREE_VERSION``).
+OSTREE_LABEL: Final = "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"
+#: The Driver Toolkit side-car and the folder it shares with the driver container.
+DTK_CONTAINER: Final = "openshift-driver-toolkit-ctr"
+DTK_VOLUME: Final = "shared-nvidia-driver-toolkit"
+DTK_SHARED: Final = "/mnt/shared-nvidia-driver-toolkit"
+#: The driver container's mounts the side-car also needs (its build writes the same places).
+_DTK_MOUNTS: Final = (
+    "var-log", "host-os-release", "firmware-search-path", "nv-firmware", "mlnx-ofed-usr-src",
+)  # fmt: skip
+
+
+def _driver_toolkit(profile: Profile) -> DriverToolkit | None:
+    d = profile.driver
+    dtk = d.driver_toolkit
+    on_openshift = profile.cluster.runtime.distribution == "openshift"
+    if not on_openshift or not d.enabled or d.use_precompiled or dtk.image is None:
+        return None
+    return dtk
+
+
+def dtk_container(
+    props: DriverProps, dtk: DriverToolkit, digest: str | None, mounts: list[k8s.VolumeMount]
+) -> k8s.Container:
+    """``openshift-driver-toolkit-ctr``: waits until the driver container has copied its build
+    scripts to the shared folder, then builds the modules with the Driver Toolkit's kernel
+    packages (as the GPU Operator's ``transformOpenShiftDriverToolkitContainer``, v26.7.0)."""
+    script = (
+        f"until [ -f {DTK_SHARED}/dir_prepared ]; do echo waiting for {CONTAINER} to prepare"
+        f" the shared directory; sleep 10; done; exec {DTK_SHARED}/ocp_dtk_entrypoint"
+        " dtk-build-driver"
+    )
+    wanted = {DTK_VOLUME, *_DTK_MOUNTS}
+    return k8s.Container(
+        name=DTK_CONTAINER,
+        image=dtk.image,
+        image_pull_policy=props.container.image_pull_policy,
+        command=["bash", "-xc"],
+        args=[script],
+        env=kube.env_list(
+            [
+                ("RHCOS_VERSION", dtk.rhcos_version or ""),
+                ("NVIDIA_VISIBLE_DEVICES", "void"),
+                *([(DIGEST_ENV, digest)] if digest else []),
+            ]
+        ),
+        security_context=k8s.SecurityContext(
+            privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
+        ),
+        volume_mounts=[m for m in mounts if m.name in wanted],
+    )
+
+
+#: Where the MOFED wait reads the host's PCI devices (the host's /sys, read-only: the entries
+#: of ``bus/pci/devices`` are links into ``/sys/devices``).
+HOST_SYS_CTR: Final = "/host-sys"
+#: PCI vendor ID of Mellanox (NVIDIA networking): ConnectX NICs and BlueField DPUs.
+MELLANOX_VENDOR: Final = "0x15b3"
 
 
 def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
     """With GPUDirect RDMA from a MOFED driver container, wait for its ``.driver-ready`` before
     the GPU driver builds: built against the inbox RDMA stack, ``nvidia-peermem`` never loads.
-    A host MOFED (``useHostMofed``) is there before any pod: nothing to wait for."""
+    A host MOFED (``useHostMofed``) is there before any pod: nothing to wait for.
+
+    Only on nodes with a Mellanox device: NVIDIA's validator skips the MOFED check where NFD's
+    ``feature.node.kubernetes.io/pci-15b3.present`` is absent (``cmd/nvidia-validator``,
+    ``MOFED.validate``, gpu-operator v26.7.0), since no MOFED driver container runs there and the
+    wait would never end. gpustack reads the same fact where NFD reads it, the vendor of each PCI
+    device in the host's sysfs, so the step needs no API access."""
     rdma = props.rdma
     if not rdma.enabled or rdma.use_host_mofed:
         return []
+    devices = f"{HOST_SYS_CTR}/bus/pci/devices"
     script = (
+        f"if ! cat {devices}/*/vendor 2>/dev/null | grep -qx {MELLANOX_VENDOR}; then"
+        f' echo "no Mellanox device (PCI vendor {MELLANOX_VENDOR}): no MOFED driver to wait for";'
+        " exit 0; fi; "
         f'until [ -f "{MOFED_READY}" ]; do echo "waiting for the MOFED driver ({MOFED_READY})";'
         " sleep 5; done"
     )
+    sys = ds.mount(kube.host_path("host-sys", "/sys", "Directory"), HOST_SYS_CTR, read_only=True)
     volume = kube.host_path("run-mellanox-drivers", "/run/mellanox/drivers", "DirectoryOrCreate")
     container = k8s.Container(
         name=MOFED_WAIT_CONTAINER,
@@ -361,29 +462,55 @@ def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
         command=["sh", "-c", script],
         security_context=kube.unprivileged(),
         volume_mounts=[
-            ds.mount(volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer")
+            ds.mount(
+                volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer"
+            ),
+            sys,
         ],
     )
     return [container]
 
 
-def os_affinity(os_release: tuple[str, str]) -> k8s.NodeAffinity:
+def _pinned(props: DriverProps) -> tuple[tuple[str, str], ...]:
+    """NFD labels a node must carry this value of: the precompiled kernel, the RHCOS build."""
+    pins: list[tuple[str, str]] = []
+    if props.precompiled_kernel:
+        pins.append((KERNEL_LABEL, props.precompiled_kernel))
+    if props.driver_toolkit is not None and props.driver_toolkit.rhcos_version:
+        pins.append((OSTREE_LABEL, props.driver_toolkit.rhcos_version))
+    return tuple(pins)
+
+
+def os_affinity(
+    os_release: tuple[str, str], pinned: tuple[tuple[str, str], ...] = ()
+) -> k8s.NodeAffinity:
     """Keep the driver off nodes that Node Feature Discovery says run another OS.
 
     One image serves one OS release (``driver.osTag``); the GPU Operator picks the tag per node
     from these labels. gpustack's profile names one OS (a fleet's GPU nodes normally share an
     image): a node labelled with another OS is left without a driver pod rather than given one
     that cannot build, and a node without the labels (no NFD) is taken to run that OS.
+
+    ``pinned`` labels (a precompiled kernel's ``kernel-version.full``, a Driver Toolkit's RHCOS
+    ``OSTREE_VERSION``) are required by both terms: a node without the label gets no pod (as
+    with the GPU Operator's nodeSelector), since modules built for another kernel do not load.
     """
     os_id, version = os_release
+    required = [
+        k8s.NodeSelectorRequirement(key=key, operator="In", values=[value]) for key, value in pinned
+    ]
     match = k8s.NodeSelectorTerm(
         match_expressions=[
             k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="In", values=[os_id]),
             k8s.NodeSelectorRequirement(key=OS_VERSION_LABEL, operator="In", values=[version]),
+            *required,
         ]
     )
     unlabelled = k8s.NodeSelectorTerm(
-        match_expressions=[k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="DoesNotExist")]
+        match_expressions=[
+            k8s.NodeSelectorRequirement(key=OS_ID_LABEL, operator="DoesNotExist"),
+            *required,
+        ]
     )
     return k8s.NodeAffinity(
         required_during_scheduling_ignored_during_execution=k8s.NodeSelector(

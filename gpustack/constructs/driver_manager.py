@@ -14,15 +14,20 @@ profile deploys to ``true`` where it is absent or empty (never overriding ``fals
 it uses the ``kubectl`` of the GPU Operator image (``driver.upgrade.kubectlImage``),
 and the same ServiceAccount. With ``required`` the labels are the administrator's, untouched.
 
-The driver manager calls the API, so the driver's ServiceAccount gets :data:`RULES` (a
+The driver manager calls the API, so the driver's ServiceAccount gets :func:`rules` (a
 ClusterRole: nodes are cluster-scoped, and GPU pods live in any namespace) and a token that only
-the two init containers mount; the driver container itself has none.
+the two init containers mount; the driver container itself has none. From v0.12.0 the manager
+also counts a pod holding a ResourceClaim allocated by NVIDIA's DRA driver as a GPU pod, and
+reads each claim a pod names (``internal/kubernetes/client.go``, ``podHasGPUResourceClaim``,
+k8s-driver-manager v0.12.0; the operator's ``assets/state-driver/0210_clusterrole.yaml`` at
+v26.7.0 grants it): without ``get`` on ``resourceclaims`` an upgrade on a node with such a pod
+fails. An older pinned manager (v0.9.x to v0.11.x) never reads claims and is not granted it.
 
 The digest (``DRIVER_CONFIG_DIGEST``, as the GPU Operator sets it on the manager and the driver
 container) hashes what decides the installed driver. Driver managers from v0.10.0 compare it
 with the digest the running driver recorded and, when equal, restart the pod in place instead
-of unloading and reinstalling. The pinned v0.9.1 ignores it: the value is set so that the fast
-path works once the images are bumped, and so that a review sees when a change reinstalls.
+of unloading and reinstalling (``shouldUpdateDriverConfig`` in ``cmd/driver-manager/main.go``,
+v0.12.0; an unset digest means "changed"). A pinned v0.9.x ignores it and always reinstalls.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.scripts import SCRIPTS_DIR
-from gpustack.profile.model import DriverUpgrade, Profile, Rdma
+from gpustack.profile.model import DriverToolkit, DriverUpgrade, Profile, Rdma
+from gpustack.profile.versions import tag_at_least
 
 CONTAINER: Final = "k8s-driver-manager"
 LABELS_CONTAINER: Final = "deploy-labels"
@@ -52,10 +58,10 @@ SCRIPTS_CHECKSUM: Final = "gpustack.dev/driver-manager-scripts-checksum"
 LABELS_SCRIPT: Final = "deploy-labels.sh"
 _SCRIPTS_MOUNT: Final = f"{SCRIPTS_DIR}/driver-manager"
 
-#: What the driver manager (v0.9.1 ``cmd/driver-manager``, ``internal/kubernetes``, and the
-#: kubectl drain library it calls) and the ``deploy-labels`` step do with the API. Pods are never
-#: deleted: the drain library evicts (it deletes only where the API has no eviction, which every
-#: supported Kubernetes has).
+#: What the driver manager (v0.12.0 ``cmd/driver-manager``, ``internal/kubernetes``, and the
+#: kubectl drain library it calls) and the ``deploy-labels`` step do with the API, every release.
+#: Pods are never deleted: the drain library evicts (it deletes only where the API has no
+#: eviction, which every supported Kubernetes has).
 RULES: Final = (
     Access(
         "",
@@ -79,6 +85,23 @@ RULES: Final = (
         "the drain library checks that a DaemonSet pod's DaemonSet exists before skipping it",
     ),
 )
+#: The first driver manager release that reads pods' ResourceClaims.
+CLAIMS_SINCE: Final = "v0.12.0"
+CLAIM_RULES: Final = (
+    Access(
+        "resource.k8s.io",
+        ("resourceclaims",),
+        ("get",),
+        "tell whether a pod's ResourceClaim was allocated by NVIDIA's DRA driver (a GPU pod to"
+        " evict; v0.12.0 and later)",
+    ),
+)
+
+
+def rules(version: str) -> tuple[Access, ...]:
+    """The ClusterRole's rules for a driver manager release (see the module docstring)."""
+    return RULES + CLAIM_RULES if tag_at_least(version, CLAIMS_SINCE) else RULES
+
 
 _LABELS_SCRIPT: Final = """\
 #!/bin/sh
@@ -200,6 +223,9 @@ class DriverState(Protocol):
     @property
     def cert_config(self) -> tuple[str, str] | None: ...
 
+    @property
+    def driver_toolkit(self) -> DriverToolkit | None: ...
+
 
 def config_digest(props: DriverState) -> str:
     """sha256 of what decides the installed driver (the GPU Operator's ``DriverInstallState``):
@@ -219,6 +245,8 @@ def config_digest(props: DriverState) -> str:
         "repoConfig": props.repo_config[0] if props.repo_config else "",
         "certConfig": props.cert_config[0] if props.cert_config else "",
     }
+    if props.driver_toolkit is not None:  # OpenShift: the side-car's image builds the modules
+        state["driverToolkitImage"] = props.driver_toolkit.image or ""
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
 
 
@@ -238,7 +266,7 @@ def add_driver_manager(
         name=CLUSTER_ROLE,
         namespace=placement.namespace,
         service_account=ds.service_account,
-        rules=RULES,
+        rules=rules(manager.upgrade.version),
         cluster=True,
     )
     digest = config_digest(props)

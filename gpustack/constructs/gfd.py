@@ -1,14 +1,21 @@
 """NVIDIA's GPU feature discovery: labels each GPU node with what its GPUs are.
 
-The device plugin image's ``gpu-feature-discovery`` queries NVML every ``sleepInterval`` and
-writes ``nvidia.com/gpu.product``, ``.count``, ``.memory``, ``nvidia.com/cuda.*``,
-``nvidia.com/mig.*``... to a file in NFD's ``features.d`` folder, which Node Feature Discovery's
-worker publishes. So it needs no API access (no token, no RBAC), unlike its NodeFeature API mode,
-which gpustack does not use. Shape follows NVIDIA's Helm chart (``daemonset-gfd.yml``) and the
-GPU Operator's (``assets/gpu-feature-discovery``): it waits for ``toolkit-ready`` like the device
-plugin, runs with the ``nvidia`` runtime class, and gets ``CAP_SYS_ADMIN`` only with a MIG
-strategy (to read MIG devices), as the chart does. Its MIG strategy is the top-level
-``devicePlugin.migStrategy``; node configs with another strategy label as the top level says.
+The device plugin image's ``gpu-feature-discovery`` queries NVML every ``sleepInterval`` and writes
+``nvidia.com/gpu.product``, ``.count``, ``.memory``, ``nvidia.com/cuda.*``, ``nvidia.com/mig.*``...
+to a file in NFD's ``features.d`` folder, which Node Feature Discovery's worker publishes. So it
+needs no API access (no token, no RBAC), unlike its NodeFeature API mode, which gpustack turns off
+with ``USE_NODE_FEATURE_API=false``: from device plugin v0.19.0 that mode is the default
+(``use-node-feature-api`` is ``true`` in ``cmd/gpu-feature-discovery/main.go`` at the pinned
+release; unset before v0.19.0), and without a token its client cannot be built, so GFD would exit
+at start. The GPU Operator v26.7.0 leaves the API mode on and grants it ``nodefeatures`` and, for
+the NodeFeature's owner, ``pods`` get with ``POD_NAME`` (``assets/gpu-feature-discovery``); the
+flag is the same in older releases, so a pinned v0.18.x behaves alike.
+
+Shape follows NVIDIA's Helm chart (``daemonset-gfd.yml``) and the GPU Operator's (``assets/gpu-
+feature-discovery``): it waits for ``toolkit-ready`` like the device plugin, runs with the
+``nvidia`` runtime class, and gets ``CAP_SYS_ADMIN`` only with a MIG strategy (to read MIG
+devices), as the chart does. Its MIG strategy is the top-level ``devicePlugin.migStrategy``; node
+configs with another strategy label as the top level says.
 """
 
 from __future__ import annotations
@@ -100,6 +107,8 @@ class GpuFeatureDiscovery(Construct):
             ("GFD_SLEEP_INTERVAL", props.sleep_interval),
             ("GFD_FAIL_ON_INIT_ERROR", "true"),
             ("NVIDIA_VISIBLE_DEVICES", "all"),
+            # labels go to the features.d file, not the NodeFeature API (default from v0.19.0)
+            ("USE_NODE_FEATURE_API", "false"),
         ]
         if mig:
             env.append(("NVIDIA_MIG_MONITOR_DEVICES", "all"))

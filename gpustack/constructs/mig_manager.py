@@ -13,9 +13,21 @@ layout of ``gpus.mig``) and one entry per node config with a layout, named like 
 
 Shape follows the GPU Operator's ``assets/state-mig-manager`` (privileged, hostPID, hostIPC,
 host root, ``/sys``, the driver root, CDI); its entrypoint waits for ``driver-ready`` and takes
-the driver paths from it, as the toolkit does. RBAC (:data:`CLUSTER_RULES`, :data:`RULES`) is what
-v0.13.1's ``cmd/nvidia-mig-manager`` and ``pkg/mig/reconfigure`` call in gpustack's
-configuration: no host GPU clients file, no validator pods to delete (gpustack has none).
+the driver paths from it, as the toolkit does. The pod runs with the GPU RuntimeClass, as the
+operator's ``TransformMIGManager`` sets it (``controllers/object_controls.go`` at v26.7.0): the
+image is distroless and carries no NVML; it asks the NVIDIA runtime for ``libnvidia-ml.so.1`` and
+the utilities with ``NVIDIA_VISIBLE_DEVICES=all`` and ``NVIDIA_DRIVER_CAPABILITIES=utility``
+(mig-parted ``deployments/container/Dockerfile`` at v0.15.0). Without the runtime NVML is not
+found and every reconfiguration ends ``failed``.
+
+RBAC (:data:`CLUSTER_RULES`, :data:`RULES`) is what ``cmd/nvidia-mig-manager`` and
+``pkg/mig/reconfigure`` call in gpustack's configuration (mig-parted v0.15.0): no host GPU
+clients file, no validator pods to delete (gpustack has none), ``CONFIG_FILE`` always set, so
+the v0.14+ discovery path that writes a per-node ConfigMap (``POD_NAME``, ``POD_NAMESPACE``,
+configmaps create/update) never runs. From v0.15.0 it also waits for every DaemonSet pod on its
+node whose node selector names ``nvidia.com/gpu.deploy.client`` (a pods list in all namespaces,
+``waitForPodsWithNodeSelector``), so the pods list is cluster-wide (:data:`CLUSTER_POD_RULES`);
+an older pinned manager (v0.13.x, v0.14.x) lists only the stack namespace and gets only the Role.
 """
 
 from __future__ import annotations
@@ -40,9 +52,11 @@ from gpustack.constructs.node_daemonset import (
 )
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
+from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
 from gpustack.profile.derive import mig_layouts
 from gpustack.profile.model import Profile
+from gpustack.profile.versions import tag_at_least
 
 NAME: Final = "nvidia-mig-manager"
 COMPONENT: Final = "mig-manager"
@@ -72,6 +86,25 @@ RULES: Final = (
         "wait until the paused GPU clients' pods on its node are gone (stack namespace)",
     ),
 )
+#: The first MIG manager release that lists pods in every namespace.
+CLUSTER_PODS_SINCE: Final = "v0.15.0"
+CLUSTER_POD_RULES: Final = (
+    Access(
+        "",
+        ("pods",),
+        ("list",),
+        "wait until third-party DaemonSet pods selecting nvidia.com/gpu.deploy.client on its"
+        " node are gone (all namespaces; v0.15.0 and later)",
+    ),
+)
+
+
+def cluster_rules(version: str) -> tuple[Access, ...]:
+    """The ClusterRole's rules for a MIG manager release (see the module docstring)."""
+    if tag_at_least(version, CLUSTER_PODS_SINCE):
+        return CLUSTER_RULES + CLUSTER_POD_RULES
+    return CLUSTER_RULES
+
 
 _ENTRYPOINT: Final = f"""\
 #!/bin/sh
@@ -114,6 +147,8 @@ class MigManagerProps:
     - ``wait_for``: the ``toolkit-validation`` init container's file, as the GPU Operator's
       (see :func:`gpustack.constructs.gfd.gpu_wait`); the entrypoint then waits for
       ``driver-ready`` and reads the driver's paths from it.
+    - ``runtime_class``: the RuntimeClass that injects NVML and ``nvidia-smi``; ``None`` where
+      CRI-O's hook already applies to every container.
     """
 
     container: ContainerSettings
@@ -124,6 +159,7 @@ class MigManagerProps:
     cdi: bool
     cdi_hook: str | None
     wait_for: WaitFor | None
+    runtime_class: str | None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> MigManagerProps:
@@ -138,6 +174,7 @@ class MigManagerProps:
             cdi=cdi,
             cdi_hook=f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook" if cdi else None,
             wait_for=gpu_wait(profile),
+            runtime_class=gpu_runtime_class(profile),
         )
 
 
@@ -151,7 +188,8 @@ class MigManager(Construct):
             Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
         )
         ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
-        for name, rules, cluster in ((CLUSTER_ROLE, CLUSTER_RULES, True), (ROLE, RULES, False)):
+        roles = ((CLUSTER_ROLE, cluster_rules(props.version), True), (ROLE, RULES, False))
+        for name, rules, cluster in roles:
             grant(
                 self,
                 app.ident,
@@ -214,4 +252,5 @@ class MigManager(Construct):
             init_containers=waits,
             host_pid=True,
             host_ipc=True,
+            runtime_class_name=props.runtime_class,
         )

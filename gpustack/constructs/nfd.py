@@ -11,11 +11,16 @@ worker's PCI source lists network, display and 3D controller classes by vendor (
 gives ``feature.node.kubernetes.io/pci-10de.present``), and the master accepts labels in the
 ``nvidia.com`` namespace (GFD's, and the rule's).
 
-RBAC: each rule is what v0.18.2's code calls (``pkg/nfd-master``, ``pkg/nfd-worker``,
+RBAC: each rule is what v0.19.0's code calls (``pkg/nfd-master``, ``pkg/nfd-worker``,
 ``pkg/nfd-gc``) in gpustack's configuration, which is narrower than upstream's manifests: no
 leader election (one master replica), no NodeFeature namespace selector, no pruning, no topology
-updater. With ``nodeFeatureDiscovery.enabled: false`` only the rule is synthesized, for the
-cluster's own NFD.
+updater. The calls are the same as v0.18.2's, so an older pinned NFD gets the same rules. New in
+v0.19.0: the worker's NodeFeature owner references come from ``-owner-refs`` (default ``pod`` and
+``ds``): the pod's from ``POD_NAME``/``POD_UID`` (set here), the DaemonSet's from a get of its own
+pod (granted); only the ``node`` owner, not used here, would need ``nodes`` get.
+
+With ``nodeFeatureDiscovery.enabled: false`` only the rule is synthesized, for the cluster's own
+NFD.
 """
 
 from __future__ import annotations

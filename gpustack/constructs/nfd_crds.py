@@ -2,7 +2,8 @@
 NodeFeatureGroup), written as data.
 
 Why here and not as upstream YAML: gpustack builds every object from code. The schemas below
-state the structure of NFD v0.18.2's ``deployment/base/nfd-crds/nfd-api-crds.yaml`` (types,
+state the structure of NFD v0.19.0's (unchanged since v0.18.2)
+``deployment/base/nfd-crds/nfd-api-crds.yaml`` (types,
 required fields, the match operators, list-map keys); upstream's field descriptions are left out
 (they are documentation, not validation). The tests validate gpustack's NodeFeatureRule against
 the schema synthesized here, so both must agree.

@@ -139,12 +139,24 @@ done
 set -a
 . "{{ validations }}/driver-ready"
 set +a
+# Device nodes made after the start-up probe linked them (MIG devices after a reconfiguration,
+# nodes the driver recreates) need /dev/char links too, or systemd's next daemon-reload cuts
+# them off: relink while the toolkit runs (NVIDIA's validator makes every possible node and
+# link once instead).
+(
+  while sleep {{ relink_seconds }}; do
+    sh "{{ scripts_dir }}/dev-char-symlinks.sh" "$DEV_ROOT_CTR_PATH" "$NVIDIA_DEV_ROOT" \
+      "{{ dev_char }}" > /dev/null 2>&1 || true
+  done
+) &
 # containerd >= 1.6.9 may still be restarting from a previous configuration; signalling it too
 # early kills the installer (NVIDIA gpu-operator #456).
 sleep 5
 exec nvidia-toolkit
 """
 )
+#: Seconds between two passes of the toolkit's /dev/char relinking loop.
+DEV_CHAR_RELINK_SECONDS: Final = 30
 
 TOOLKIT_READY_PROBE = _ENV.from_string(
     """\

@@ -24,6 +24,7 @@ from gpustack.constructs.node_daemonset import VALIDATIONS, NodeApp, NodeDaemonS
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import cdi_only
 from gpustack.constructs.scripts import (
+    DEV_CHAR_RELINK_SECONDS,
     DEV_CHAR_SYMLINKS,
     DRIVER_ROOT_CTR_PATH,
     HOST_ROOT_CTR_PATH,
@@ -121,7 +122,7 @@ class ToolkitProps:
             placement=Placement.from_profile(profile),
             version=t.version,
             runtime=runtime.name,
-            paths=runtime_paths(runtime),
+            paths=runtime_paths(runtime, profile.cluster.kubernetes_version),
             restart_mode=runtime.resolved_restart_mode(),
             runtime_class=t.runtime_class,
             set_as_default=t.set_as_default,
@@ -231,7 +232,12 @@ def render_scripts(props: ToolkitProps) -> dict[str, str]:
         "host_root_ctr": HOST_ROOT_CTR_PATH,
     }
     return {
-        "entrypoint.sh": TOOLKIT_ENTRYPOINT.render(**common),
+        "entrypoint.sh": TOOLKIT_ENTRYPOINT.render(
+            **common,
+            scripts_dir=SCRIPTS_DIR,
+            dev_char=DEV_CHAR_CTR,
+            relink_seconds=DEV_CHAR_RELINK_SECONDS,
+        ),
         "ready-probe.sh": TOOLKIT_READY_PROBE.render(
             **common,
             install_dir=props.install_dir,

@@ -208,6 +208,21 @@ CUDA_GA_DRIVER: dict[str, str] = {
     "13.2": "595.45.04",
 }
 
+#: The driver branches gpustack's defaults have pinned, and what each runs. R595 (595.91.07, the
+#: GPU Operator v26.7.0 default) runs CUDA 13.2 natively (its GA driver above is 595.45.04) and
+#: every 12.x and 13.x release through minor-version compatibility; like R590 it no longer runs
+#: Maxwell, Pascal or Volta, for which R580 is the last branch (``last_driver_branch``).
+#: R580 (580.105.08, the v25.10.1 default) runs CUDA 13.0 natively.
+
+
+def native_cuda(driver: str) -> str | None:
+    """The newest CUDA release whose GA driver ``driver`` meets (its full, not just
+    minor-version-compatible, support); ``None`` for a driver older than CUDA 11.0's."""
+    have = parse_driver(driver)
+    fits = [c for c, ga in CUDA_GA_DRIVER.items() if parse_driver(ga) <= have]
+    return max(fits, key=lambda c: tuple(int(x) for x in c.split("."))) if fits else None
+
+
 #: CUDA major family -> lowest driver that runs any of its releases (minor-version compatibility).
 CUDA_FAMILY_FLOOR: dict[int, str] = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
 

@@ -18,6 +18,9 @@ _RUNTIME = "cluster.runtime"
 #: Variable -> the profile setting it comes from (``None``: gpustack's own plumbing).
 DRIVER: Final[dict[str, str | None]] = {
     "KERNEL_MODULE_TYPE": "driver.kernelModuleType",
+    "NVIDIA_VISIBLE_DEVICES": None,
+    "OPENSHIFT_VERSION": "driver.driverToolkit.openshiftVersion",
+    "RHCOS_VERSION": "driver.driverToolkit.rhcosVersion",
     "GPU_DIRECT_RDMA_ENABLED": "driver.rdma.enabled",
     "USE_HOST_MOFED": "driver.rdma.useHostMofed",
     "NODE_NAME": None,

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gpustack.constructs import dcgm_exporter
+from gpustack.profile.model import DcgmExporter
 from tests.k8s_schema import CUSTOM_RESOURCES, errors
 
 from .conftest import Synth, container, env, find, kinds, mounts, pod_spec, profile
@@ -34,7 +35,7 @@ def test_daemonset_and_service(synth: Synth) -> None:
     assert spec["runtimeClassName"] == "nvidia"
     assert spec["automountServiceAccountToken"] is False
     c = container(ds, NAME)
-    assert c["image"] == "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.2-4.7.0-distroless"
+    assert c["image"] == DcgmExporter().image_ref()
     assert env(c)["DCGM_EXPORTER_LISTEN"] == ":9400"
     assert "DCGM_EXPORTER_COLLECTORS" not in env(c)  # the image's default counters
     assert mounts(c)["/var/lib/kubelet/pod-resources"]["readOnly"] is True

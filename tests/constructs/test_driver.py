@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpustack.constructs.driver import DriverProps
+from gpustack.constructs.driver import KERNEL_LABEL, DriverProps
 from gpustack.constructs.scripts import DRIVER_STARTUP_PROBE
 from gpustack.profile.model import Profile
 
@@ -158,7 +158,10 @@ def test_digest_and_precompiled_images(synth: Synth) -> None:
 
 # NVIDIA publishes precompiled driver images as <branch>-<kernel>-<os tag>.
 PRECOMPILED: list[tuple[dict[str, Any], str]] = [
-    ({"kernelVersion": "6.8.0-60-generic"}, "580-6.8.0-60-generic-ubuntu24.04"),
+    (
+        {"kernelVersion": "6.8.0-60-generic", "version": "580.105.08"},
+        "580-6.8.0-60-generic-ubuntu24.04",
+    ),
     (
         {"kernelVersion": "5.15.0-140-generic", "osTag": "ubuntu22.04", "version": "570.133.20"},
         "570-5.15.0-140-generic-ubuntu22.04",
@@ -186,12 +189,45 @@ def test_mofed_wait_before_the_driver_builds_unless_host_mofed(synth: Synth) -> 
         assert "mofed-validation" not in names
 
 
-def test_mofed_wait_really_waits(tmp_path: Path, synth: Synth) -> None:
+def _pci_devices(root: Path, vendors: list[str]) -> Path:
+    """A fake host /sys with PCI devices of these vendors (links into /sys/devices, as Linux)."""
+    for i, vendor in enumerate(vendors):
+        device = root / "devices" / "pci0000:00" / f"0000:00:0{i}.0"
+        device.mkdir(parents=True)
+        (device / "vendor").write_text(vendor + "\n")
+        link = root / "bus" / "pci" / "devices" / device.name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../../..") / "devices" / "pci0000:00" / device.name)
+    return root
+
+
+def _mofed_script(synth: Synth, sys_root: Path, ready: Path) -> str:
     ds = driver_ds(synth, driver={"rdma": {"enabled": True}})
-    script = container(ds, "mofed-validation", init=True)["command"][-1]
+    init = container(ds, "mofed-validation", init=True)
+    assert mounts(init)["/host-sys"]["readOnly"] is True
+    script: str = init["command"][-1]
+    return (
+        script.replace("/run/mellanox/drivers/.driver-ready", str(ready))
+        .replace("/host-sys", str(sys_root))
+        .replace("sleep 5", "sleep 0.1")
+    )
+
+
+def test_mofed_wait_skips_nodes_without_a_mellanox_device(tmp_path: Path, synth: Synth) -> None:
+    """Issue 19 item 6: a GPU node without a Mellanox NIC runs no MOFED driver container; the
+    wait must not block its driver forever (NVIDIA's validator skips it there too)."""
+    sys_root = _pci_devices(tmp_path / "sys", ["0x10de", "0x8086"])
+    script = _mofed_script(synth, sys_root, tmp_path / ".driver-ready")
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=5)
+    assert done.returncode == 0
+    assert "no Mellanox device" in done.stdout
+
+
+def test_mofed_wait_really_waits(tmp_path: Path, synth: Synth) -> None:
     ready = tmp_path / ".driver-ready"
-    script = script.replace("/run/mellanox/drivers/.driver-ready", str(ready))
-    proc = subprocess.Popen(["sh", "-c", script.replace("sleep 5", "sleep 0.1")])
+    sys_root = _pci_devices(tmp_path / "sys", ["0x10de", "0x15b3"])
+    script = _mofed_script(synth, sys_root, ready)
+    proc = subprocess.Popen(["sh", "-c", script])
     try:
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=0.5)
@@ -486,3 +522,64 @@ def test_repo_config_for_an_unknown_os_is_refused() -> None:
     p = Profile.from_dict(profile(driver={"osTag": "sles15.6", "repoConfigMap": "mirror"}))
     with pytest.raises(ValueError, match="sles15.6"):
         DriverProps.from_profile(p)
+
+
+def test_precompiled_driver_runs_only_on_its_kernel(synth: Synth) -> None:
+    """Issue 19 item 5: the GPU Operator pins each precompiled driver DaemonSet to NFD's
+    kernel-version.full (transformPrecompiledDriverDaemonset, v26.7.0); every term of the
+    driver's required node affinity must, so that after a kernel update the node gets no pod
+    rather than modules built for another kernel."""
+    ds = driver_ds(synth, driver={"usePrecompiled": True, "kernelVersion": "6.8.0-60-generic"})
+    terms = pod_spec(ds)["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
+    assert terms
+    for term in terms:
+        assert {"key": KERNEL_LABEL, "operator": "In", "values": ["6.8.0-60-generic"]} in term[
+            "matchExpressions"
+        ]
+    built = driver_ds(synth, driver={})
+    text = str(pod_spec(built)["affinity"])
+    assert KERNEL_LABEL not in text
+
+
+def test_driver_container_asks_for_no_gpu(synth: Synth) -> None:
+    c = container(driver_ds(synth, driver={}), CTR)
+    assert env(c)["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+DTK = {
+    "image": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + "7" * 64,
+    "rhcosVersion": "418.94.202501221327-0",
+    "openshiftVersion": "4.18",
+}
+
+
+def _openshift_driver(synth: Synth, **driver: Any) -> dict[str, Any]:
+    runtime = {"name": "crio", "distribution": "openshift"}
+    data = profile(cluster={"runtime": runtime}, driver={"osTag": "rhcos4.18", **driver})
+    return find(synth(data), "DaemonSet", DS)
+
+
+def test_openshift_builds_the_driver_in_the_driver_toolkit_side_car(synth: Synth) -> None:
+    """Issue 19 item 3: on RHCOS the driver builds in OpenShift's Driver Toolkit side-car, as the
+    GPU Operator renders it (golden/driver-openshift-drivertoolkit.yaml, v26.7.0)."""
+    ds = _openshift_driver(synth, driverToolkit=DTK)
+    main, side = container(ds, CTR), container(ds, "openshift-driver-toolkit-ctr")
+    assert main["command"] == ["ocp_dtk_entrypoint"] and main["args"] == ["nv-ctr-run-with-dtk"]
+    assert env(main)["OPENSHIFT_VERSION"] == "4.18"
+    assert side["image"] == DTK["image"]
+    assert env(side)["RHCOS_VERSION"] == DTK["rhcosVersion"]
+    assert env(side)["DRIVER_CONFIG_DIGEST"] == env(main)["DRIVER_CONFIG_DIGEST"]
+    assert "dtk-build-driver" in side["args"][0] and "dir_prepared" in side["args"][0]
+    shared = "/mnt/shared-nvidia-driver-toolkit"
+    assert shared in mounts(main) and shared in mounts(side)
+    assert {"/var/log", "/host-etc/os-release", "/lib/firmware"} <= set(mounts(side))
+    assert side["securityContext"]["privileged"] is True
+    terms = pod_spec(ds)["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
+    pin = {"key": "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION",
+           "operator": "In", "values": [DTK["rhcosVersion"]]}  # fmt: skip
+    assert all(pin in term["matchExpressions"] for term in terms)
+    plain = driver_ds(synth, driver={})
+    assert [c["name"] for c in pod_spec(plain)["containers"]] == [CTR]
+    assert container(plain, CTR)["command"] == ["nvidia-driver"]

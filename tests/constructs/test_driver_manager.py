@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from gpustack.constructs import SynthObject
-from gpustack.constructs.driver_manager import CLUSTER_ROLE, CONTAINER, LABELS_CONTAINER, RULES
+from gpustack.constructs.driver_manager import CLUSTER_ROLE, CONTAINER, LABELS_CONTAINER, rules
 from gpustack.constructs.rbac import TOKEN_DIR
+from gpustack.profile.model import DriverUpgrade
 
 from .conftest import Synth, container, env, find, merge, mounts, pod_spec, profile
 
@@ -66,7 +67,7 @@ def test_init_container_is_the_driver_manager_with_the_profile_settings(
     names = [c["name"] for c in pod_spec(ds)["initContainers"]]
     assert names == [LABELS_CONTAINER, CONTAINER]
     manager = container(ds, CONTAINER, init=True)
-    assert manager["image"] == "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.9.1"
+    assert manager["image"] == DriverUpgrade().image_ref()
     assert manager["command"] == ["driver-manager"] and manager["args"] == ["uninstall_driver"]
     values = env(manager)
     assert {k: values[k] for k in expected} == expected
@@ -98,7 +99,7 @@ def test_api_token_only_in_the_init_containers(synth: Synth) -> None:
     }  # fmt: skip
     assert sources == {"serviceAccountToken", "configMap", "downwardAPI"}
     role = find(objects, "ClusterRole", CLUSTER_ROLE)
-    assert role["rules"] == [r.as_manifest() for r in RULES]
+    assert role["rules"] == [r.as_manifest() for r in rules(DriverUpgrade().version)]
     binding = find(objects, "ClusterRoleBinding", CLUSTER_ROLE)
     assert binding["subjects"] == [
         {
@@ -247,3 +248,19 @@ def test_deploy_labels_step_sets_only_absent_labels(
         assert len(calls) == 1
     else:
         assert calls[1:] == [" ".join(["label", "node", "gpu-1", "--overwrite", *expected])]
+
+
+@pytest.mark.parametrize(
+    ("version", "reads_claims"),
+    [("v0.9.1", False), ("v0.11.0", False), ("v0.12.0", True), ("v0.13.0", True)],
+)
+def test_resource_claims_readable_from_v0_12(
+    synth: Synth, version: str, reads_claims: bool
+) -> None:
+    """k8s-driver-manager v0.12.0 ``podHasGPUResourceClaim`` gets each ResourceClaim a pod
+    names; older releases never do."""
+    objects = synth(profile(driver={"upgrade": {"version": version}}))
+    got = find(objects, "ClusterRole", CLUSTER_ROLE)["rules"]
+    claims = [r for r in got if r["apiGroups"] == ["resource.k8s.io"]]
+    assert claims == ([{"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"],
+                        "verbs": ["get"]}] if reads_claims else [])  # fmt: skip

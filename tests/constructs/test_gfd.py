@@ -27,6 +27,9 @@ def test_labels_through_nfd_without_api_access(synth: Synth) -> None:
     assert c["command"] == ["gpu-feature-discovery"]
     assert FEATURES_D in mounts(c)
     assert env(c)["MIG_STRATEGY"] == "none"
+    # v0.19.0+ publish through the NodeFeature API by default, which needs a token gpustack
+    # does not give: the file output must be asked for.
+    assert env(c)["USE_NODE_FEATURE_API"] == "false"
     assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     spec = pod_spec(ds)
     assert spec["automountServiceAccountToken"] is False

@@ -10,6 +10,7 @@ import yaml
 
 from gpustack.constructs import mig_manager
 from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM
+from gpustack.profile.model import MigManager
 
 from . import migparted
 from .conftest import Synth, container, env, find, kinds, merge, pod_spec, profile
@@ -89,7 +90,7 @@ def test_manager_pod(synth: Synth) -> None:
     objects = synth(MIG)
     ds = find(objects, "DaemonSet", mig_manager.NAME)
     c = container(ds, mig_manager.NAME)
-    assert c["image"] == "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.13.1"
+    assert c["image"] == MigManager().image_ref()
     assert env(c)["CONFIG_FILE"] == "/mig-parted-config/config.yaml"
     assert env(c)["DEFAULT_GPU_CLIENTS_NAMESPACE"] == {
         "fieldRef": {"fieldPath": "metadata.namespace"}}  # fmt: skip
@@ -99,7 +100,7 @@ def test_manager_pod(synth: Synth) -> None:
     assert "/run/nvidia/validations/toolkit-ready" in wait["command"][-1]
     assert spec["automountServiceAccountToken"] is False
     assert find(objects, "ClusterRole", mig_manager.CLUSTER_ROLE)["rules"] == [
-        r.as_manifest() for r in mig_manager.CLUSTER_RULES]  # fmt: skip
+        r.as_manifest() for r in mig_manager.cluster_rules(MigManager().version)]  # fmt: skip
     assert find(objects, "Role", mig_manager.ROLE)["rules"] == [
         r.as_manifest() for r in mig_manager.RULES]  # fmt: skip
 
@@ -118,3 +119,42 @@ def test_on_by_default_where_a_layout_exists(
     synth: Synth, sections: dict[str, Any], deployed: bool
 ) -> None:
     assert bool(kinds(synth(profile(**sections)), "mig-manager")) is deployed
+
+
+@pytest.mark.parametrize(
+    ("runtime", "expected"),
+    [
+        ({"name": "containerd"}, "nvidia"),
+        ({"name": "crio"}, "nvidia"),  # CDI on: CRI-O gets the handler too
+    ],
+)
+def test_manager_runs_with_the_gpu_runtime_class(
+    synth: Synth, runtime: dict[str, Any], expected: str
+) -> None:
+    """The distroless image has no NVML: the NVIDIA runtime injects it (mig-parted's
+    Dockerfile asks for NVIDIA_VISIBLE_DEVICES=all and the utility capability; the operator's
+    TransformMIGManager sets the runtime class, gpu-operator v26.7.0)."""
+    ds = find(synth(merge(MIG, {"cluster": {"runtime": runtime}})), "DaemonSet", mig_manager.NAME)
+    assert pod_spec(ds)["runtimeClassName"] == expected
+
+
+def test_manager_without_runtime_class_only_under_the_crio_hook(synth: Synth) -> None:
+    crio_hook = merge(
+        MIG, {"cluster": {"runtime": {"name": "crio"}}, "toolkit": {"cdi": {"enabled": False}}}
+    )
+    ds = find(synth(crio_hook), "DaemonSet", mig_manager.NAME)
+    assert "runtimeClassName" not in pod_spec(ds)
+
+
+@pytest.mark.parametrize(
+    ("version", "cluster_wide_pods"),
+    [("v0.13.1", False), ("v0.14.5", False), ("v0.15.0", True), ("v0.16.0", True), ("dev", True)],
+)
+def test_pods_listed_cluster_wide_from_v0_15(
+    synth: Synth, version: str, cluster_wide_pods: bool
+) -> None:
+    """mig-parted v0.15.0 ``pkg/mig/reconfigure`` waits for gpu.deploy.client DaemonSet pods in
+    every namespace; older releases list only the stack namespace."""
+    objects = synth(merge(MIG, {"migManager": {"version": version}}))
+    rules = find(objects, "ClusterRole", mig_manager.CLUSTER_ROLE)["rules"]
+    assert any("pods" in r["resources"] for r in rules) is cluster_wide_pods

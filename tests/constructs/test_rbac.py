@@ -8,19 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.constructs import driver_manager, mig_manager, nfd
+from gpustack.constructs import common, driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access, markdown_table
+from gpustack.profile.model import DriverUpgrade, MigManager
+
+from .conftest import Synth, find, profile
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 #: Every role name gpustack may synthesize -> the rules its component declares.
 DOCUMENTED: dict[str, tuple[Access, ...]] = {
-    driver_manager.CLUSTER_ROLE: driver_manager.RULES,
+    driver_manager.CLUSTER_ROLE: driver_manager.rules(DriverUpgrade().version),
     nfd.WORKER_ROLE: nfd.WORKER_RULES,
     nfd.MASTER_ROLE: nfd.MASTER_RULES,
     nfd.GC_ROLE: nfd.GC_RULES,
-    mig_manager.CLUSTER_ROLE: mig_manager.CLUSTER_RULES,
+    mig_manager.CLUSTER_ROLE: mig_manager.cluster_rules(MigManager().version),
     mig_manager.ROLE: mig_manager.RULES,
+    common.SCC_ROLE: common.SCC_RULES,
 }
 
 
@@ -45,3 +49,24 @@ def test_markdown_table_renders_every_rule() -> None:
         "| core | `nodes` | get | read |",
         "| `coordination.k8s.io` | `leases` (`x`) | get, update | lead |",
     ]
+
+
+@pytest.mark.parametrize("distribution", ["openshift", "generic"])
+def test_openshift_lets_the_stack_use_the_privileged_scc(synth: Synth, distribution: str) -> None:
+    """Issue 19 item 3: without a `use` grant of an SCC that allows them, OpenShift's admission
+    refuses every privileged or hostPath pod (the operator grants each operand `privileged`)."""
+    runtime = {"name": "crio", "distribution": distribution}
+    objects = synth(profile(cluster={"runtime": runtime}))
+    roles = [o for o in objects if o.kind in ("Role", "RoleBinding") and o.name == common.SCC_ROLE]
+    if distribution != "openshift":
+        assert roles == []
+        return
+    assert find(objects, "Role", common.SCC_ROLE)["rules"] == [
+        r.as_manifest() for r in common.SCC_RULES
+    ]
+    binding = find(objects, "RoleBinding", common.SCC_ROLE)
+    assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                    "name": "system:serviceaccounts:gpustack-system"}]  # fmt: skip
+    assert binding["metadata"]["namespace"] == "gpustack-system"
+    namespaces = {o.manifest["metadata"].get("namespace") for o in objects if o.kind == "DaemonSet"}
+    assert namespaces == {"gpustack-system"}  # every host daemon is covered by the group

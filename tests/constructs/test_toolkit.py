@@ -15,6 +15,7 @@ from gpustack.constructs.scripts import (
     TOOLKIT_READY_PROBE,
     TOOLKIT_WAIT_FOR_DRIVER,
 )
+from gpustack.profile.model import Toolkit
 from tests.node.devtree import make_nodes
 
 from .conftest import Synth, container, env, find, host_paths, kinds, mounts, pod_spec, profile
@@ -381,7 +382,7 @@ def test_installer_basics(synth: Synth) -> None:
     assert host_paths(ds)[mounts(c)["/opt/nvidia"]["name"]] == "/opt/nvidia"
     assert spec["hostPID"] is True
     assert c["securityContext"]["privileged"] is True
-    assert c["image"] == "nvcr.io/nvidia/k8s/container-toolkit:v1.18.1"
+    assert c["image"] == Toolkit().image_ref()
 
 
 @pytest.mark.parametrize(("driver_enabled", "root"), [(True, "/run/nvidia/driver"), (False, "/")])

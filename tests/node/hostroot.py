@@ -13,9 +13,22 @@ markers); layouts follow each distribution's documentation and source (see
   releases from late 2024 ``nvidia-cdi``. Imports are not part of what it renders.
 - MicroK8s: ``args/containerd-template.toml`` is rendered into ``args/containerd.toml`` (the
   snap's ``run-containerd-with-args`` substitutes ``${SNAP_DATA}``, ``${RUNTIME}``...).
-- k0s: ``/etc/k0s/containerd.toml`` is rewritten by k0s at start only while it carries
-  ``# k0s_managed=true``; k0s merges files of ``/etc/k0s/containerd.d/`` that configure the CRI
-  plugin into ``/run/k0s/containerd-cri.toml`` and imports the others. ``/run`` is a tmpfs.
+- k0s up to 1.35 (containerd 1.7): ``/etc/k0s/containerd.toml`` is rewritten by k0s at start
+  only while it carries ``# k0s_managed=true``; k0s merges files of ``/etc/k0s/containerd.d/``
+  that configure the CRI plugin into ``/run/k0s/containerd-cri.toml`` and imports the others.
+  ``/run`` is a tmpfs.
+- k0s 1.36 (containerd 2.3, k0s v1.36.x ``pkg/component/worker/containerd``): the managed
+  ``/etc/k0s/containerd.toml`` is version 3 and imports ``/etc/k0s/containerd.d/*.toml``
+  directly; before starting, k0s's pre-flight check rejects any snippet there whose version is
+  not 3 or that has a ``plugins."io.containerd.grpc.v1.cri"`` table
+  (``internal/pkg/sysinfo/probes/containerd.go``): the worker then does not start.
+
+containerd's ``imports``: 1.7 replaces a plugin's whole table with an import's
+(``mergeConfig`` in ``services/server/config/config.go``, v1.7.27); 2.x merges them
+(``cmd/containerd/server/config/config.go``, v2.0.0, has no such replacement).
+- GKE on Container-Optimized OS: containerd 2.x, ``/usr`` read-only, the driver from GKE's
+  installer under ``/home/kubernetes/bin/nvidia``, a writable folder where NVIDIA's GKE guide
+  also installs the toolkit (cloud-native-docs ``gpu-operator/google-gke.rst``).
 - CRI-O: ``crio.conf`` then ``crio.conf.d/*`` in order; OCI hooks from ``hooks_dir``
   (default ``/usr/share/containers/oci/hooks.d``). RHCOS: ``/usr`` is read-only and its
   ``crio.conf`` also lists ``/run/containers/oci/hooks.d``.
@@ -193,11 +206,13 @@ runtime_type = "oci"
 runtime_root = "/run/runc"
 """
 CRIO_DEFAULT_HOOKS = ["/usr/share/containers/oci/hooks.d"]
+#: Where GKE's driver installer puts the driver.
+GKE_DRIVER = "/home/kubernetes/bin/nvidia"
 
 
 def merge(into: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge, tables by key, values replaced (containerd's imports since 1.5, CRI-O's
-    drop-ins, k0s's CRI merge)."""
+    """Deep merge, tables by key, values replaced (containerd 2.x's imports, CRI-O's drop-ins,
+    k0s's CRI merge)."""
     for key, value in other.items():
         if isinstance(value, dict) and isinstance(into.get(key), dict):
             merge(into[key], value)
@@ -247,8 +262,19 @@ def _write(root: Path, path: str, text: str) -> None:
     target.write_text(text)
 
 
-def load_containerd(root: Path, config: str) -> Loaded:
-    """containerd's load: the config, then its imports (globs allowed, breadth first)."""
+def merge_containerd_17(into: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """containerd 1.7's import: a plugin table in ``other`` replaces the whole table of that
+    plugin; the rest merges as usual."""
+    plugins = other.get("plugins", {})
+    merge(into, {k: v for k, v in other.items() if k != "plugins"})
+    for name, table in plugins.items():
+        into.setdefault("plugins", {})[name] = copy.deepcopy(table)
+    return into
+
+
+def load_containerd(root: Path, config: str, *, containerd_17: bool = False) -> Loaded:
+    """containerd's load: the config, then its imports (globs allowed, breadth first), merged as
+    containerd 1.7 (``containerd_17``) or 2.x does."""
     tree: dict[str, Any] = {}
     pending, seen, imports, unresolved = [config], set(), [], []
     while pending:
@@ -263,7 +289,7 @@ def load_containerd(root: Path, config: str) -> Loaded:
             if not matches:
                 unresolved.append(pattern)
             pending += ["/" + str(Path(m).relative_to(root)) for m in matches]
-        merge(tree, data)
+        (merge_containerd_17 if containerd_17 and path != config else merge)(tree, data)
     return Loaded("containerd", tree, tuple(imports), tuple(unresolved))
 
 
@@ -287,6 +313,10 @@ class Distribution:
     containerd: str | None = None
     marker: tuple[str, str] | None = None  # (file, text) the distribution needs kept
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Other ``cluster`` settings of the profile (the Kubernetes release, for k0s).
+    cluster: dict[str, Any] = field(default_factory=dict)
+    #: Other profile sections the distribution needs (GKE: its host driver and toolkit folder).
+    sections: dict[str, Any] = field(default_factory=dict)
 
     def build(self, root: Path) -> None:
         for path, text in self.files.items():
@@ -362,6 +392,47 @@ def _k0s_regenerate(root: Path) -> None:
     config.write_text(K0S_CONTAINERD.format(imports=listed))
 
 
+K0S_136_HEADER = """\
+# k0s_managed=true
+# This is a placeholder configuration for k0s managed containerd.
+"""
+K0S_136_IMPORTS = "/etc/k0s/containerd.d/*.toml"
+K0S_136 = (
+    K0S_136_HEADER
+    + f"""\
+version = 3
+imports = ["{K0S_136_IMPORTS}"]
+[plugins."io.containerd.cri.v1.images".pinned_images]
+sandbox = "registry.k8s.io/pause:3.10"
+[plugins."io.containerd.cri.v1.runtime"]
+"""
+)
+
+
+class PreflightRejected(AssertionError):
+    """k0s refuses to start the worker (its pre-flight check failed)."""
+
+
+def k0s_136_preflight(root: Path) -> None:
+    """k0s 1.36's ``RequireContainerdV2ConfigSnippets``: every ``containerd.d/*.toml`` must be
+    version 3 (or say no version) and must not have ``plugins."io.containerd.grpc.v1.cri"``."""
+    for path in sorted(_host(root, "/etc/k0s/containerd.d").glob("*.toml")):
+        data = tomllib.loads(path.read_text())
+        version = data.get("version")
+        if version is not None and version != 3:
+            raise PreflightRejected(f"{path.name}: unsupported configuration version {version}")
+        if "io.containerd.grpc.v1.cri" in data.get("plugins", {}):
+            raise PreflightRejected(f'{path.name}: a plugins."io.containerd.grpc.v1.cri" table')
+
+
+def _k0s_136_regenerate(root: Path) -> None:
+    """A k0s 1.36 start: the pre-flight check, then the managed config is rewritten."""
+    k0s_136_preflight(root)
+    config = _host(root, "/etc/k0s/containerd.toml")
+    if config.read_text().startswith(K0S_MARKER):
+        config.write_text(K0S_136)
+
+
 def load_crio(root: Path) -> Loaded:
     tree: dict[str, Any] = {}
     files = [_host(root, "/etc/crio/crio.conf")]
@@ -381,7 +452,7 @@ DISTRIBUTIONS: tuple[Distribution, ...] = (
         name="containerd-1.7",
         runtime={"version": "1.7"},
         files={"/etc/containerd/config.toml": CONTAINERD_17},
-        load=lambda root: load_containerd(root, "/etc/containerd/config.toml"),
+        load=lambda root: load_containerd(root, "/etc/containerd/config.toml", containerd_17=True),
         containerd="/usr/bin/containerd",
     ),
     Distribution(
@@ -401,7 +472,9 @@ DISTRIBUTIONS: tuple[Distribution, ...] = (
             f"{MICROK8S_ARGS}/containerd-template.toml": MICROK8S_TEMPLATE,
             f"{MICROK8S_ARGS}/containerd.toml": "",  # rendered below, at build time
         },
-        load=lambda root: load_containerd(root, f"{MICROK8S_ARGS}/containerd.toml"),
+        load=lambda root: load_containerd(
+            root, f"{MICROK8S_ARGS}/containerd.toml", containerd_17=True
+        ),
         regenerate=_microk8s_regenerate,
         containerd="/snap/microk8s/current/bin/containerd",
         marker=(f"{MICROK8S_ARGS}/containerd-template.toml", "${SNAP_DATA}/opt/cni/bin"),
@@ -414,10 +487,38 @@ DISTRIBUTIONS: tuple[Distribution, ...] = (
             K0S_CRI: K0S_CRI_DEFAULT,
             "/etc/k0s/containerd.d/.keep": "",
         },
-        load=lambda root: load_containerd(root, "/etc/k0s/containerd.toml"),
+        load=lambda root: load_containerd(root, "/etc/k0s/containerd.toml", containerd_17=True),
         regenerate=_k0s_regenerate,
         containerd="/var/lib/k0s/bin/containerd",
         marker=("/etc/k0s/containerd.toml", K0S_MARKER),
+    ),
+    Distribution(
+        name="k0s-1.36",
+        runtime={"distribution": "k0s"},
+        cluster={"kubernetesVersion": "1.36"},
+        files={
+            "/etc/k0s/containerd.toml": K0S_136,
+            "/etc/k0s/containerd.d/.keep": "",
+        },
+        load=lambda root: load_containerd(root, "/etc/k0s/containerd.toml"),
+        regenerate=_k0s_136_regenerate,
+        containerd="/var/lib/k0s/bin/containerd",
+        marker=("/etc/k0s/containerd.toml", K0S_MARKER),
+    ),
+    Distribution(
+        name="gke-cos",
+        runtime={"configSource": ["file"]},
+        sections={
+            "driver": {"enabled": False, "hostDriverRoot": GKE_DRIVER},
+            "toolkit": {"installDir": GKE_DRIVER},
+        },
+        files={
+            "/etc/containerd/config.toml": CONTAINERD_2,
+            f"{GKE_DRIVER}/bin/nvidia-smi": "#!/bin/sh\n",
+        },
+        load=lambda root: load_containerd(root, "/etc/containerd/config.toml"),
+        containerd="/home/kubernetes/bin/containerd",
+        read_only=("/usr",),
     ),
     Distribution(
         name="crio",

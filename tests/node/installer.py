@@ -1,4 +1,4 @@
-"""A fake of NVIDIA's toolkit installer (``nvidia-ctk-installer``, container toolkit v1.18.1),
+"""A fake of NVIDIA's toolkit installer (``nvidia-ctk-installer``, container toolkit v1.20.0),
 reduced to what it leaves on the host for a given environment.
 
 NVIDIA's binary cannot run here (it needs a real runtime to signal), so this function stands in
@@ -14,8 +14,13 @@ models (``cmd/nvidia-ctk-installer``, ``pkg/config/engine/{containerd,crio}``):
   that works wins, else an empty config. Three handlers are added, named
   ``NVIDIA_RUNTIME_NAME`` (default ``nvidia``), ``nvidia-cdi`` and ``nvidia-legacy``, each a
   copy of the ``runc`` entry with ``BinaryName`` set; ``CDI_ENABLED`` sets ``enable_cdi``.
+  The config version is the source's (an empty source gives 2), which picks the CRI plugin's
+  name (``io.containerd.grpc.v1.cri`` for 2, ``io.containerd.cri.v1.runtime`` for 3).
   With a drop-in (``RUNTIME_DROP_IN_CONFIG``, default ``/etc/containerd/conf.d/99-nvidia.toml``)
-  only those changes go to the drop-in, and the top-level file is rewritten from its original
+  the drop-in starts from the source's whole CRI plugin table, then gets those changes
+  (``getBaseDropInConfigTree`` in ``pkg/config/engine/containerd/containerd.go``, v1.18.1 and
+  v1.20.0: containerd 1.7 replaces a plugin's table from an import instead of merging it),
+  and the top-level file is rewritten from its original
   tree (comments are lost: TOML is re-serialized) plus an ``imports`` entry naming
   ``RUNTIME_DROP_IN_CONFIG_HOST_PATH``. With ``RUNTIME_DROP_IN_CONFIG=""`` the changes are
   written to the top-level file, which is then rewritten from its original tree plus the imports
@@ -86,6 +91,9 @@ def _containerd(env: Mapping[str, str], pod: PodView, dump: Dump) -> None:
     version = int(source.get("version", 2))
     main = env.get("NVIDIA_RUNTIME_NAME", "nvidia")
     changes: dict[str, Any] = {"version": version}
+    source_cri = source.get("plugins", {}).get(CRI_PLUGIN[version])
+    if source_cri is not None:
+        changes["plugins"] = {CRI_PLUGIN[version]: copy.deepcopy(source_cri)}
     runtimes = runtimes_table(changes, version)
     runc = runtimes_table(copy.deepcopy(source), version).get("runc", {})
     for suffix, binary in HANDLER_BINARIES.items():
@@ -102,7 +110,7 @@ def _containerd(env: Mapping[str, str], pod: PodView, dump: Dump) -> None:
     if drop_in:
         pod.write(drop_in, toml_dump(changes))
     else:
-        # v1.18.1 with an empty drop-in: the changes go to the top-level file ...
+        # an empty drop-in (v1.18.1 to v1.20.0): the changes go to the top-level file ...
         pod.write(config, toml_dump(changes))
     # ... which is then rewritten from its original tree plus the imports line.
     imports = list(original.get("imports", []))

@@ -5,12 +5,18 @@ from those links on ``daemon-reload``)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gpustack.constructs.scripts import DEV_CHAR_SYMLINKS
+from gpustack.constructs.kube import VALIDATIONS_DIR
+from gpustack.constructs.scripts import DEV_CHAR_RELINK_SECONDS, DEV_CHAR_SYMLINKS, SCRIPTS_DIR
+from gpustack.constructs.toolkit import DEV_CHAR_CTR, ToolkitProps, render_scripts
+from gpustack.profile.model import Profile
 
 from .devtree import NVIDIA_NODES, make_nodes
 
@@ -66,3 +72,52 @@ def test_fails_while_the_driver_made_no_nodes(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "no NVIDIA device nodes" in result.stderr
+
+
+def test_nodes_made_later_are_linked_while_the_toolkit_runs(tmp_path: Path) -> None:
+    """Issue 19 item 7: the start-up probe links the nodes once; a MIG device node made after a
+    reconfiguration must get its /dev/char link too. The toolkit's entrypoint, run for real
+    (a stub installer; the relink interval shortened), links a node that appears later."""
+    here, chars = tmp_path / "driver-root", tmp_path / "dev-char"
+    late = "nvidia-caps/nvidia-cap3"
+    env = make_nodes(here / "dev", {**NVIDIA_NODES, late: (510, 3)}, tmp_path / "shim")
+    aside = tmp_path / "aside"
+    (here / "dev" / late).rename(aside)  # made later, as by a MIG reconfiguration
+    scripts, validations, bin_dir = tmp_path / "scripts", tmp_path / "validations", tmp_path / "bin"
+    for folder in (scripts, validations, bin_dir):
+        folder.mkdir()
+    (scripts / "dev-char-symlinks.sh").write_text(DEV_CHAR_SYMLINKS)
+    (validations / "driver-ready").write_text(
+        f"DEV_ROOT_CTR_PATH={here}\nNVIDIA_DEV_ROOT=/run/nvidia/driver\n"
+    )
+    (bin_dir / "nvidia-toolkit").write_text("#!/bin/sh\nexec sleep 60\n")
+    (bin_dir / "nvidia-toolkit").chmod(0o755)
+    toolkit = Profile.from_dict({"metadata": {"name": "t"}})
+    entrypoint = (
+        render_scripts(ToolkitProps.from_profile(toolkit))["entrypoint.sh"]
+        .replace(f"sleep {DEV_CHAR_RELINK_SECONDS};", "sleep 0.2;")
+        .replace("sleep 5\n", "")
+        .replace(VALIDATIONS_DIR, str(validations))
+        .replace(SCRIPTS_DIR, str(scripts))
+        .replace(DEV_CHAR_CTR, str(chars))
+    )
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    proc = subprocess.Popen(["sh", "-c", entrypoint], env=env, start_new_session=True)
+    try:
+        assert _eventually(lambda: (chars / "510:2").is_symlink())
+        assert not (chars / "510:3").exists()
+        aside.rename(here / "dev" / late)
+        assert _eventually(lambda: (chars / "510:3").is_symlink())
+        assert os.readlink(chars / "510:3") == f"/run/nvidia/driver/dev/{late}"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False

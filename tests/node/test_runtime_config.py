@@ -9,6 +9,7 @@ mapped onto the root; regenerate again (the restart the installer triggers, or a
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,8 @@ import pytest
 
 from tests.constructs.conftest import Synth, container, env, find, merge, pod_spec, profile
 
-from .hostroot import DISTRIBUTIONS, Distribution, Loaded
-from .installer import install
+from .hostroot import DISTRIBUTIONS, Distribution, Loaded, PreflightRejected
+from .installer import CRI_PLUGIN, install, toml_dump
 from .pod import PodView, ReadOnlyError
 
 DS = "nvidia-container-toolkit-daemonset"
@@ -50,7 +51,8 @@ def run_node(
 ) -> tuple[Loaded, list[str], dict[str, str]]:
     """Boot the fake node, run the toolkit as synthesized, regenerate; returns what the runtime
     loads, the RuntimeClass handlers gpustack declared and the installer's env."""
-    objects = synth(merge(profile(cluster={"runtime": dist.runtime}), sections))
+    base = merge(profile(cluster={"runtime": dist.runtime, **dist.cluster}), dist.sections)
+    objects = synth(merge(base, sections))
     ds = find(objects, "DaemonSet", DS)
     ctr = container(ds, CTR)
     installer_env = {k: v for k, v in env(ctr).items() if isinstance(v, str)}
@@ -104,7 +106,9 @@ def test_the_cases_cover_every_distribution() -> None:
     }
 
 
-@pytest.mark.parametrize("name", ["containerd-1.7", "containerd-2.x", "microk8s", "k0s"])
+@pytest.mark.parametrize(
+    "name", ["containerd-1.7", "containerd-2.x", "microk8s", "k0s", "k0s-1.36"]
+)
 def test_cdi_is_on_in_what_containerd_loads(synth: Synth, tmp_path: Path, name: str) -> None:
     loaded, _, _ = run_node(synth, BY_NAME[name], tmp_path / "host", {})
     assert loaded.cdi_enabled()
@@ -148,3 +152,77 @@ def test_rhcos_hooks_cannot_go_to_usr(tmp_path: Path) -> None:
     )
     with pytest.raises(ReadOnlyError):
         pod.write("/usr/share/containers/oci/hooks.d/oci-nvidia-hook.json", "{}")
+
+
+def test_k0s_136_rejects_what_gpustack_wrote_before(synth: Synth, tmp_path: Path) -> None:
+    """Issue 19 item 2: before, the installer read gpustack's empty scratch file on k0s, so it
+    wrote a version-2 drop-in; k0s 1.36's pre-flight check refuses it and the worker does not
+    start after its next restart. Now it reads k0s's own version-3 containerd.toml."""
+    dist = BY_NAME["k0s-1.36"]
+    with pytest.raises(PreflightRejected, match="version 2|grpc.v1.cri"):
+        run_node(synth, dist, tmp_path / "old", {}, {"RUNTIME_CONFIG_SOURCE": "file"})
+    loaded, _, installer_env = run_node(synth, dist, tmp_path / "new", {})
+    assert installer_env["RUNTIME_CONFIG_SOURCE"] == "file=/host/etc/k0s/containerd.toml"
+    assert "nvidia" in loaded.handlers()
+    drop_in = (tmp_path / "new" / "etc/k0s/containerd.d/nvidia.toml").read_text()
+    assert "io.containerd.grpc.v1.cri" not in drop_in and "version = 3" in drop_in
+
+
+def test_k0s_before_136_keeps_version_2(synth: Synth, tmp_path: Path) -> None:
+    loaded, _, installer_env = run_node(synth, BY_NAME["k0s"], tmp_path / "host", {})
+    assert installer_env["RUNTIME_CONFIG_SOURCE"] == "file"
+    assert int(loaded.tree.get("version", 2)) == 2
+
+
+@pytest.mark.parametrize("name", ["containerd-1.7", "containerd-2.x"])
+def test_the_stock_runc_settings_survive_the_drop_in(
+    synth: Synth, tmp_path: Path, name: str
+) -> None:
+    """Item 8: containerd 1.7 replaces a plugin's whole table from an import. The installer's
+    drop-in starts from the source's whole CRI table, so runc keeps SystemdCgroup."""
+    loaded, _, _ = run_node(synth, BY_NAME[name], tmp_path / "host", {})
+    version = int(loaded.tree.get("version", 2))
+    cri = loaded.tree["plugins"][CRI_PLUGIN[version]]
+    assert cri["containerd"]["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+
+
+def _handlers_only_node(tmp_path: Path, name: str) -> Loaded:
+    """A stock node of ``name`` importing a drop-in that holds only an ``nvidia`` handler."""
+    dist = BY_NAME[name]
+    root = tmp_path / name
+    dist.build(root)
+    config = root / "etc/containerd/config.toml"
+    text = config.read_text()
+    version = int(tomllib.loads(text)["version"])
+    config.write_text(f'imports = ["/etc/containerd/conf.d/*.toml"]\n{text}')
+    runtimes = {"nvidia": {"runtime_type": "io.containerd.runc.v2"}}
+    drop_in = {
+        "version": version,
+        "plugins": {CRI_PLUGIN[version]: {"containerd": {"runtimes": runtimes}}},
+    }
+    (root / "etc/containerd/conf.d").mkdir(parents=True)
+    (root / "etc/containerd/conf.d/99-nvidia.toml").write_text(toml_dump(drop_in))
+    return dist.load(root)
+
+
+def test_containerd_17_replaces_plugin_tables_from_imports(tmp_path: Path) -> None:
+    """The harness's containerd 1.7 merges as 1.7 does: a drop-in holding only the handlers
+    (what an installer relying on a deep merge would write) loses the stock CRI settings;
+    containerd 2.x keeps them."""
+    old = _handlers_only_node(tmp_path, "containerd-1.7")
+    assert set(old.handlers()) == {"nvidia"}
+    assert "sandbox_image" not in old.tree["plugins"][CRI_PLUGIN[2]]
+    new = _handlers_only_node(tmp_path, "containerd-2.x")
+    assert set(new.handlers()) == {"runc", "nvidia"}
+
+
+def test_gke_toolkit_cannot_install_under_usr_local(synth: Synth, tmp_path: Path) -> None:
+    """Issue 19 item 4: on COS /usr is read-only; the toolkit at its default install dir
+    (what gpustack rendered for GKE before) cannot install, in GKE's driver folder it can."""
+    dist = BY_NAME["gke-cos"]
+    with pytest.raises(ReadOnlyError):
+        run_node(synth, dist, tmp_path / "old", {"toolkit": {"installDir": "/usr/local/nvidia"}})
+    loaded, _, installer_env = run_node(synth, dist, tmp_path / "new", {})
+    assert installer_env["ROOT"] == "/home/kubernetes/bin/nvidia"
+    assert installer_env["RUNTIME_CONFIG_SOURCE"] == "file"
+    assert "nvidia" in loaded.handlers()

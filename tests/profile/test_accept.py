@@ -200,6 +200,7 @@ def test_only_rules_about_facts_gpustack_may_not_know_are_acceptable() -> None:
     assert acceptable == {
         "kubernetes-version-supported",
         "cdi-strategy-needs-runtime-cdi",
+        "default-images-outside-mirror",
         "node-selector-labels-deployed",
         "node-selector-label-known",
         "driver-supports-gpu",
@@ -261,3 +262,20 @@ def test_directives_are_found_only_in_comments() -> None:
     found = accept.parse("f.yaml", text)
     assert [(a.line, a.target) for a in found.accepts] == [(1, 1), (2, 2)]
     assert accept.parse("f.yaml", "a: 1\n") == accept.NONE
+
+
+def test_default_images_outside_a_mirror_can_be_accepted(tree: Path) -> None:
+    """Issue 19 item 9: the finding is acceptable where the nodes reach the public registry."""
+    mirror = "registry.corp.example:5000"
+    text = (
+        "# gpustack: accept default-images-outside-mirror" + REASON + "\n"
+        + HEAD
+        + f"toolkit:\n  image: {mirror}/nvidia/k8s/container-toolkit\n"
+    )  # fmt: skip
+    (tree / "profiles" / "p.yaml").write_text(text, encoding="utf-8")
+    result = check_paths([Path("profiles/p.yaml")])
+    assert result.issues == ()
+    assert {a.issue.rule for a in result.accepted} == {"default-images-outside-mirror"}
+    (tree / "profiles" / "p.yaml").write_text(text.split("\n", 1)[1], encoding="utf-8")
+    refused = check_paths([Path("profiles/p.yaml")])
+    assert {i.rule for i in refused.issues} == {"default-images-outside-mirror"}

@@ -57,6 +57,18 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
     "host-mofed-needs-rdma": ("host-mofed-without-rdma", "$.driver.rdma.useHostMofed"),
+    "rhcos-driver-needs-openshift": ("rhcos-outside-openshift", "$.driver.osTag"),
+    "openshift-driver-needs-driver-toolkit": (
+        "openshift-driver-without-dtk",
+        "$.driver.driverToolkit.image",
+    ),
+    "k0s-containerd-matches-release": ("k0s-136-containerd-17", "$.cluster.runtime.version"),
+    "gke-toolkit-in-driver-folder": ("gke-toolkit-usr-local", "$.toolkit.installDir"),
+    "gke-runtime-config-from-file": ("gke-command-source", "$.cluster.runtime.configSource"),
+    "default-images-outside-mirror": (
+        "mirror-misses-default-images",
+        "$.nodeFeatureDiscovery.image",
+    ),
     "product-matches-architecture": ("product-architecture-mismatch", "$.gpus.architecture"),
     "driver-supports-gpu": ("b200-driver-too-old", "$.driver.version"),
     "driver-still-supports-gpu": ("k80-driver-too-new", "$.driver.version"),
@@ -475,3 +487,63 @@ def test_rules_reference_check_fails_when_stale(tmp_path: Path, where: str, code
     )
     assert proc.returncode == code, proc.stderr
     assert ("stale" in proc.stderr) == bool(code)
+
+
+MIRROR = "registry.corp.example:5000"
+
+
+@pytest.mark.parametrize(
+    ("sections", "flagged"),
+    [
+        # every image it names is on the mirror: the defaults left public are reported
+        ({"toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"}},
+         {"$.driver.image", "$.devicePlugin.image", "$.gpuFeatureDiscovery.image",
+          "$.nodeFeatureDiscovery.image", "$.driver.upgrade.image",
+          "$.driver.upgrade.kubectlImage"}),
+        # cluster.imageRegistry rehomes every default image
+        ({"cluster": {"imageRegistry": MIRROR},
+          "toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"}}, set()),
+        # not a mirror profile: it names a public image too
+        ({"toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"},
+          "devicePlugin": {"image": "ghcr.io/example/device-plugin"}}, set()),
+        # only an example job's image from a private registry: no component image named
+        ({"workloads": {"examples": [{"name": "a", "image": f"{MIRROR}/x/y:12.4-cuda12.4"}]}},
+         set()),
+        # day-2 operands off: nothing public left but what it names
+        ({"driver": {"image": f"{MIRROR}/nvidia/driver", "upgrade": {"driverManager": False}},
+          "toolkit": {"image": f"{MIRROR}/nvidia/k8s/container-toolkit"},
+          "devicePlugin": {"image": f"{MIRROR}/gpustack-dev/gpustack-device-plugin"},
+          "gpuFeatureDiscovery": {"enabled": False},
+          "nodeFeatureDiscovery": {"enabled": False}}, set()),
+    ],
+)  # fmt: skip
+def test_default_images_outside_mirror(sections: dict[str, Any], flagged: set[str]) -> None:
+    """Issue 19 item 9: an air-gapped profile that names its mirror per image (no
+    cluster.imageRegistry) is told which default images still come from public registries."""
+    p = Profile.from_dict({"metadata": {"name": "m"}, **sections})
+    got = {format_path(f.path) for f in rule("default-images-outside-mirror")(p)}
+    assert got == flagged
+
+
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [("595.91.07", "13.2"), ("595.45.04", "13.2"), ("590.44.01", "13.1"), ("580.105.08", "13.0"),
+     ("570.133.20", "12.8"), ("450.51.05", "11.0"), ("440.33.01", None)],
+)  # fmt: skip
+def test_native_cuda_of_a_driver(driver: str, cuda: str | None) -> None:
+    assert catalog.native_cuda(driver) == cuda
+
+
+def test_the_default_driver_runs_every_cuda_family_and_drops_pre_turing() -> None:
+    """The v26.7.0 default (R595) runs CUDA 12.x and 13.x, and no longer Maxwell to Volta."""
+    default = Profile.from_dict({"metadata": {"name": "d"}}).driver
+    assert catalog.native_cuda(default.version) == "13.2"
+    for family, floor in catalog.CUDA_FAMILY_FLOOR.items():
+        if family >= 12:
+            assert catalog.parse_driver(default.version) >= catalog.parse_driver(floor)
+    dropped = {
+        a.name
+        for a in catalog.ARCHITECTURES.values()
+        if a.last_driver_branch is not None and int(default.branch) > a.last_driver_branch
+    }
+    assert dropped == {"kepler", "maxwell", "pascal", "volta"}  # fmt: skip

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from gpustack.checker import CheckResult, check_paths
 from gpustack.profile import managed_env
+from gpustack.profile.model import Toolkit
 from gpustack.scan import discover
 from gpustack.synth.serialize import dump_yaml
 from tests.k8s_schema import assert_valid
@@ -225,5 +226,5 @@ def test_digests_land_in_every_image() -> None:
     }
     assert len(images) >= 4, images
     assert all("@sha256:" + "a" * 64 in i for i in images), images
-    assert "nvcr.io/nvidia/k8s/container-toolkit:v1.18.1@sha256:" + "a" * 64 in images
+    assert Toolkit().image_ref() + "@sha256:" + "a" * 64 in images
     assert synthesized_problems(result) == []

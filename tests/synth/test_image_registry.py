@@ -78,13 +78,13 @@ def test_every_default_image_comes_from_the_mirror(tmp_path: Path, implementatio
 @pytest.mark.parametrize(
     ("section", "explicit"),
     [
-        ('driver:\n  version: "580.105.08"\n  image: other.example/drv\n', "other.example/drv:"),
+        ('driver:\n  version: "595.91.07"\n  image: other.example/drv\n', "other.example/drv:"),
         ("toolkit:\n  image: other.example/tk\n", "other.example/tk:"),
         ("devicePlugin:\n  image: other.example/dp\n", "other.example/dp:"),
     ],
 )
 def test_an_explicit_image_wins(tmp_path: Path, section: str, explicit: str) -> None:
-    text = EXAMPLE.replace('driver:\n  version: "580.105.08"\n', "") + section
+    text = EXAMPLE.replace('driver:\n  version: "595.91.07"\n', "") + section
     images = _synth_images(tmp_path, text)
     assert any(i.startswith(explicit) for i in images), images
     assert [i for i in images if not i.startswith((MIRROR + "/", explicit))] == []

@@ -41,6 +41,7 @@ from gpustack.profile.model.cluster import (
     Runtime,
     RuntimeName,
     RuntimePaths,
+    k0s_containerd_v3,
     runtime_paths,
 )
 from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Taint, Toleration
@@ -75,6 +76,7 @@ from gpustack.profile.model.driver import (
     DRIVER_OS_PATHS,
     KUBECTL_IMAGE,
     Driver,
+    DriverToolkit,
     DriverUpgrade,
     KernelModuleType,
     Rdma,
@@ -94,6 +96,7 @@ __all__ = [
     "NFD_IMAGE",
     "Counter",
     "DcgmExporter",
+    "DriverToolkit",
     "DriverUpgrade",
     "GpuFeatureDiscovery",
     "MetricsFrom",
@@ -150,6 +153,7 @@ __all__ = [
     "Toleration",
     "Toolkit",
     "Workloads",
+    "k0s_containerd_v3",
     "node_config_profile",
     "runtime_paths",
 ]

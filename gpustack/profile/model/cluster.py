@@ -166,8 +166,8 @@ CRIO_HOOKS_DIR = "/usr/share/containers/oci/hooks.d"
 CRIO_RUN_HOOKS_DIR = "/run/containers/oci/hooks.d"
 
 # Every distribution gets a non-empty drop-in: with RUNTIME_DROP_IN_CONFIG="" the installer
-# (nvidia-ctk-installer v1.18.1) writes the handlers into the top-level file and then rewrites
-# that file with its original tree plus an imports line, losing them (issue #10, item 1).
+# (nvidia-ctk-installer v1.18.1 to v1.20.0) writes the handlers into the top-level file and then
+# rewrites that file with its original tree plus an imports line, losing them (issue #10, item 1).
 # k3s and RKE2 render config.toml themselves on every start and add the nvidia runtime they find
 # under /usr/local/nvidia/toolkit: the handler comes from that, the drop-in is only the
 # installer's scratch (config.toml.tmpl is never written: a template from scratch would drop
@@ -220,6 +220,30 @@ _RUNTIME_DEFAULTS: dict[tuple[str, str], _Defaults] = {
     ),
 }
 
+#: The first k0s release (its Kubernetes minor) that ships containerd 2.x (2.3) with a version-3
+#: ``/etc/k0s/containerd.toml`` importing ``/etc/k0s/containerd.d/*.toml`` directly, and whose
+#: pre-flight check rejects a snippet there with a version other than 3 or a
+#: ``plugins."io.containerd.grpc.v1.cri"`` table (k0s v1.36.x ``embedded-bins/Makefile.variables``,
+#: ``pkg/component/worker/containerd/configurer.go``, ``internal/pkg/sysinfo/probes/containerd.go``;
+#: v1.35.x ships containerd 1.7 and version 2).
+K0S_CONTAINERD_V3_SINCE = (1, 36)
+#: k0s's own containerd config, read as the installer's source from that release on: its
+#: ``version = 3`` makes the installer write a version-3 drop-in (an empty source gives 2).
+K0S_CONTAINERD_TOML = "/etc/k0s/containerd.toml"
+
+
+def k0s_containerd_v3(runtime: Runtime, kubernetes_version: str | None) -> bool:
+    """True for k0s releases whose containerd takes only version-3 snippets (see above)."""
+    if runtime.distribution != "k0s":
+        return False
+    if runtime.version is not None:
+        return int(runtime.version.split(".")[0]) >= 2
+    if kubernetes_version is None:
+        return False
+    major, minor = (int(x) for x in kubernetes_version.split(".")[:2])
+    return (major, minor) >= K0S_CONTAINERD_V3_SINCE
+
+
 #: Distributions that render containerd's config themselves and name the NVIDIA handler
 #: ``nvidia`` when they find ``<installDir>/toolkit/nvidia-container-runtime`` there.
 SELF_CONFIGURING = frozenset({"k3s", "rke2"})
@@ -227,8 +251,11 @@ SELF_CONFIGURING = frozenset({"k3s", "rke2"})
 K3S_NVIDIA_INSTALL_DIR = "/usr/local/nvidia"
 
 
-def runtime_paths(runtime: Runtime) -> RuntimePaths:
+def runtime_paths(runtime: Runtime, kubernetes_version: str | None = None) -> RuntimePaths:
     """Resolve the runtime's host paths: explicit profile values win over distribution defaults.
+
+    ``kubernetes_version`` picks the layout of distributions whose runtime changed with a release
+    (k0s from 1.36, see :func:`k0s_containerd_v3`).
 
     Raises ``KeyError`` for a runtime/distribution pair that has no defaults (the semantic rules
     report that to the user before synthesis ever runs).
@@ -237,6 +264,8 @@ def runtime_paths(runtime: Runtime) -> RuntimePaths:
     major = int(runtime.version.split(".")[0]) if runtime.version else None
     if runtime.config_source is not None:
         source: tuple[str, ...] = runtime.config_source
+    elif k0s_containerd_v3(runtime, kubernetes_version):
+        source = (f"file={K0S_CONTAINERD_TOML}",)
     elif d.source is not None:
         source = d.source
     elif runtime.name == "containerd" and major is not None and major >= 2:

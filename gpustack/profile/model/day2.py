@@ -2,10 +2,12 @@
 MIG manager) and GPU metrics (the DCGM exporter), plus the images of the driver pod's helpers.
 
 Why one module: these sections share one fact, the NVIDIA release they are pinned to. gpustack
-pins the operand images NVIDIA's GPU Operator v25.10.1 ships together with the toolkit
-(v1.18.1), the device plugin (v0.18.1) and driver 580 it already uses, so every image in a
-cluster's output was tested together by NVIDIA. Each image is declared once here, as the default
-of its section's ``image``/``version`` fields.
+pins the operand images NVIDIA's GPU Operator v26.7.0 ships together with the toolkit
+(v1.20.0), the device plugin (v0.20.0) and driver 595 it already uses
+(``deployments/gpu-operator/values.yaml`` at v26.7.0), so every image in a cluster's output was
+tested together by NVIDIA. GPU feature discovery ships in the device plugin's image, so its
+default is that image's (:data:`gpustack.profile.model.device_plugin.PLUGIN_IMAGES`). Each other
+image is declared once here, as the default of its section's ``image``/``version`` fields.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from gpustack.profile.model.common import (
 )
 from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
-#: Node Feature Discovery, the chart version the GPU Operator v25.10.1 chart depends on.
-NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.18.2")
-#: NVIDIA's MIG manager (GPU Operator v25.10.1).
-MIG_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.13.1")
-#: NVIDIA's DCGM exporter (GPU Operator v25.10.1).
-DCGM_EXPORTER_IMAGE = ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.4.2-4.7.0-distroless")
+#: Node Feature Discovery, the chart version the GPU Operator v26.7.0 chart depends on (0.19.0).
+NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.19.0")
+#: NVIDIA's MIG manager (GPU Operator v26.7.0).
+MIG_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
+#: NVIDIA's DCGM exporter (GPU Operator v26.7.0).
+DCGM_EXPORTER_IMAGE = ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
 
 
 DeployLabels = Literal["optional", "required"]

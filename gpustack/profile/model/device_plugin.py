@@ -42,7 +42,7 @@ Implementation = Literal["gpustack", "nvidia"]
 #: Default images per plugin implementation (tag = version).
 PLUGIN_IMAGES: dict[str, tuple[str, str]] = {
     "gpustack": ("ghcr.io/gpustack-dev/gpustack-device-plugin", "0.1.0"),
-    "nvidia": ("nvcr.io/nvidia/k8s-device-plugin", "v0.18.1"),
+    "nvidia": ("nvcr.io/nvidia/k8s-device-plugin", "v0.20.0"),
 }
 
 #: Node label whose value names a device plugin node config (as in NVIDIA's Helm chart).

@@ -79,10 +79,47 @@ class Rdma:
     )
 
 
-#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v25.10.1).
-DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.9.1")
+@dataclass(frozen=True)
+class DriverToolkit:
+    """OpenShift's Driver Toolkit: on RHCOS the driver container cannot install kernel headers, so
+    it builds the modules in a side-car running the Driver Toolkit image of the nodes' OpenShift
+    release, which carries the matching kernel packages (as the GPU Operator does:
+    ``transformOpenShiftDriverToolkitContainer``, ``golden/driver-openshift-drivertoolkit.yaml``,
+    v26.7.0). The operator looks both values up in the cluster; gpustack takes them from the
+    profile, so an OpenShift upgrade is a profile change like a driver bump."""
+
+    image: str | None = key(
+        "Image",
+        "The Driver Toolkit image of the nodes' OpenShift release, by digest"
+        " (`oc adm release info --image-for=driver-toolkit`).",
+        default=None,
+        pattern=IMAGE_REF,
+        examples=["quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + "0" * 64],
+    )
+    rhcos_version: str | None = key(
+        "RHCOS version",
+        "The nodes' RHCOS build, as Node Feature Discovery labels it"
+        " (feature.node.kubernetes.io/system-os_release.OSTREE_VERSION); the driver runs only"
+        " there.",
+        default=None,
+        pattern=r"^[0-9][0-9.]*-[0-9]+$",
+        examples=["418.94.202501221327-0"],
+    )
+    openshift_version: str | None = key(
+        "OpenShift version",
+        "The cluster's OpenShift minor release (the driver container's OPENSHIFT_VERSION).",
+        default=None,
+        pattern=r"^4\.\d+$",
+        examples=["4.18"],
+    )
+
+
+#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v26.7.0).
+DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
 #: The GPU Operator v25.10.1 image, used only for the ``kubectl`` it ships (NVIDIA's Helm chart
-#: runs its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs.
+#: ran its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs. It stays
+#: at v25.10.1: from v26.x the operator image has no kubectl (``docker/Dockerfile`` at v26.7.0
+#: copies only the operator's own binaries; the chart's hooks use ``manage-crds``).
 KUBECTL_IMAGE = ("nvcr.io/nvidia/gpu-operator", "v25.10.1")
 
 
@@ -174,10 +211,10 @@ class Driver:
     version: str = key(
         "Driver version",
         "Driver version (also when preinstalled): compatibility rules check it.",
-        default="580.105.08",
+        default="595.91.07",
         pattern=DRIVER_VERSION,
         hint=DRIVER_VERSION_HINT,
-        examples=["580.105.08", "570.133.20"],
+        examples=["595.91.07", "580.105.08"],
     )
     image: str = key(
         "Driver image",
@@ -264,6 +301,11 @@ class Driver:
         " write GPU memory directly; needs the Mellanox OFED driver on the nodes.",
         factory=Rdma,
         examples=[{"enabled": True}, {"enabled": True, "useHostMofed": True}],
+    )
+    driver_toolkit: DriverToolkit = key(
+        "OpenShift Driver Toolkit",
+        "On OpenShift (RHCOS), the Driver Toolkit side-car that builds the kernel modules.",
+        factory=DriverToolkit,
     )
     upgrade: DriverUpgrade = key(
         "Upgrade",

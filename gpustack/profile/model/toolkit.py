@@ -35,9 +35,9 @@ class Toolkit:
     version: str = key(
         "Toolkit version",
         "Toolkit image tag.",
-        default="v1.18.1",
+        default="v1.20.0",
         pattern=r"^v\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?$",
-        examples=["v1.18.1"],
+        examples=["v1.20.0"],
     )
     image: str = key(
         "Toolkit image",

@@ -24,6 +24,23 @@ def precompiled_needs_kernel(p: Profile) -> Iterator[Finding]:
         )
 
 
+def rhcos_driver_needs_openshift(p: Profile) -> Iterator[Finding]:
+    # RHCOS is OpenShift's node OS: its /usr is read-only and CRI-O reads OCI hooks from
+    # /run/containers/oci/hooks.d, which only distribution: openshift configures; the GPU
+    # Operator builds the driver there with the Driver Toolkit side-car
+    # (assets/state-driver/0500_daemonset.yaml, transformOpenShiftDriverToolkitContainer,
+    # v26.7.0). Elsewhere gpustack would write the hook under /usr.
+    d = p.driver
+    if d.enabled and d.os_family == "rhcos" and p.cluster.runtime.distribution != "openshift":
+        yield Finding(
+            ("driver", "osTag"),
+            f"driver.osTag {d.os_tag} is Red Hat CoreOS, OpenShift's node OS, but"
+            f" cluster.runtime.distribution is {p.cluster.runtime.distribution}",
+            "set cluster.runtime.distribution: openshift, or the osTag of the nodes' OS"
+            " (e.g. rhel9.4, ubuntu24.04)",
+        )
+
+
 def host_driver_root_needs_host_driver(p: Profile) -> Iterator[Finding]:
     d = p.driver
     if d.enabled and d.host_driver_root != "/":
@@ -147,4 +164,32 @@ def open_modules_need_r515(p: Profile) -> Iterator[Finding]:
             ("driver", "kernelModuleType"),
             f"driver {p.driver.version} has no open GPU kernel modules; they ship from {first}",
             f"set driver.version to {first} or newer, or kernelModuleType: proprietary",
+        )
+
+
+def openshift_driver_needs_driver_toolkit(p: Profile) -> Iterator[Finding]:
+    # On RHCOS the driver container builds its modules in OpenShift's Driver Toolkit side-car
+    # (the GPU Operator's transformOpenShiftDriverToolkitContainer, v26.7.0): without the
+    # toolkit image of the nodes' release it has no kernel headers and never loads a driver.
+    d = p.driver
+    if not d.enabled or d.use_precompiled or p.cluster.runtime.distribution != "openshift":
+        return
+    dtk = d.driver_toolkit
+    missing = [
+        name
+        for name, value in (
+            ("image", dtk.image),
+            ("rhcosVersion", dtk.rhcos_version),
+            ("openshiftVersion", dtk.openshift_version),
+        )
+        if value is None
+    ]
+    if missing:
+        yield Finding(
+            ("driver", "driverToolkit", missing[0]),
+            "on OpenShift the driver is built in the Driver Toolkit side-car, but"
+            f" driver.driverToolkit lacks {', '.join(missing)}",
+            "set driver.driverToolkit.image (oc adm release info --image-for=driver-toolkit),"
+            " rhcosVersion (the nodes' OSTREE_VERSION label) and openshiftVersion, or set"
+            " driver.enabled: false with a preinstalled driver",
         )

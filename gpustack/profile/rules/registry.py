@@ -27,7 +27,10 @@ from gpustack.profile.rules import (
     driver,
     env,
     gitops,
+    gke,
     gpus,
+    k0s,
+    mirror,
     node_configs,
     node_labels,
     profiles,
@@ -127,6 +130,41 @@ RULES: tuple[Rule, ...] = (
         summary="CRI-O only with distribution `generic` or `openshift` (k3s, RKE2, MicroK8s and"
         " k0s ship containerd; OpenShift runs CRI-O)",
         fix="set `runtime.name` to the runtime the distribution ships",
+    ),
+    Rule(
+        id="default-images-outside-mirror",
+        check=mirror.default_images_outside_mirror,
+        section="cluster",
+        summary="a profile that pulls images from a mirror (without `cluster.imageRegistry`)"
+        " leaves no rendered image at its public default (NFD, GFD and the driver manager are"
+        " on by default)",
+        fix="set `cluster.imageRegistry` to the mirror, or each image named; accept it where the"
+        " nodes reach the public registry",
+        acceptable=True,
+    ),
+    Rule(
+        id="gke-toolkit-in-driver-folder",
+        check=gke.gke_toolkit_in_driver_folder,
+        section="toolkit",
+        summary="with GKE's driver (`hostDriverRoot: /home/kubernetes/bin/nvidia`) the toolkit"
+        " installs to that writable folder, not `/usr/local/nvidia` (read-only on COS)",
+        fix="set `toolkit.installDir: /home/kubernetes/bin/nvidia`",
+    ),
+    Rule(
+        id="gke-runtime-config-from-file",
+        check=gke.gke_runtime_config_from_file,
+        section="cluster",
+        summary="on GKE 1.33+ the toolkit reads containerd's config from the file, not its dump"
+        " (NVIDIA's GKE known issue)",
+        fix="set `cluster.runtime.configSource: [file]`",
+    ),
+    Rule(
+        id="k0s-containerd-matches-release",
+        check=k0s.k0s_containerd_matches_release,
+        section="cluster",
+        summary="on k0s `runtime.version` agrees with the release's own containerd (1.7 up to"
+        " 1.35; 2.3, taking only version-3 config snippets, from 1.36)",
+        fix="remove `cluster.runtime.version`, or set `kubernetesVersion` to the k0s release",
     ),
     Rule(
         id="k3s-keeps-only-its-nvidia-handler",
@@ -259,6 +297,23 @@ RULES: tuple[Rule, ...] = (
         section="driver",
         summary="GPUDirect RDMA only with gpustack's driver pod (it loads nvidia-peermem)",
         fix="set `driver.enabled: true`, or load nvidia-peermem on the host",
+    ),
+    Rule(
+        id="rhcos-driver-needs-openshift",
+        check=driver.rhcos_driver_needs_openshift,
+        section="driver",
+        summary="a driver image for Red Hat CoreOS (`osTag: rhcos*`) only with distribution"
+        " `openshift` (RHCOS's /usr is read-only; only OpenShift's layout has the writable hook"
+        " folder)",
+        fix="set `cluster.runtime.distribution: openshift`, or the nodes' real OS tag",
+    ),
+    Rule(
+        id="openshift-driver-needs-driver-toolkit",
+        check=driver.openshift_driver_needs_driver_toolkit,
+        section="driver",
+        summary="on OpenShift the driver container names the Driver Toolkit image, RHCOS build and"
+        " OpenShift release its build side-car needs",
+        fix="set `driver.driverToolkit.image`, `rhcosVersion` and `openshiftVersion`",
     ),
     Rule(
         id="host-mofed-needs-rdma",

@@ -1,0 +1,483 @@
+"""Conformance tables: what NVIDIA's own rendering of each operand does that decides whether it
+works on a node, and where gpustack deliberately does otherwise.
+
+Why: gpustack synthesizes the operands the GPU Operator would run, without the operator. The
+operator's repository holds its rendering at the tag gpustack's defaults come from (GPU Operator
+v26.7.0): golden DaemonSets (``internal/state/testdata/golden/*.yaml``), the per-operand assets
+(``assets/state-*``) and the transforms that complete them (``controllers/object_controls.go``,
+``Transform<Operand>``). Each :class:`Fact` states one property of that rendering in gpustack's
+own words, cites the file, and names the check that holds gpustack's output to it; ``when`` says
+for which profiles it applies. Each :class:`Divergence` is a property gpustack renders
+differently on purpose, with the reason, and its own check of what gpustack does instead.
+``tests/test_conformance.py`` runs every row over every example profile's DaemonSets; the README
+section "Where gpustack differs from the GPU Operator, and why" is rendered from
+:data:`DIVERGENCES` (``python -m gpustack.conformance.readme``).
+
+Operands are named by the ``app.kubernetes.io/component`` gpustack gives their objects; the
+driver manager is the driver pod's ``k8s-driver-manager`` init container.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from gpustack import components
+from gpustack.conformance import checks as c
+from gpustack.profile.derive import gpu_runtime_class, is_simulated
+from gpustack.profile.model import Profile
+from gpustack.profile.versions import tag_at_least
+
+TAG: Final = "v26.7.0"
+GOLDEN: Final = "internal/state/testdata/golden"
+CONTROLS: Final = "controllers/object_controls.go"
+
+#: The operands, by the component name the registry gives them (declared there, once).
+TOOLKIT: Final = components.for_section("toolkit").name
+DEVICE_PLUGIN: Final = components.for_section("device_plugin").name
+GFD_OPERAND: Final = components.for_section("gpu_feature_discovery").name
+NFD_OPERAND: Final = components.for_section("node_feature_discovery").name
+MIG_MANAGER: Final = components.for_section("mig_manager").name
+DCGM_EXPORTER: Final = components.for_section("dcgm_exporter").name
+
+#: Operand (gpustack component) -> (its DaemonSet's main container, the operator files to read).
+OPERANDS: Final[dict[str, tuple[str, str]]] = {
+    "driver": ("nvidia-driver-ctr", f"{GOLDEN}/driver-*.yaml, assets/state-driver"),
+    "driver-manager": (
+        "k8s-driver-manager",
+        f"{GOLDEN}/driver-full-spec.yaml, assets/state-driver",
+    ),
+    TOOLKIT: ("nvidia-container-toolkit-ctr", "assets/state-container-toolkit"),
+    DEVICE_PLUGIN: ("nvidia-device-plugin", "assets/state-device-plugin"),
+    # NVIDIA names GFD's container like the component
+    GFD_OPERAND: (GFD_OPERAND, "assets/gpu-feature-discovery"),
+    NFD_OPERAND: (
+        "nfd-worker",
+        "deployments/gpu-operator/charts/node-feature-discovery/templates/worker.yaml",
+    ),
+    MIG_MANAGER: ("nvidia-mig-manager", "assets/state-mig-manager"),
+    DCGM_EXPORTER: ("nvidia-dcgm-exporter", "assets/state-dcgm-exporter"),
+}
+
+#: The DaemonSet component that carries an operand (the driver manager lives in the driver pod).
+CARRIER: Final[dict[str, str]] = {"driver-manager": "driver"}
+
+Condition = Callable[[Profile], bool]
+
+
+def always(_: Profile) -> bool:
+    return True
+
+
+def _gpu_class(p: Profile) -> str | None:
+    return gpu_runtime_class(p)
+
+
+def _has_gpu_class(p: Profile) -> bool:
+    return gpu_runtime_class(p) is not None
+
+
+def _nvidia_plugin(p: Profile) -> bool:
+    return p.device_plugin.implementation == "nvidia"
+
+
+def _plugin_class(p: Profile) -> bool:
+    return _has_gpu_class(p) and not is_simulated(p)
+
+
+def _cdi(p: Profile) -> bool:
+    return p.toolkit.enabled and p.toolkit.cdi.enabled
+
+
+def _driver_enabled(p: Profile) -> bool:
+    return p.driver.enabled
+
+
+def _openshift(p: Profile) -> bool:
+    return p.cluster.runtime.distribution == "openshift"
+
+
+def _dtk(p: Profile) -> bool:
+    return _openshift(p) and p.driver.enabled and p.driver.driver_toolkit.image is not None
+
+
+def _precompiled(p: Profile) -> bool:
+    return p.driver.use_precompiled
+
+
+def _rdma(p: Profile) -> bool:
+    return p.driver.rdma.enabled
+
+
+def _mig_strategy(p: Profile) -> bool:
+    return p.device_plugin.mig_strategy != "none"
+
+
+def _toolkit_or_driver(p: Profile) -> bool:
+    return p.toolkit.enabled or p.driver.enabled
+
+
+def _install_dir(p: Profile) -> str:
+    return p.toolkit.install_dir
+
+
+def _driver_root(p: Profile) -> str:
+    return p.driver.root
+
+
+def _kubelet_dir(sub: str) -> Callable[[Profile], str]:
+    """``<the distribution's kubelet root>/<sub>`` on the host."""
+
+    def path(p: Profile) -> str:
+        return f"{p.cluster.resolved_kubelet_root_dir().rstrip('/')}/{sub}"
+
+    return path
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One property of NVIDIA's rendering of ``operand`` that gpustack's output must have."""
+
+    operand: str
+    aspect: str
+    statement: str
+    source: str
+    check: c.Check
+    when: Condition = always
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A property gpustack renders differently from NVIDIA on purpose; ``check`` holds gpustack
+    to what it does instead."""
+
+    operand: str
+    aspect: str
+    nvidia: str
+    gpustack: str
+    reason: str
+    source: str
+    check: c.Check
+    when: Condition = always
+
+
+def _src(path: str) -> str:
+    return f"gpu-operator {TAG} {path}"
+
+
+DRIVER_DS: Final = _src("assets/state-driver/0500_daemonset.yaml")
+TOOLKIT_DS: Final = _src("assets/state-container-toolkit/0500_daemonset.yaml")
+PLUGIN_DS: Final = _src("assets/state-device-plugin/0500_daemonset.yaml")
+GFD_DS: Final = _src("assets/gpu-feature-discovery/0500_daemonset.yaml")
+MIG_DS: Final = _src("assets/state-mig-manager/0600_daemonset.yaml")
+DCGM_DS: Final = _src("assets/state-dcgm-exporter/0800_daemonset.yaml")
+NFD_WORKER: Final = _src(
+    "deployments/gpu-operator/charts/node-feature-discovery/templates/worker.yaml"
+)
+
+DRV, MGR, TK = "nvidia-driver-ctr", "k8s-driver-manager", "nvidia-container-toolkit-ctr"
+DP, GFD, MIG = "nvidia-device-plugin", GFD_OPERAND, "nvidia-mig-manager"
+DCGM, NFD = "nvidia-dcgm-exporter", "nfd-worker"
+FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
+KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
+
+
+FACTS: Final[tuple[Fact, ...]] = (
+    # --- driver ---------------------------------------------------------------------------
+    Fact("driver", "privileges", "the driver container is privileged: it loads kernel modules"
+         " and creates device nodes", _src(f"{GOLDEN}/driver-minimal.yaml"), c.privileged(DRV)),
+    Fact("driver", "host namespaces", "hostPID: the driver container checks and stops host"
+         " processes holding the GPU", _src(f"{GOLDEN}/driver-minimal.yaml"),
+         c.pod_field("hostPID", True)),
+    Fact("driver", "host paths", "/run/nvidia is shared with the host Bidirectionally: the"
+         " driver root it mounts at /run/nvidia/driver must reach the toolkit and the plugins",
+         DRIVER_DS, c.host_path(DRV, "/run/nvidia", propagation="Bidirectional")),
+    Fact("driver", "host paths", "the host's /etc/os-release, read-only: the driver picks its"
+         " kernel headers by the host OS", DRIVER_DS,
+         c.host_path(DRV, "/etc/os-release", at="/host-etc/os-release")),
+    Fact("driver", "host paths", "/sys/devices/system (v26.x; earlier only its"
+         " memory/auto_online_blocks): memory onlining on coherent (Grace) systems",
+         DRIVER_DS, c.host_path(DRV, "/sys/devices/system")),
+    Fact("driver", "host paths", "the firmware search path parameter and the driver root's"
+         " /lib/firmware: the GSP firmware is loaded from the driver container",
+         DRIVER_DS, c.host_path(DRV, "/sys/module/firmware_class/parameters/path")),
+    Fact("driver", "probes", "a startup probe gates readiness on the modules being loaded and"
+         " nvidia-smi answering (a script from a ConfigMap since v26.x)", DRIVER_DS,
+         c.probe(DRV, "startupProbe")),
+    Fact("driver", "env", "KERNEL_MODULE_TYPE selects open or proprietary modules",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"), c.env(DRV, "KERNEL_MODULE_TYPE")),
+    Fact("driver", "env", "NVIDIA_VISIBLE_DEVICES=void: the runtime injects no GPU into the"
+         " driver container even where the NVIDIA runtime is the default",
+         _src(f"{GOLDEN}/driver-minimal.yaml"), c.env(DRV, "NVIDIA_VISIBLE_DEVICES", "void")),
+    Fact("driver", "node selection", "a precompiled driver runs only on nodes whose"
+         " kernel-version.full label is the kernel it was built for"
+         " (transformPrecompiledDriverDaemonset)",
+         _src(f"{GOLDEN}/driver-precompiled.yaml, {CONTROLS}"),
+         c.selects_on(KERNEL_LABEL), when=_precompiled),
+    Fact("driver", "env", "with GPUDirect RDMA the driver container is told"
+         " GPU_DIRECT_RDMA_ENABLED and where MOFED lives", _src(f"{GOLDEN}/driver-rdma.yaml"),
+         c.env(DRV, "GPU_DIRECT_RDMA_ENABLED", "true"), when=_rdma),
+    Fact("driver", "host paths", "with GPUDirect RDMA /run/mellanox/drivers is mounted"
+         " HostToContainer (a MOFED driver container publishes there)",
+         _src(f"{GOLDEN}/driver-rdma.yaml"),
+         c.host_path(DRV, "/run/mellanox/drivers", propagation="HostToContainer"), when=_rdma),
+    Fact("driver", "init containers", "with GPUDirect RDMA the nvidia-peermem side-car loads"
+         " the peer-memory module", _src(f"{GOLDEN}/driver-rdma.yaml"),
+         lambda r: None if r.container("nvidia-peermem-ctr") else "no nvidia-peermem-ctr",
+         when=_rdma),
+    Fact("driver", "RBAC", "on OpenShift the ServiceAccount may use the privileged SCC (the"
+         " operator's Role per operand, resourceNames: [privileged]); without it SCC admission"
+         " refuses the pod", _src("assets/state-driver/0200_role.yaml"),
+         c.granted("Role", "gpustack-scc-privileged", "security.openshift.io",
+                   "securitycontextconstraints", "use"), when=_openshift),
+    Fact("driver", "side-cars", "on OpenShift the modules are built in the"
+         " openshift-driver-toolkit-ctr side-car (the Driver Toolkit image of the nodes' release,"
+         " privileged, sharing /mnt/shared-nvidia-driver-toolkit with the driver container)",
+         _src(f"{GOLDEN}/driver-openshift-drivertoolkit.yaml"),
+         c.host_path("openshift-driver-toolkit-ctr", "/etc/os-release"), when=_dtk),
+    Fact("driver", "node selection", "with the Driver Toolkit the pod runs only on nodes of its"
+         " RHCOS build (NFD's system-os_release.OSTREE_VERSION)",
+         _src(f"{GOLDEN}/driver-openshift-drivertoolkit.yaml"),
+         c.selects_on("feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"), when=_dtk),
+    # --- driver manager -------------------------------------------------------------------
+    Fact("driver-manager", "init containers", "k8s-driver-manager runs first in the driver pod"
+         " (transformDriverManagerInitContainer)", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.init_container(MGR), when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "privileges", "privileged: it unloads kernel modules",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"), c.privileged(MGR),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "host paths", "/run/nvidia Bidirectional, the host root read-only"
+         " at /host (HostToContainer) and /sys", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.host_path(MGR, "/run/nvidia", propagation="Bidirectional"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "host paths", "the host root at /host, HostToContainer",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.host_path(MGR, "/", at="/host", propagation="HostToContainer"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "env", "DRIVER_CONFIG_DIGEST on the manager: v0.10+ restart a"
+         " matching driver in place", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.env(MGR, "DRIVER_CONFIG_DIGEST"), when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "env", "NODE_NAME and OPERATOR_NAMESPACE (the namespace of the"
+         " operands it pauses)", _src(f"{GOLDEN}/driver-full-spec.yaml"),
+         c.env(MGR, "OPERATOR_NAMESPACE"), when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "env", "NVIDIA_VISIBLE_DEVICES=void: the manager needs no GPU",
+         _src(f"{GOLDEN}/driver-full-spec.yaml"), c.env(MGR, "NVIDIA_VISIBLE_DEVICES", "void"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "RBAC", "evicts GPU pods (pods/eviction create)",
+         _src("assets/state-driver/0210_clusterrole.yaml"),
+         c.granted("ClusterRole", "gpustack-nvidia-driver-manager", "", "pods/eviction", "create"),
+         when=lambda p: p.driver.upgrade.driver_manager),
+    Fact("driver-manager", "RBAC", "reads the ResourceClaims of pods (DRA GPU pods count as GPU"
+         " pods from v0.12.0)", _src("assets/state-driver/0210_clusterrole.yaml"),
+         c.granted("ClusterRole", "gpustack-nvidia-driver-manager", "resource.k8s.io",
+                   "resourceclaims", "get"),
+         when=lambda p: p.driver.upgrade.driver_manager
+         and tag_at_least(p.driver.upgrade.version, "v0.12.0")),
+    # --- container toolkit ----------------------------------------------------------------
+    Fact(TOOLKIT, "privileges", "privileged: it writes the runtime's config and"
+         " signals the runtime", TOOLKIT_DS, c.privileged(TK)),
+    Fact(TOOLKIT, "host namespaces", "hostPID: it restarts or signals the"
+         " container runtime on the host", TOOLKIT_DS, c.pod_field("hostPID", True)),
+    Fact(TOOLKIT, "host paths", "the install dir (ROOT) on the host, where the"
+         " runtime finds nvidia-container-runtime", TOOLKIT_DS, c.host_path(TK, _install_dir)),
+    Fact(TOOLKIT, "env", "ROOT names that install dir", TOOLKIT_DS,
+         c.env(TK, "ROOT", _install_dir)),
+    Fact(TOOLKIT, "host paths", "the driver root, HostToContainer, at /driver-root",
+         TOOLKIT_DS, c.host_path(TK, _driver_root, at="/driver-root",
+                                 propagation="HostToContainer")),
+    Fact(TOOLKIT, "host paths", "the host root at /host, HostToContainer", TOOLKIT_DS,
+         c.host_path(TK, "/", at="/host", propagation="HostToContainer")),
+    Fact(TOOLKIT, "host paths", "/var/run/cdi: the CDI specs it generates", TOOLKIT_DS,
+         c.host_path(TK, "/var/run/cdi"), when=_cdi),
+    Fact(TOOLKIT, "env", "NVIDIA_VISIBLE_DEVICES=void", TOOLKIT_DS,
+         c.env(TK, "NVIDIA_VISIBLE_DEVICES", "void")),
+    Fact(TOOLKIT, "env", "TOOLKIT_PID_FILE under /run/nvidia/toolkit", TOOLKIT_DS,
+         c.env(TK, "TOOLKIT_PID_FILE", "/run/nvidia/toolkit/toolkit.pid")),
+    Fact(TOOLKIT, "env", "CDI_ENABLED with CDI on (transformToolkitCtrForCDI)",
+         _src(CONTROLS), c.env(TK, "CDI_ENABLED", "true"), when=_cdi),
+    Fact(TOOLKIT, "env", "the CDI default kind management.nvidia.com/gpu",
+         TOOLKIT_DS, c.env(TK, "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND",
+                           "management.nvidia.com/gpu"), when=_cdi),
+    Fact(TOOLKIT, "host paths", "/dev/char, where the /dev/char symlinks to the"
+         " NVIDIA device nodes are made (systemd cgroup device rules)",
+         _src("assets/state-container-toolkit/0500_daemonset.yaml (driver-validation)"),
+         lambda r: None if "/dev/char" in r.host_paths().values() else "no /dev/char mount"),
+    # --- device plugin --------------------------------------------------------------------
+    Fact(DEVICE_PLUGIN, "runtime class", "runs with the GPU runtime class (setRuntimeClassName"
+         " in TransformDevicePlugin): NVML comes from the runtime", _src(CONTROLS),
+         c.runtime_class(_gpu_class), when=_plugin_class),
+    Fact(DEVICE_PLUGIN, "host paths", "the kubelet's device-plugins directory (its socket and"
+         " registration)", PLUGIN_DS,
+         c.host_path(DP, _kubelet_dir("device-plugins"), at="/var/lib/kubelet/device-plugins")),
+    Fact(DEVICE_PLUGIN, "env", "NVIDIA_VISIBLE_DEVICES=all: the runtime gives it every GPU",
+         PLUGIN_DS, c.env(DP, "NVIDIA_VISIBLE_DEVICES", "all"), when=_plugin_class),
+    Fact(DEVICE_PLUGIN, "init containers", "toolkit-validation: it starts after the toolkit"
+         " configured the runtime", PLUGIN_DS, c.init_container("toolkit-validation"),
+         when=_toolkit_or_driver),
+    Fact(DEVICE_PLUGIN, "host paths", "the driver root HostToContainer at /driver-root (CDI"
+         " spec generation and driver library lookup)", PLUGIN_DS,
+         c.host_path(DP, _driver_root, at="/driver-root", propagation="HostToContainer"),
+         when=lambda p: _nvidia_plugin(p) and _cdi(p)),
+    # --- GPU feature discovery ------------------------------------------------------------
+    Fact(GFD_OPERAND, "runtime class", "runs with the GPU runtime class"
+         " (TransformGPUDiscoveryPlugin)", _src(CONTROLS), c.runtime_class(_gpu_class),
+         when=_has_gpu_class),
+    Fact(GFD_OPERAND, "host paths", "NFD's features.d, where its labels go"
+         " (file output)", GFD_DS, c.host_path(GFD, FEATURES_D)),
+    Fact(GFD_OPERAND, "host paths", "/sys, read-only", GFD_DS,
+         c.host_path(GFD, "/sys")),
+    Fact(GFD_OPERAND, "env", "GFD_SLEEP_INTERVAL and GFD_FAIL_ON_INIT_ERROR",
+         GFD_DS, c.env(GFD, "GFD_FAIL_ON_INIT_ERROR", "true")),
+    Fact(GFD_OPERAND, "init containers", "toolkit-validation", GFD_DS,
+         c.init_container("toolkit-validation"), when=_toolkit_or_driver),
+    Fact(GFD_OPERAND, "privileges", "reads MIG devices with a MIG strategy"
+         " (NVIDIA: privileged; gpustack: CAP_SYS_ADMIN, as NVIDIA's Helm chart)", GFD_DS,
+         c.capability(GFD, "SYS_ADMIN"), when=_mig_strategy),
+    # --- Node Feature Discovery worker ----------------------------------------------------
+    Fact(NFD_OPERAND, "node selection", "the worker runs on every node: a node is"
+         " known to have a GPU only after it ran there", NFD_WORKER, c.no_node_selection()),
+    Fact(NFD_OPERAND, "host paths", "the host's /sys, /boot, /etc/os-release,"
+         " /usr/lib and /lib (read-only feature sources)", NFD_WORKER,
+         c.host_path(NFD, "/sys", at="/host-sys")),
+    Fact(NFD_OPERAND, "host paths", "features.d, read-only (GFD's labels)",
+         NFD_WORKER, c.host_path(NFD, FEATURES_D)),
+    Fact(NFD_OPERAND, "env", "POD_NAME and POD_UID: the NodeFeature's owner"
+         " references (default pod and ds from v0.19.0)", NFD_WORKER, c.env(NFD, "POD_UID")),
+    Fact(NFD_OPERAND, "probes", "liveness on /healthz", NFD_WORKER,
+         c.probe(NFD, "livenessProbe", path="/healthz")),
+    Fact(NFD_OPERAND, "RBAC", "the worker creates and updates its NodeFeature",
+         _src("deployments/gpu-operator/charts/node-feature-discovery/templates/role.yaml"),
+         c.granted("Role", "gpustack-nfd-worker", "nfd.k8s-sigs.io", "nodefeatures", "update")),
+    # --- MIG manager ----------------------------------------------------------------------
+    Fact(MIG_MANAGER, "runtime class", "runs with the GPU runtime class (setRuntimeClassName"
+         " in TransformMIGManager): its distroless image gets NVML and nvidia-smi from the"
+         " runtime (mig-parted v0.15.0 deployments/container/Dockerfile)", _src(CONTROLS),
+         c.runtime_class(_gpu_class), when=_has_gpu_class),
+    Fact(MIG_MANAGER, "privileges", "privileged: repartitions GPUs", MIG_DS, c.privileged(MIG)),
+    Fact(MIG_MANAGER, "host namespaces", "hostPID and hostIPC", MIG_DS,
+         c.pod_field("hostIPC", True)),
+    Fact(MIG_MANAGER, "host paths", "/sys, the host root HostToContainer at /host, the driver"
+         " root HostToContainer at /driver-root", MIG_DS,
+         c.host_path(MIG, _driver_root, at="/driver-root", propagation="HostToContainer")),
+    Fact(MIG_MANAGER, "host paths", "/var/run/cdi: it regenerates CDI specs after a change",
+         MIG_DS, c.host_path(MIG, "/var/run/cdi")),
+    Fact(MIG_MANAGER, "env", "CDI_ENABLED and NVIDIA_CDI_HOOK_PATH with CDI and the toolkit",
+         _src(CONTROLS), c.env(MIG, "NVIDIA_CDI_HOOK_PATH"), when=_cdi),
+    Fact(MIG_MANAGER, "env", "DEFAULT_GPU_CLIENTS_NAMESPACE: where it waits for the paused"
+         " clients", MIG_DS, c.env(MIG, "DEFAULT_GPU_CLIENTS_NAMESPACE")),
+    Fact(MIG_MANAGER, "init containers", "toolkit-validation", MIG_DS,
+         c.init_container("toolkit-validation"), when=_toolkit_or_driver),
+    Fact(MIG_MANAGER, "RBAC", "nodes patch (its labels), pods list in all namespaces"
+         " (v0.15.0 waits for gpu.deploy.client DaemonSet pods)",
+         _src("assets/state-mig-manager/0210_clusterrole.yaml"),
+         c.granted("ClusterRole", "gpustack-nvidia-mig-manager-pods", "", "pods", "list"),
+         when=lambda p: tag_at_least(p.mig_manager.version, "v0.15.0")),
+    # --- DCGM exporter --------------------------------------------------------------------
+    Fact(DCGM_EXPORTER, "runtime class", "runs with the GPU runtime class", _src(CONTROLS),
+         c.runtime_class(_gpu_class), when=_has_gpu_class),
+    Fact(DCGM_EXPORTER, "host paths", "the kubelet's pod-resources socket directory,"
+         " read-only (GPU to pod mapping)", DCGM_DS,
+         c.host_path(DCGM, _kubelet_dir("pod-resources"))),
+    Fact(DCGM_EXPORTER, "env", "DCGM_EXPORTER_LISTEN :9400 and DCGM_EXPORTER_KUBERNETES",
+         DCGM_DS, c.env(DCGM, "DCGM_EXPORTER_KUBERNETES", "true")),
+    Fact(DCGM_EXPORTER, "probes", "liveness and readiness on /health (new in v26.x)", DCGM_DS,
+         c.probe(DCGM, "readinessProbe", path="/health")),
+    Fact(DCGM_EXPORTER, "privileges", "DCGM's profiling metrics need CAP_SYS_ADMIN (NVIDIA:"
+         " privileged)", DCGM_DS, c.capability(DCGM, "SYS_ADMIN")),
+    Fact(DCGM_EXPORTER, "RBAC", "no API token without pod-label metadata", DCGM_DS,
+         c.pod_field("automountServiceAccountToken", False)),
+)  # fmt: skip
+
+
+DIVERGENCES: Final[tuple[Divergence, ...]] = (
+    Divergence(
+        TOOLKIT, "init containers",
+        "a privileged driver-validation init container (nvidia-validator) that runs nvidia-smi"
+        " and makes the /dev/char links",
+        "an unprivileged init container that waits for the driver's driver-ready file; the"
+        " toolkit container makes the /dev/char links",
+        "no operator and no validator image: the readiness files gate the components, and"
+        " the link-making is done by the privileged container that already exists",
+        TOOLKIT_DS, c.not_privileged("driver-validation"), when=_driver_enabled,
+    ),
+    Divergence(
+        TOOLKIT, "env",
+        "NRI_NAMESPACE for the toolkit's NRI plugin (v26.x)",
+        "not set", "gpustack does not enable the NRI plugin; devices come from the runtime"
+        " handlers and CDI", TOOLKIT_DS,
+        lambda r: "NRI_NAMESPACE set" if c.env(TK, "NRI_NAMESPACE")(r) is None else None,
+    ),
+    Divergence(
+        DEVICE_PLUGIN, "privileges",
+        "privileged plugin container", "no privileges, all capabilities dropped",
+        "the plugin only talks to the kubelet's socket and NVML through the runtime; MIG and"
+        " CDI work through the runtime class", PLUGIN_DS, c.not_privileged(DP),
+    ),
+    Divergence(
+        DEVICE_PLUGIN, "init containers",
+        "a config-manager init container and side-car that switch configs by the node label"
+        " nvidia.com/device-plugin.config (API access)",
+        "one DaemonSet per node config, placed by the same label",
+        "no API access for a GPU daemon, and each config is reviewable in dist/",
+        PLUGIN_DS, lambda r: "config-manager present" if r.container("config-manager") else None,
+    ),
+    Divergence(
+        DEVICE_PLUGIN, "env", "NVIDIA_DRIVER_CAPABILITIES=all",
+        "compute,utility", "the plugin needs NVML (utility); compute lets its checks run CUDA;"
+        " nothing else of the driver is needed", PLUGIN_DS,
+        c.env(DP, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility"), when=_plugin_class,
+    ),
+    Divergence(
+        GFD_OPERAND, "env",
+        "NodeFeature API output (the v0.19+ default) with POD_NAME and pods get",
+        "USE_NODE_FEATURE_API=false: labels go to NFD's features.d file",
+        "no API token for a GPU daemon; NFD's worker publishes the file", GFD_DS,
+        c.env(GFD, "USE_NODE_FEATURE_API", "false"),
+    ),
+    Divergence(
+        GFD_OPERAND, "privileges", "privileged",
+        "unprivileged, CAP_SYS_ADMIN only with a MIG strategy (as NVIDIA's Helm chart)",
+        "least privilege: NVML comes from the runtime", GFD_DS,
+        c.not_privileged(GFD),
+    ),
+    Divergence(
+        MIG_MANAGER, "env",
+        "DEFAULT_CONFIG_FILE and dynamic config discovery (v0.14+), a GPU clients file",
+        "CONFIG_FILE: the mig-parted config gpustack generates from the profile; no host"
+        " GPU clients",
+        "the layouts are part of the profile and validated before merge; discovery would"
+        " write per-node ConfigMaps (configmaps create/update)", MIG_DS,
+        c.env(MIG, "CONFIG_FILE", "/mig-parted-config/config.yaml"),
+    ),
+    Divergence(
+        MIG_MANAGER, "RBAC", "nodes update, pods delete and configmaps in its namespace",
+        "nodes patch, pods list only",
+        "the code paths gpustack's configuration reaches only patch nodes and list pods; the"
+        " validator pods it would delete do not exist", MIG_DS,
+        c.not_granted("ClusterRole", "gpustack-nvidia-mig-manager-pods", "", "nodes", "update"),
+    ),
+    Divergence(
+        DCGM_EXPORTER, "privileges", "privileged",
+        "CAP_SYS_ADMIN, run as root (dcgm-exporter's own manifests)",
+        "least privilege: DCGM needs SYS_ADMIN for profiling metrics only", DCGM_DS,
+        c.not_privileged(DCGM),
+    ),
+    Divergence(
+        "driver", "RBAC", "on OpenShift, a Role per operand granting use of the privileged SCC",
+        "one Role gpustack-scc-privileged bound to the group of the stack namespace's"
+        " ServiceAccounts", "every gpustack pod in that namespace is a host daemon, and one"
+        " binding cannot miss an operand added later", _src("assets/state-driver/0200_role.yaml"),
+        lambda r: None if any(
+            o.get("kind") == "RoleBinding" and o["metadata"]["name"] == "gpustack-scc-privileged"
+            and o["subjects"][0]["kind"] == "Group" for o in r.objects
+        ) else "no group binding of gpustack-scc-privileged", when=_openshift,
+    ),
+    Divergence(
+        "driver", "node selection", "nodeSelector nvidia.com/gpu.deploy.driver=true",
+        "with cluster.deployLabels: optional, a node affinity that only excludes false and"
+        " paused values", "a fresh cluster needs no hand-applied label; the pause protocol"
+        " of the driver and MIG managers still works", DRIVER_DS,
+        c.selects_on("nvidia.com/gpu.deploy.driver"), when=_driver_enabled,
+    ),
+)  # fmt: skip
