@@ -46,6 +46,7 @@ def lint(
     """
     import sys
 
+    from gpustack.lint import manifests
     from gpustack.lint.check import lint as run_lint
     from gpustack.lint.context import LintContext, from_profile, generic
     from gpustack.lint.registry import BY_ID, RULES
@@ -58,7 +59,10 @@ def lint(
     if profile_path is not None:
         profile, shown = load_profile(profile_path)
         ctx = from_profile(profile, shown)
-    stdin = sys.stdin.read() if "-" in paths else None
+    try:
+        stdin = manifests.read_stdin(sys.stdin.buffer) if "-" in paths else None
+    except manifests.ManifestError as exc:
+        raise click.ClickException(f"<stdin>: {exc.message}") from None
     rules = [r for r in RULES if r.id not in disabled]
     try:
         result = run_lint(paths, ctx, stdin=stdin, rules=rules)

@@ -6,11 +6,18 @@ from any Kubernetes release (or trimmed by hand) loads.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
+
+from gpustack import limits
 
 JSON = dict[str, Any]
+#: A recorded state of a cluster with a few thousand pods (a few KiB each) is tens of MiB;
+#: past this it is refused before it is parsed, since parsed JSON takes several times its size
+#: in memory, and a larger file given by mistake (a log, a dump) would take gigabytes.
+MAX_BYTES = 32 << 20
+_WHAT = "recorded cluster state"
 
 
 class StateError(Exception):
@@ -31,11 +38,25 @@ class ClusterState:
     events: list[JSON] = field(default_factory=list)
 
 
+def read(path: Path | IO[bytes], source: str) -> str:
+    """The text of a recorded state (a file, or a stream for standard input), read as
+    :mod:`gpustack.limits` reads every file: a regular file of at most :data:`MAX_BYTES`."""
+    try:
+        if isinstance(path, Path):
+            data = limits.read_limited(path, MAX_BYTES, what=_WHAT)
+        else:
+            data = limits.read_stream(path, MAX_BYTES, what=_WHAT)
+        return limits.decode(data)
+    except limits.Refused as exc:
+        raise StateError(f"{source}: {exc}") from None
+
+
 def load(text: str, source: str = "state") -> ClusterState:
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise StateError(f"{source}: not JSON ({exc})") from None
+        data = limits.load_json(text, what=_WHAT)
+    except limits.Refused as exc:
+        where = f"{source}:{exc.line}:{exc.col}" if exc.line > 1 or exc.col > 1 else source
+        raise StateError(f"{where}: {exc}") from None
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise StateError(
