@@ -31,7 +31,7 @@ from gpustack.doctor.state import (
     pod_ready,
 )
 from gpustack.doctor.taints import untolerated
-from gpustack.lint.pods import quantity
+from gpustack.lint.quantity import quantity
 from gpustack.profile import derive
 from gpustack.profile.model import Profile, node_config_profile
 
