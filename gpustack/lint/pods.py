@@ -72,7 +72,7 @@ class Container:
             value = self.data.get(field)
             if isinstance(value, list):
                 out += [str(v) for v in value]
-        for var in self.data.get("env") or ():
+        for var in listed(self.data.get("env")):
             if isinstance(var, dict):
                 out.append(f"{var.get('name')}={var.get('value', '')}")
         return out
@@ -114,6 +114,12 @@ class PodSite:
             if value is not None:
                 return str(value), (*meta_path, "annotations", name)
         return None
+
+
+def listed(value: Any) -> list[Any]:
+    """``value`` if it is a list, else no items: a field of the wrong type (``tolerations:
+    NoSchedule``) is the API server's to refuse; a rule reads it as absent, never raises."""
+    return value if isinstance(value, list) else []
 
 
 def _get(data: Any, path: JsonPath) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
+from gpustack.lint.pods import PodSite, listed
 from gpustack.lint.rules.common import in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Toleration
@@ -47,7 +47,7 @@ def show(taint: Toleration) -> str:
 def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
     if not wants_gpu(site, ctx):
         return
-    tols = [t for t in site.spec.get("tolerations") or () if isinstance(t, dict)]
+    tols = [t for t in listed(site.spec.get("tolerations")) if isinstance(t, dict)]
     for taint in ctx.taints:
         if not taint.key or taint.effect not in (*BLOCKING, None):
             continue  # tolerate-everything or a soft taint: nothing to demand
