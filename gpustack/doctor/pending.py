@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import JSON, ClusterState, events_for, get, name
+from gpustack.doctor.state import JSON, ClusterState, events_for, get, items, mapping, name
 from gpustack.doctor.taints import selector_mismatch, untolerated
 from gpustack.lint.pods import effective, is_sidecar, looks_like_gpu
 from gpustack.lint.quantity import quantity
@@ -26,16 +26,11 @@ def _asked(container: Any) -> dict[str, Decimal]:
     return need
 
 
-def _containers(pod: JSON, section: str) -> list[Any]:
-    found = get(pod, "spec", section)
-    return found if isinstance(found, list) else []
-
-
 def _requests(pod: JSON) -> dict[str, Decimal]:
     """GPU resources the pod needs, as the scheduler counts them (:func:`effective`: main
     containers and sidecars summed, each init container beside the sidecars before it)."""
-    main = [_asked(c) for c in _containers(pod, "containers")]
-    inits = [(_asked(c), is_sidecar(c)) for c in _containers(pod, "initContainers")]
+    main = [_asked(c) for c in items(pod, "spec", "containers")]
+    inits = [(_asked(c), is_sidecar(c)) for c in items(pod, "spec", "initContainers")]
     names = dict.fromkeys(r for one in [*main, *(i for i, _ in inits)] for r in one)
     need = {
         r: effective(
@@ -52,8 +47,8 @@ def diagnose_pod(state: ClusterState, pod: JSON) -> Diagnosis | None:
     if not need:
         return None
     subject = f"pod/{get(pod, 'metadata', 'namespace')}/{name(pod)}"
-    spec = get(pod, "spec") or {}
-    tolerations = spec.get("tolerations") or []
+    spec = mapping(pod, "spec")
+    tolerations = items(pod, "spec", "tolerations")
     parts = []
     hint = None
     for resource, amount in need.items():

@@ -71,7 +71,7 @@ def load(text: str, source: str = "state") -> ClusterState:
         "Event": state.events,
     }
     for item in items:
-        if isinstance(item, dict) and item.get("kind") in by_kind:
+        if isinstance(item, dict) and isinstance(item.get("kind"), str) and item["kind"] in by_kind:
             by_kind[item["kind"]].append(item)
     return state
 
@@ -86,7 +86,7 @@ def labels(obj: JSON) -> dict[str, str]:
 
 
 def pod_ready(pod: JSON) -> bool:
-    for cond in _get(pod, "status", "conditions") or ():
+    for cond in items(pod, "status", "conditions"):
         if isinstance(cond, dict) and cond.get("type") == "Ready":
             return cond.get("status") == "True"
     return False
@@ -106,3 +106,17 @@ def events_for(state: ClusterState, kind: str, obj_name: str) -> list[JSON]:
 def get(data: Any, *path: str) -> Any:
     """``data[path[0]][path[1]]...``, or ``None`` where a step is missing."""
     return _get(data, *path)
+
+
+def items(data: Any, *path: str) -> list[Any]:
+    """The list at ``path``; none where it is missing or not a list. A recorded state may hold
+    any type anywhere (another release, a hand-edited file): the diagnosis reads a value of the
+    wrong type as absent, and never raises on it."""
+    found = _get(data, *path)
+    return found if isinstance(found, list) else []
+
+
+def mapping(data: Any, *path: str) -> dict[str, Any]:
+    """The mapping at ``path``; empty where it is missing or not a mapping (see :func:`items`)."""
+    found = _get(data, *path)
+    return found if isinstance(found, dict) else {}
