@@ -238,4 +238,8 @@ def synth(
     click.echo(
         f"{out}: {count(len(summary.written), 'cluster')} written, "
         f"{len(summary.unchanged)} unchanged, {len(summary.removed)} removed"
+        + (
+            f"; {len(summary.forgotten)} index entries without a folder dropped"
+            * bool(summary.forgotten)
+        )
     )
