@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -212,3 +213,58 @@ def test_a_hostile_file_is_one_line_and_the_documented_status(
     # one line names the file and says what is wrong; a report adds its summary line
     assert [line for line in lines if shown in line] == lines[:1], output[-3000:]
     assert len(lines) <= 2 and len(lines[0]) < 300, output[-3000:]
+
+
+# --- what synth reads back from its own output folder -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with one profile and its synthesized dist/ (made once, copied per case)."""
+    root = tmp_path_factory.mktemp("synthesized")
+    (root / "profiles").mkdir()
+    shutil.copy(PROFILE, root / "profiles" / "gpu.yaml")
+    done = subprocess.run(
+        [str(BIN / "gpustack"), "synth", "-q"], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+INDEX_INPUTS = ["fifo", "link-to-dev-zero", "large-40MB"]
+
+
+@pytest.mark.parametrize("check", [True, False], ids=["check", "write"])
+@pytest.mark.parametrize("input_name", INDEX_INPUTS)
+def test_a_hostile_index_is_one_line(
+    synthesized: Path, tmp_path: Path, input_name: str, check: bool
+) -> None:
+    """A pull request can put anything at dist/.gpustack/index.json: synth and synth --check
+    refuse it in one line instead of waiting on it or reading it without end."""
+    root = tmp_path / "repo"
+    shutil.copytree(synthesized, root, symlinks=True)
+    index = root / "dist" / ".gpustack" / "index.json"
+    index.unlink()
+    make = INPUTS[input_name]
+    assert make is not None
+    make(index)
+    entry = Entry(lambda f, t: ["gpustack", "synth", *(["--check"] if check else [])], 1)
+    ran = run_hostile(entry, "dist/.gpustack/index.json", root)
+    output = ran.out + ran.err
+    assert "Traceback" not in output, output[-3000:]
+    assert ran.status == 1, output[-3000:]
+    assert output.splitlines() == [_REFUSAL[input_name]]
+
+
+_UNREADABLE = (
+    "Error: cannot read dist/.gpustack/index.json: not a regular file (a FIFO, socket or "
+    "device); remove it, or restore it from git"
+)
+#: What each answer is: a large file is within the index's 64 MiB, read, and is no index.
+_REFUSAL = {
+    "fifo": _UNREADABLE,
+    "link-to-dev-zero": _UNREADABLE,
+    "large-40MB": "Error: dist/.gpustack/index.json is not a gpustack index; restore it from git "
+    "(`git checkout -- dist/.gpustack/index.json`), or delete the output folder's .gpustack/ "
+    "and re-run with --force to take the folder over",
+}

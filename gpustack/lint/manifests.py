@@ -95,22 +95,30 @@ def _scalar(node: ScalarNode) -> Any:
 
 
 def _convert(
-    node: Node, file: str, path: JsonPath, where: dict[JsonPath, Loc], budget: limits.Budget
+    node: Node,
+    file: str,
+    path: JsonPath,
+    where: dict[JsonPath, Loc],
+    budget: limits.Budget,
+    depth: int = 0,
 ) -> Any:
+    """Plain data of ``node``; ``depth`` counts nested calls (a merge key adds one without
+    lengthening the path, and ``<<: *x`` inside ``x`` would merge without end)."""
     mark = node.start_mark
-    budget.spend(len(path), mark.line + 1, mark.column + 1)  # aliases expand: count each use
+    budget.spend(depth, mark.line + 1, mark.column + 1)  # aliases expand: count each use
     where[path] = _loc(file, node)
     if isinstance(node, ScalarNode):
         return _scalar(node)
     if isinstance(node, SequenceNode):
         return [
-            _convert(item, file, (*path, i), where, budget) for i, item in enumerate(node.value)
+            _convert(item, file, (*path, i), where, budget, depth + 1)
+            for i, item in enumerate(node.value)
         ]
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                merged = _convert(value_node, file, path, {}, budget)
+                merged = _convert(value_node, file, path, {}, budget, depth + 1)
                 for k, v in merged.items() if isinstance(merged, dict) else ():
                     out.setdefault(k, v)
                 continue
@@ -118,7 +126,7 @@ def _convert(
             if name is None:
                 continue
             child = name if isinstance(name, str) else str(name)
-            out[child] = _convert(value_node, file, (*path, child), where, budget)
+            out[child] = _convert(value_node, file, (*path, child), where, budget, depth + 1)
         return out
     return None  # pragma: no cover - composer yields only the three node kinds
 

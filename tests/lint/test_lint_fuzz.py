@@ -233,6 +233,8 @@ def test_random_pod_specs_never_raise(kind: str, spec: dict[str, Any], extra: An
         "kind: Pod\nspec:\n  <<: {containers: [{name: a}]}\n",
         "kind: Pod\nspec: {containers: !!set {a, b}}\n",
         "kind: Pod\nspec: {containers: [{name: !custom x, image: 2024-01-01}]}\n",
+        "kind: Pod\nspec: &x\n  <<: *x\n  containers: []\n",  # merges itself without end
+        "a: &x [*x]\n",  # an alias of its own parent
     ],
 )
 def test_odd_yaml_is_read_without_a_traceback(text: str) -> None:
