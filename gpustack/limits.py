@@ -142,22 +142,48 @@ def check_shape(
 
 class Budget:
     """What a converter may still build: at most ``max_values`` values (aliases counted each
-    time they are expanded) nested at most ``max_depth`` deep. :meth:`spend` raises
-    :class:`Refused` at the node past either limit."""
+    time they are expanded), of them at most ``max_aliased`` inside an expanded alias, nested at
+    most ``max_depth`` deep. :meth:`spend` raises :class:`Refused` at the node past a limit.
 
-    def __init__(self, max_values: int, max_depth: int = MAX_DEPTH, *, what: str = "profile"):
+    The alias limit is what keeps a "billion laughs" file cheap where files may be large: a
+    few lines of nested aliases are refused after ``max_aliased`` values, not ``max_values``.
+    """
+
+    def __init__(
+        self,
+        max_values: int,
+        max_depth: int = MAX_DEPTH,
+        *,
+        max_aliased: int | None = None,
+        what: str = "profile",
+    ):
         self.left = max_values
         self.max_values = max_values
+        self.max_aliased = max_values if max_aliased is None else max_aliased
+        self.aliased_left = self.max_aliased
         self.max_depth = max_depth
         self.what = what
+        self._seen: set[int] = set()
 
-    def spend(self, depth: int, line: int = 1, col: int = 1) -> None:
+    def first_visit(self, node: object) -> bool:
+        """Whether ``node`` (a composed YAML node) is converted for the first time; a second
+        visit is an alias being expanded."""
+        if id(node) in self._seen:
+            return False
+        self._seen.add(id(node))
+        return True
+
+    def spend(self, depth: int, line: int = 1, col: int = 1, *, aliased: bool = False) -> None:
         if depth > self.max_depth:  # an alias of an enclosing node nests without end
             raise Refused(f"values nest deeper than {self.max_depth} levels", None, line, col)
         self.left -= 1
-        if self.left < 0:
+        if aliased:
+            self.aliased_left -= 1
+        if self.left < 0 or self.aliased_left < 0:
+            limit = self.max_values if self.left < 0 else self.max_aliased
             raise Refused(
-                f"the file expands to more than {self.max_values} values",
+                f"{'the file expands' if self.left < 0 else 'the aliases expand'} to more "
+                f"than {limit} values",
                 f"do not nest YAML aliases; no {self.what} is that large",
                 line,
                 col,

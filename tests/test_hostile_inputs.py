@@ -3,12 +3,12 @@
 The loader's own tests (tests/profile/test_limits.py) once passed while ``validate`` hung on a
 FIFO: a second reader (``checker._manifest_kinds``) read the file again without the limits. So
 here each command runs as a process, as a user or CI runs it, on each hostile file: a FIFO,
-``/dev/zero``, a link to it, 3,000-level nesting, a "billion laughs" file of nested aliases and a
-40 MB file (and a YAML merge key that merges its own mapping). The process runs under a hard address-space limit (RLIMIT_AS) and a hard timeout,
-each far below what the regressions took (4.6 GB in 8 s, past 120 s at 3.2 GB); it must exit
-with the documented status and say what is wrong in one line naming the file, without a
-traceback. How long and how much memory each answer takes is measured by
-``bench/hostile_inputs.py``, not asserted here.
+``/dev/zero``, a link to it, 3,000-level nesting, a "billion laughs" file of nested aliases, a
+YAML merge key that merges its own mapping, and a 40 MB file. The process runs under a hard
+address-space limit (RLIMIT_AS) and a hard timeout, each far below what the regressions took
+(4.6 GB in 8 s, past 120 s at 3.2 GB); it must exit with the documented status and say what is
+wrong in one line naming the file, without a traceback. How long and how much memory each
+answer takes is measured by ``bench/hostile_inputs.py``, not asserted here.
 """
 
 from __future__ import annotations

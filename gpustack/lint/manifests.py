@@ -31,6 +31,9 @@ STDIN = "-"
 #: levels): past them the file is one load error before PyYAML builds anything.
 MAX_BYTES = 8 << 20
 MAX_VALUES = 250_000
+#: Values inside expanded aliases: manifests seldom use aliases at all (Helm and kubectl write
+#: none), and a few lines of nested ones must not cost a quarter of a million values.
+MAX_ALIASED = 10_000
 _WHAT = "manifest"
 
 
@@ -101,24 +104,27 @@ def _convert(
     where: dict[JsonPath, Loc],
     budget: limits.Budget,
     depth: int = 0,
+    aliased: bool = False,
 ) -> Any:
     """Plain data of ``node``; ``depth`` counts nested calls (a merge key adds one without
-    lengthening the path, and ``<<: *x`` inside ``x`` would merge without end)."""
+    lengthening the path, and ``<<: *x`` inside ``x`` would merge without end); ``aliased``:
+    inside an alias being expanded (counted apart, see :class:`~gpustack.limits.Budget`)."""
     mark = node.start_mark
-    budget.spend(depth, mark.line + 1, mark.column + 1)  # aliases expand: count each use
+    aliased = aliased or not budget.first_visit(node)
+    budget.spend(depth, mark.line + 1, mark.column + 1, aliased=aliased)
     where[path] = _loc(file, node)
     if isinstance(node, ScalarNode):
         return _scalar(node)
     if isinstance(node, SequenceNode):
         return [
-            _convert(item, file, (*path, i), where, budget, depth + 1)
+            _convert(item, file, (*path, i), where, budget, depth + 1, aliased)
             for i, item in enumerate(node.value)
         ]
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                merged = _convert(value_node, file, path, {}, budget, depth + 1)
+                merged = _convert(value_node, file, path, {}, budget, depth + 1, aliased)
                 for k, v in merged.items() if isinstance(merged, dict) else ():
                     out.setdefault(k, v)
                 continue
@@ -126,7 +132,9 @@ def _convert(
             if name is None:
                 continue
             child = name if isinstance(name, str) else str(name)
-            out[child] = _convert(value_node, file, (*path, child), where, budget, depth + 1)
+            out[child] = _convert(
+                value_node, file, (*path, child), where, budget, depth + 1, aliased
+            )
         return out
     return None  # pragma: no cover - composer yields only the three node kinds
 
@@ -152,7 +160,7 @@ def parse(text: str, display: str) -> list[Manifest]:
     except yaml.YAMLError as exc:
         raise ManifestError((display, 1, 1), f"invalid YAML: {exc}") from None
     out: list[Manifest] = []
-    budget = limits.Budget(MAX_VALUES, what=_WHAT)
+    budget = limits.Budget(MAX_VALUES, max_aliased=MAX_ALIASED, what=_WHAT)
     for node in nodes:
         if node is None:
             continue
