@@ -26,9 +26,11 @@ from typing import Any
 
 import yaml
 
+from gpustack import limits
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import (
+    MAX_VALUES,
     Document,
     ProfileError,
     ProfileLoader,
@@ -233,6 +235,7 @@ def check_paths(
     )
 
 
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: The API group of profiles: a document in it is a (broken) profile, never a manifest to skip.
 _PROFILE_GROUP = "gpustack.dev"
 
@@ -242,10 +245,12 @@ def _manifest_kinds(file: Path) -> str | None:
     a Kubernetes object that is not a gpustack profile; ``None`` otherwise (then it is a profile
     with errors, and its errors are reported)."""
     try:
-        docs: list[Any] = [
-            d for d in yaml.safe_load_all(file.read_text(encoding="utf-8")) if d is not None
-        ]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        # the loader refused it a moment ago, perhaps for these very limits: reading it again
+        # without them would hang on a FIFO or fill the memory from /dev/zero (issue #21)
+        text = limits.decode(limits.read_limited(file))
+        limits.check_shape(text, _YAML_LOADER, max_values=MAX_VALUES)
+        docs: list[Any] = [d for d in yaml.load_all(text, Loader=_YAML_LOADER) if d is not None]
+    except (limits.Refused, yaml.YAMLError):
         return None
     kinds: list[str] = []
     for d in docs:
@@ -314,8 +319,8 @@ class _Accepts:
         found = self._files.get(file)
         if found is None:
             try:
-                text = Path(file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                text = limits.decode(limits.read_limited(Path(file)))
+            except limits.Refused:
                 text = ""  # the loader read it a moment ago; without it there is no comment
             found = self._files[file] = accept.parse(file, text)
         return found

@@ -7,6 +7,7 @@ are what a user gets.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -506,3 +507,25 @@ def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
         "nodejs`), or point JSII_NODE at a node binary"
     ]
     assert os.listdir(work) == []
+
+
+def test_index_entries_without_a_folder_are_not_called_removed(profiles: Path) -> None:
+    """Issue #21, item 6: entries of clusters whose profile and folder are both gone (an index
+    edited by hand, or folders deleted by hand) are dropped from the index; the run says so,
+    and does not count them as removed folders."""
+    out = profiles.parent / "dist"
+    assert synth(profiles, "--out", out).exit_code == 0
+    index = out / ".gpustack" / "index.json"
+    doc = json.loads(index.read_text())
+    entry = doc["clusters"]["beta"]
+    for i in range(3):
+        doc["clusters"][f"ghost-{i}"] = {**entry, "profile": f"../profiles/ghost-{i}.yaml"}
+    index.write_text(json.dumps(doc))
+    result = synth(profiles, "--out", out)  # no folder to delete: no --prune to ask for
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"{out}: 0 clusters written, 2 unchanged, 0 removed; "
+        "3 index entries without a folder dropped"
+    )
+    assert not [line for line in result.stdout.splitlines() if line.startswith("removed ")]
+    assert sorted(json.loads(index.read_text())["clusters"]) == ["alpha", "beta"]

@@ -57,8 +57,8 @@ def doctor(
             text, source = kubectl.fetch(extra=extra), "kubectl"
         else:
             assert state_path is not None
-            with click.open_file(str(state_path), encoding="utf-8") as f:
-                text, source = f.read(), str(state_path)
+            source = "<stdin>" if str(state_path) == "-" else str(state_path)
+            text = state.read(sys.stdin.buffer if str(state_path) == "-" else state_path, source)
         cluster = state.load(text, source)
     except (kubectl.KubectlError, state.StateError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -58,7 +58,7 @@ def lint(
     if profile_path is not None:
         profile, shown = load_profile(profile_path)
         ctx = from_profile(profile, shown)
-    stdin = sys.stdin.read() if "-" in paths else None
+    stdin = _stdin() if "-" in paths else None
     rules = [r for r in RULES if r.id not in disabled]
     try:
         result = run_lint(paths, ctx, stdin=stdin, rules=rules)
@@ -70,3 +70,15 @@ def lint(
     click.echo(render(result, fmt, color=colored), nl=False, color=colored)
     if not result.ok:
         sys.exit(1)
+
+
+def _stdin() -> str:
+    """The manifests on standard input, through the same limits as files (one line if not)."""
+    import sys
+
+    from gpustack.lint import manifests
+
+    try:
+        return manifests.read_stdin(sys.stdin.buffer)
+    except manifests.ManifestError as exc:
+        raise click.ClickException(f"<stdin>: {exc.message}") from None

@@ -237,4 +237,8 @@ def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     click.echo(
         f"{out}: {count(len(outcome.written), 'cluster')} written, "
         f"{len(outcome.unchanged)} unchanged, {len(outcome.removed)} removed"
+        + (
+            f"; {len(outcome.forgotten)} index entries without a folder dropped"
+            * bool(outcome.forgotten)
+        )
     )

@@ -60,19 +60,15 @@ def template(profile: Path | None, argocd: bool) -> None:
 def _argocd_profile() -> Path:
     """The profile file the Application's parameters name, checked to exist; one-line
     :class:`click.ClickException` otherwise (Argo CD shows a failing command's stderr)."""
-    from gpustack.gitops.argocd_plugin import ParameterError, profile_parameter
+    from gpustack.gitops.argocd_plugin import ParameterError, check_inside, profile_parameter
 
     try:
         name = profile_parameter(os.environ)
+        check_inside(name)
     except ParameterError as exc:
-        raise click.ClickException(str(exc)) from exc
-    path = Path(name)
-    if not path.is_file():
-        raise click.ClickException(
-            f"parameter 'profile' names {name!r}, which is not a file in the Application's "
-            f"source path {_source_path()!r}; name the profile relative to spec.source.path"
-        )
-    return path
+        message = str(exc).replace("source path;", f"source path {_source_path()!r};", 1)
+        raise click.ClickException(message) from None
+    return Path(name)
 
 
 def _source_path() -> str:

@@ -27,12 +27,14 @@ from gpustack.doctor.state import (
     ClusterState,
     events_for,
     get,
+    items,
     labels,
+    mapping,
     name,
     pod_ready,
 )
 from gpustack.doctor.taints import untolerated
-from gpustack.lint.pods import quantity
+from gpustack.lint.quantity import quantity
 from gpustack.profile import derive
 from gpustack.profile.model import Profile, node_config_profile
 
@@ -54,7 +56,7 @@ def plugin_component() -> str:
 
 
 def looks_like_gpu_node(node: JSON) -> bool:
-    keys = [*labels(node), *(get(node, "status", "capacity") or {})]
+    keys = [*labels(node), *map(str, mapping(node, "status", "capacity"))]
     return any("nvidia.com/" in k or "pci-10de" in k for k in keys)
 
 
@@ -74,17 +76,17 @@ def stack_pods(state: ClusterState, profile: Profile, component: str, node: str)
 def _container_states(pod: JSON) -> list[str]:
     out = []
     statuses = [
-        *(get(pod, "status", "initContainerStatuses") or ()),
-        *(get(pod, "status", "containerStatuses") or ()),
+        *items(pod, "status", "initContainerStatuses"),
+        *items(pod, "status", "containerStatuses"),
     ]
     for cs in statuses:
         if not isinstance(cs, dict) or cs.get("ready"):
             continue
-        now = cs.get("state") or {}
+        now = mapping(cs, "state")
         if "waiting" in now:
-            what = now["waiting"].get("reason") or "waiting"
+            what = str(get(now, "waiting", "reason") or "waiting")
         elif "terminated" in now:
-            t = now["terminated"]
+            t = mapping(now, "terminated")
             what = f"terminated: exit {t.get('exitCode')} ({t.get('reason') or 'Error'})"
         else:
             what = "running, not ready"
@@ -109,8 +111,8 @@ def describe(state: ClusterState, pod: JSON) -> str:
 
 def crash_looping(pod: JSON) -> bool:
     for cs in [
-        *(get(pod, "status", "initContainerStatuses") or ()),
-        *(get(pod, "status", "containerStatuses") or ()),
+        *items(pod, "status", "initContainerStatuses"),
+        *items(pod, "status", "containerStatuses"),
     ]:
         if get(cs, "state", "waiting", "reason") == "CrashLoopBackOff":
             return True
@@ -127,7 +129,7 @@ def _why_missing(state: ClusterState, profile: Profile, component: str, node: JS
     if not sets:
         return f"no {component} DaemonSet in namespace {ns} (is dist/ synced?)"
     for ds in sets:
-        tolerations = get(ds, "spec", "template", "spec", "tolerations") or []
+        tolerations = items(ds, "spec", "template", "spec", "tolerations")
         blocked = untolerated(node, tolerations)
         if blocked:
             return (
@@ -208,7 +210,7 @@ def diagnose_node(state: ClusterState, profile: Profile, node: JSON) -> Diagnosi
 def _resources(profile: Profile, node: JSON) -> Diagnosis | None:
     subject = f"node/{name(node)}"
     view = node_view(profile, node)
-    allocatable = get(node, "status", "allocatable") or {}
+    allocatable = mapping(node, "status", "allocatable")
     mig = view.device_plugin.mig_strategy == "mixed" and bool(view.gpus.mig)
     for resource in derive.advertised_resources(view):
         if mig and resource.startswith(derive.MIG_RESOURCE_PREFIX):

@@ -5,22 +5,40 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
+from typing import Any
 
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import JSON, ClusterState, events_for, get, name
+from gpustack.doctor.state import JSON, ClusterState, events_for, get, items, mapping, name
 from gpustack.doctor.taints import selector_mismatch, untolerated
-from gpustack.lint.pods import looks_like_gpu, quantity
+from gpustack.lint.pods import effective, is_sidecar, looks_like_gpu
+from gpustack.lint.quantity import quantity
+
+
+def _asked(container: Any) -> dict[str, Decimal]:
+    """GPU resources one container asks for: its limit, else its request."""
+    res = container.get("resources") if isinstance(container, dict) else None
+    need: dict[str, Decimal] = {}
+    for section in ("requests", "limits"):
+        found = res.get(section) if isinstance(res, dict) else None
+        for r, v in found.items() if isinstance(found, dict) else ():
+            if looks_like_gpu(str(r)) and (amount := quantity(v)) is not None:
+                need[str(r)] = amount if section == "limits" else need.get(str(r), amount)
+    return need
 
 
 def _requests(pod: JSON) -> dict[str, Decimal]:
-    """GPU resources the pod needs (containers summed; limits, else requests)."""
-    need: dict[str, Decimal] = {}
-    for c in get(pod, "spec", "containers") or ():
-        res = c.get("resources") if isinstance(c, dict) else None
-        for section in ("requests", "limits"):
-            for r, v in ((res or {}).get(section) or {}).items():
-                if looks_like_gpu(r) and (amount := quantity(v)) is not None:
-                    need[r] = amount if section == "limits" else need.get(r, amount)
+    """GPU resources the pod needs, as the scheduler counts them (:func:`effective`: main
+    containers and sidecars summed, each init container beside the sidecars before it)."""
+    main = [_asked(c) for c in items(pod, "spec", "containers")]
+    inits = [(_asked(c), is_sidecar(c)) for c in items(pod, "spec", "initContainers")]
+    names = dict.fromkeys(r for one in [*main, *(i for i, _ in inits)] for r in one)
+    need = {
+        r: effective(
+            (one.get(r, Decimal(0)) for one in main),
+            ((one.get(r, Decimal(0)), sidecar) for one, sidecar in inits),
+        )
+        for r in names
+    }
     return {r: v for r, v in need.items() if v > 0}
 
 
@@ -29,8 +47,8 @@ def diagnose_pod(state: ClusterState, pod: JSON) -> Diagnosis | None:
     if not need:
         return None
     subject = f"pod/{get(pod, 'metadata', 'namespace')}/{name(pod)}"
-    spec = get(pod, "spec") or {}
-    tolerations = spec.get("tolerations") or []
+    spec = mapping(pod, "spec")
+    tolerations = items(pod, "spec", "tolerations")
     parts = []
     hint = None
     for resource, amount in need.items():

@@ -6,11 +6,18 @@ from any Kubernetes release (or trimmed by hand) loads.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
+
+from gpustack import limits
 
 JSON = dict[str, Any]
+#: A recorded state of a cluster with a few thousand pods (a few KiB each) is tens of MiB;
+#: past this it is refused before it is parsed, since parsed JSON takes several times its size
+#: in memory, and a larger file given by mistake (a log, a dump) would take gigabytes.
+MAX_BYTES = 32 << 20
+_WHAT = "recorded cluster state"
 
 
 class StateError(Exception):
@@ -31,11 +38,25 @@ class ClusterState:
     events: list[JSON] = field(default_factory=list)
 
 
+def read(path: Path | IO[bytes], source: str) -> str:
+    """The text of a recorded state (a file, or a stream for standard input), read as
+    :mod:`gpustack.limits` reads every file: a regular file of at most :data:`MAX_BYTES`."""
+    try:
+        if isinstance(path, Path):
+            data = limits.read_limited(path, MAX_BYTES, what=_WHAT)
+        else:
+            data = limits.read_stream(path, MAX_BYTES, what=_WHAT)
+        return limits.decode(data)
+    except limits.Refused as exc:
+        raise StateError(f"{source}: {exc}") from None
+
+
 def load(text: str, source: str = "state") -> ClusterState:
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise StateError(f"{source}: not JSON ({exc})") from None
+        data = limits.load_json(text, what=_WHAT)
+    except limits.Refused as exc:
+        where = f"{source}:{exc.line}:{exc.col}" if exc.line > 1 or exc.col > 1 else source
+        raise StateError(f"{where}: {exc}") from None
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise StateError(
@@ -50,7 +71,7 @@ def load(text: str, source: str = "state") -> ClusterState:
         "Event": state.events,
     }
     for item in items:
-        if isinstance(item, dict) and item.get("kind") in by_kind:
+        if isinstance(item, dict) and isinstance(item.get("kind"), str) and item["kind"] in by_kind:
             by_kind[item["kind"]].append(item)
     return state
 
@@ -65,7 +86,7 @@ def labels(obj: JSON) -> dict[str, str]:
 
 
 def pod_ready(pod: JSON) -> bool:
-    for cond in _get(pod, "status", "conditions") or ():
+    for cond in items(pod, "status", "conditions"):
         if isinstance(cond, dict) and cond.get("type") == "Ready":
             return cond.get("status") == "True"
     return False
@@ -85,3 +106,17 @@ def events_for(state: ClusterState, kind: str, obj_name: str) -> list[JSON]:
 def get(data: Any, *path: str) -> Any:
     """``data[path[0]][path[1]]...``, or ``None`` where a step is missing."""
     return _get(data, *path)
+
+
+def items(data: Any, *path: str) -> list[Any]:
+    """The list at ``path``; none where it is missing or not a list. A recorded state may hold
+    any type anywhere (another release, a hand-edited file): the diagnosis reads a value of the
+    wrong type as absent, and never raises on it."""
+    found = _get(data, *path)
+    return found if isinstance(found, list) else []
+
+
+def mapping(data: Any, *path: str) -> dict[str, Any]:
+    """The mapping at ``path``; empty where it is missing or not a mapping (see :func:`items`)."""
+    found = _get(data, *path)
+    return found if isinstance(found, dict) else {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.doctor.state import JSON, get, labels
+from gpustack.doctor.state import JSON, get, items, labels
 
 BLOCKING = ("NoSchedule", "NoExecute")
 
@@ -30,7 +30,7 @@ def tolerated(taint: JSON, tolerations: list[Any]) -> bool:
 def untolerated(node: JSON, tolerations: list[Any]) -> list[str]:
     """The node's blocking taints the tolerations do not cover, as ``key=value:Effect``."""
     out = []
-    for taint in get(node, "spec", "taints") or ():
+    for taint in items(node, "spec", "taints"):
         blocking = isinstance(taint, dict) and taint.get("effect") in BLOCKING
         if blocking and not tolerated(taint, tolerations):
             value = f"={taint['value']}" if taint.get("value") else ""
@@ -40,8 +40,8 @@ def untolerated(node: JSON, tolerations: list[Any]) -> list[str]:
 
 def _expression(expr: JSON, node_labels: dict[str, str]) -> bool:
     key, op = expr.get("key"), expr.get("operator")
-    values = [str(v) for v in expr.get("values") or ()]
-    has = key in node_labels
+    values = [str(v) for v in items(expr, "values")]
+    has = isinstance(key, str) and key in node_labels
     if op == "In":
         return has and node_labels[str(key)] in values
     if op == "NotIn":
@@ -69,7 +69,11 @@ def selector_mismatch(pod_spec: JSON, node: JSON) -> str | None:
     )
     if isinstance(terms, list) and terms:
         fits = any(
-            all(_expression(e, node_labels) for e in t.get("matchExpressions") or ())
+            all(
+                _expression(e, node_labels)
+                for e in items(t, "matchExpressions")
+                if isinstance(e, dict)
+            )
             for t in terms
             if isinstance(t, dict)
         )

@@ -26,7 +26,9 @@ plugin``) is rendered by the sidecar of that same release, the one whose output 
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -89,21 +91,69 @@ def _kind(parameter: Mapping[str, Any]) -> str:
     return "string" if isinstance(parameter.get("string"), str) else "value"
 
 
+#: Longest file or folder name (bytes) Linux filesystems take (NAME_MAX), and longest path
+#: (PATH_MAX): past them every file call fails with ENAMETOOLONG.
+NAME_MAX = 255
+PATH_MAX = 4096
+#: Longest parameter value an error quotes; the rest is counted (a value is the Application's,
+#: and Argo CD shows the line in its UI).
+_QUOTED = 60
+
+
+def _quote(value: str) -> str:
+    if len(value) <= _QUOTED:
+        return repr(value)
+    return f"{value[:_QUOTED]!r}... ({len(value)} characters)"
+
+
 def _safe(path: str) -> str:
     """``path`` if it names a file inside the source folder, else :class:`ParameterError`."""
     if not path.strip():
         raise ParameterError(f"parameter {PARAMETER!r} is empty; {HOW}")
     if path.startswith("/") or path.startswith("\\"):
         raise ParameterError(
-            f"parameter {PARAMETER!r} is the absolute path {path!r}; name the profile relative "
-            "to the Application's spec.source.path"
+            f"parameter {PARAMETER!r} is the absolute path {_quote(path)}; name the profile "
+            "relative to the Application's spec.source.path"
         )
-    if ".." in path.replace("\\", "/").split("/"):
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
         raise ParameterError(
-            f"parameter {PARAMETER!r} ({path!r}) leaves the Application's source path; point "
-            "spec.source.path at the folder holding the profile instead"
+            f"parameter {PARAMETER!r} ({_quote(path)}) leaves the Application's source path; "
+            "point spec.source.path at the folder holding the profile instead"
+        )
+    encoded = path.encode("utf-8", "surrogateescape")
+    longest = max(len(p.encode("utf-8", "surrogateescape")) for p in parts)
+    if longest > NAME_MAX or len(encoded) > PATH_MAX:
+        what = f"a name of {longest} bytes" if longest > NAME_MAX else f"{len(encoded)} bytes"
+        raise ParameterError(
+            f"parameter {PARAMETER!r} ({_quote(path)}) holds {what}, longer than a file system "
+            f"takes ({NAME_MAX} bytes a name, {PATH_MAX} a path); name the profile file"
         )
     return posixpath.normpath(path)
+
+
+def check_inside(path: str, source: str = ".") -> None:
+    """:class:`ParameterError` unless ``path``, with every link in it followed, is a regular file
+    inside ``source`` (the Application's source folder, Argo CD's working directory): a link
+    committed beside the profiles must not make the plugin read, and echo in its errors, a file
+    from elsewhere in the repository server (issue #21, item 6)."""
+    shown = _quote(path)
+    root = os.path.realpath(source)
+    real = os.path.realpath(os.path.join(source, path))
+    if os.path.commonpath([root, real]) != root:
+        raise ParameterError(
+            f"parameter {PARAMETER!r} names {shown}, a link that leads out of the Application's "
+            "source path; commit the profile itself there, not a link to it"
+        )
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        mode = 0
+    if not stat.S_ISREG(mode):
+        raise ParameterError(
+            f"parameter {PARAMETER!r} names {shown}, which is not a file in the Application's "
+            f"source path; name the profile relative to spec.source.path"
+        )
 
 
 def profile_parameter(env: Mapping[str, str]) -> str:
@@ -119,7 +169,7 @@ def profile_parameter(env: Mapping[str, str]) -> str:
     if unknown:
         raise ParameterError(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(repr, unknown))}: the plugin takes one, {PARAMETER!r}"
+            f"{', '.join(map(_quote, unknown[:3]))}: the plugin takes one, {PARAMETER!r}"
         )
     named = [p for p in parameters if p["name"] == PARAMETER]
     if not named:
@@ -151,8 +201,6 @@ def discovers(env: Mapping[str, str]) -> bool:
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """``discover``: print the profile parameter and exit 0 when the plugin serves the
     Application; print nothing (still exit 0: no match is not a failure) otherwise."""
-    import os
-
     args = list(sys.argv[1:] if argv is None else argv)
     if args != ["discover"]:
         print(f"usage: {' '.join(DISCOVER)}", file=sys.stderr)

@@ -121,9 +121,12 @@ def read_plain_json(path: Path) -> dict[str, str]:
     """The ``files`` of gpustack's record of ``<out>/gitops/`` (empty when there is none)."""
     import json
 
+    from gpustack.limits import Refused, read_limited
+    from gpustack.synth.index import MAX_INDEX_BYTES
+
     try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        doc = json.loads(read_limited(path, MAX_INDEX_BYTES, what="gpustack record"))
+    except (Refused, ValueError):
         return {}
     files = doc.get("files") if isinstance(doc, dict) else None
     return dict(files) if isinstance(files, dict) else {}

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpustack.gitops.objects import GITOPS_DIR
+from gpustack.limits import Refused, read_limited
 from gpustack.synth import fsswap
 from gpustack.synth.errors import SynthError
-from gpustack.synth.index import INDEX_DIR, digest
+from gpustack.synth.index import INDEX_DIR, MAX_INDEX_BYTES, digest
 
 RECORD = "gitops.json"
 
@@ -44,12 +45,14 @@ def _record_path(out: Path) -> Path:
 
 
 def _read_record(out: Path) -> dict[str, str] | None:
-    try:
-        doc = json.loads(_record_path(out).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not _record_path(out).exists():
         return None
-    except (OSError, ValueError) as exc:
-        raise SynthError(f"{_record_path(out)} is unreadable ({exc}); restore it from git") from exc
+    try:
+        text = read_limited(_record_path(out), MAX_INDEX_BYTES, what="gpustack record")
+        doc = json.loads(text)
+    except (Refused, ValueError) as exc:
+        why = exc.message if isinstance(exc, Refused) else str(exc)
+        raise SynthError(f"{_record_path(out)} is unreadable ({why}); restore it from git") from exc
     files = doc.get("files") if isinstance(doc, dict) else None
     if not isinstance(files, dict):
         raise SynthError(f"{_record_path(out)} is not gpustack's; restore it from git")

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from gpustack import limits
 from gpustack.profile.loader import JsonPath, Loc
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -26,6 +27,14 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 SUFFIXES = (".yaml", ".yml")
 #: Stands for standard input among the paths, as in ``helm template . | gpustack lint -``.
 STDIN = "-"
+#: Bounds on one file (``helm template`` of a large chart is a few MiB, nested about fifteen
+#: levels): past them the file is one load error before PyYAML builds anything.
+MAX_BYTES = 8 << 20
+MAX_VALUES = 250_000
+#: Values inside expanded aliases: manifests seldom use aliases at all (Helm and kubectl write
+#: none), and a few lines of nested ones must not cost a quarter of a million values.
+MAX_ALIASED = 10_000
+_WHAT = "manifest"
 
 
 class ManifestError(Exception):
@@ -88,17 +97,34 @@ def _scalar(node: ScalarNode) -> Any:
         return node.value
 
 
-def _convert(node: Node, file: str, path: JsonPath, where: dict[JsonPath, Loc]) -> Any:
+def _convert(
+    node: Node,
+    file: str,
+    path: JsonPath,
+    where: dict[JsonPath, Loc],
+    budget: limits.Budget,
+    depth: int = 0,
+    aliased: bool = False,
+) -> Any:
+    """Plain data of ``node``; ``depth`` counts nested calls (a merge key adds one without
+    lengthening the path, and ``<<: *x`` inside ``x`` would merge without end); ``aliased``:
+    inside an alias being expanded (counted apart, see :class:`~gpustack.limits.Budget`)."""
+    mark = node.start_mark
+    aliased = aliased or not budget.first_visit(node)
+    budget.spend(depth, mark.line + 1, mark.column + 1, aliased=aliased)
     where[path] = _loc(file, node)
     if isinstance(node, ScalarNode):
         return _scalar(node)
     if isinstance(node, SequenceNode):
-        return [_convert(item, file, (*path, i), where) for i, item in enumerate(node.value)]
+        return [
+            _convert(item, file, (*path, i), where, budget, depth + 1, aliased)
+            for i, item in enumerate(node.value)
+        ]
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                merged = _convert(value_node, file, path, {})
+                merged = _convert(value_node, file, path, {}, budget, depth + 1, aliased)
                 for k, v in merged.items() if isinstance(merged, dict) else ():
                     out.setdefault(k, v)
                 continue
@@ -106,7 +132,9 @@ def _convert(node: Node, file: str, path: JsonPath, where: dict[JsonPath, Loc]) 
             if name is None:
                 continue
             child = name if isinstance(name, str) else str(name)
-            out[child] = _convert(value_node, file, (*path, child), where)
+            out[child] = _convert(
+                value_node, file, (*path, child), where, budget, depth + 1, aliased
+            )
         return out
     return None  # pragma: no cover - composer yields only the three node kinds
 
@@ -114,8 +142,14 @@ def _convert(node: Node, file: str, path: JsonPath, where: dict[JsonPath, Loc]) 
 def parse(text: str, display: str) -> list[Manifest]:
     """Every object in ``text`` (shown as ``display``); empty documents are skipped.
 
-    Raises :class:`ManifestError` when the text is not YAML.
+    Raises :class:`ManifestError` when the text is not YAML or outside the limits.
     """
+    try:
+        limits.check_shape(text, _Loader, max_values=MAX_VALUES, what=_WHAT)
+    except limits.Refused as exc:
+        raise _refused(display, exc) from None
+    except yaml.YAMLError:
+        pass  # composing below reports it, with its position
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
@@ -126,15 +160,20 @@ def parse(text: str, display: str) -> list[Manifest]:
     except yaml.YAMLError as exc:
         raise ManifestError((display, 1, 1), f"invalid YAML: {exc}") from None
     out: list[Manifest] = []
+    budget = limits.Budget(MAX_VALUES, max_aliased=MAX_ALIASED, what=_WHAT)
     for node in nodes:
         if node is None:
             continue
         where: dict[JsonPath, Loc] = {}
-        data = _convert(node, display, (), where)
+        try:
+            data = _convert(node, display, (), where, budget)
+        except limits.Refused as exc:
+            raise _refused(display, exc) from None
         if not isinstance(data, dict):
             continue  # a scalar or list document is no Kubernetes object
         items = data.get("items")
-        if data.get("kind", "").endswith("List") and isinstance(items, list):
+        kind = data.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
             out += [
                 Manifest(item, where, display, ("items", i))
                 for i, item in enumerate(items)
@@ -168,13 +207,24 @@ def discover(paths: Sequence[str]) -> Iterator[str]:
 
 
 def read(path: str, stdin: str | None = None) -> list[Manifest]:
-    """The objects of one file (``-``: ``stdin``, shown as ``<stdin>``)."""
+    """The objects of one file (``-``: ``stdin``, shown as ``<stdin>``), a regular file within
+    :data:`MAX_BYTES` (:mod:`gpustack.limits`)."""
     if path == STDIN:
         return parse(stdin or "", "<stdin>")
     try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ManifestError((path, 1, 1), f"file is not UTF-8 ({exc.reason})") from None
-    except OSError as exc:
-        raise ManifestError((path, 1, 1), f"cannot read the file: {exc.strerror or exc}") from None
+        text = limits.decode(limits.read_limited(path, MAX_BYTES, what=_WHAT))
+    except limits.Refused as exc:
+        raise _refused(path, exc) from None
     return parse(text, path)
+
+
+def read_stdin(stream: IO[bytes]) -> str:
+    """Standard input as text, within the limits of a file; :class:`ManifestError` otherwise."""
+    try:
+        return limits.decode(limits.read_stream(stream, MAX_BYTES, what=_WHAT))
+    except limits.Refused as exc:
+        raise _refused("<stdin>", exc) from None
+
+
+def _refused(display: str, exc: limits.Refused) -> ManifestError:
+    return ManifestError((display, exc.line, exc.col), exc.message, exc.hint)

@@ -10,12 +10,13 @@ to read its containers' resources, so no rule knows where a kind keeps its pods.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from gpustack.lint.manifests import Manifest
+from gpustack.lint.quantity import add, quantity
 from gpustack.profile.loader import JsonPath
 
 #: kind -> path of its pod template (``spec`` of a Pod is the pod spec itself).
@@ -71,7 +72,7 @@ class Container:
             value = self.data.get(field)
             if isinstance(value, list):
                 out += [str(v) for v in value]
-        for var in self.data.get("env") or ():
+        for var in listed(self.data.get("env")):
             if isinstance(var, dict):
                 out.append(f"{var.get('name')}={var.get('value', '')}")
         return out
@@ -113,6 +114,12 @@ class PodSite:
             if value is not None:
                 return str(value), (*meta_path, "annotations", name)
         return None
+
+
+def listed(value: Any) -> list[Any]:
+    """``value`` if it is a list, else no items: a field of the wrong type (``tolerations:
+    NoSchedule``) is the API server's to refuse; a rule reads it as absent, never raises."""
+    return value if isinstance(value, list) else []
 
 
 def _get(data: Any, path: JsonPath) -> Any:
@@ -162,31 +169,14 @@ def pod_sites(m: Manifest) -> Iterator[PodSite]:
 # --- resources ---------------------------------------------------------------------------------
 
 _GPU_WORDS = re.compile(r"nvidia|gpu|(^|/)mig-", re.IGNORECASE)
-_SUFFIXES = {"m": Decimal("0.001"), "k": Decimal(1000), "Ki": Decimal(1024)}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(m|k|Ki)?$")
+#: An init container with this restartPolicy is a sidecar: it keeps running beside the main
+#: containers (KEP-753, Kubernetes 1.29+).
+SIDECAR_POLICY = "Always"
 
 
 def looks_like_gpu(name: str, known: frozenset[str] = frozenset()) -> bool:
     """A resource meant as a GPU: one the profile knows, or one naming NVIDIA, GPUs or MIG."""
     return name in known or bool(_GPU_WORDS.search(name))
-
-
-def quantity(value: Any) -> Decimal | None:
-    """A Kubernetes quantity as a number (``"500m"`` -> 0.5); ``None`` when it is none."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    if not isinstance(value, str):
-        return None
-    found = _QUANTITY.match(value.strip())
-    if found is None:
-        return None
-    try:
-        number = Decimal(found.group(1))
-    except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
-        return None
-    return number * _SUFFIXES[found.group(2)] if found.group(2) else number
 
 
 def asked(c: Container, name: str) -> Decimal | None:
@@ -199,12 +189,47 @@ def asked(c: Container, name: str) -> Decimal | None:
     return None
 
 
+def is_sidecar(container: Any) -> bool:
+    """An init container that runs beside the main ones (``restartPolicy: Always``)."""
+    return isinstance(container, dict) and container.get("restartPolicy") == SIDECAR_POLICY
+
+
+def effective(main: Iterable[Decimal], inits: Iterable[tuple[Decimal, bool]]) -> Decimal:
+    """What a pod needs of one resource, as the scheduler and the kubelet count it
+    (k8s.io/component-helpers ``resource.PodRequests``, KEP-753 "exposing pod resource
+    requirements"): main containers and sidecars run together, so they add up; each regular init
+    container runs alone, but beside the sidecars declared before it; the pod needs the larger.
+
+    ``main``: the main containers' amounts; ``inits``: each init container's amount and whether
+    it is a sidecar, in declaration order.
+    """
+    running = add(*main)
+    sidecars = Decimal(0)
+    peak = Decimal(0)  # the largest need while init containers start
+    for amount, sidecar in inits:
+        if sidecar:
+            sidecars = add(sidecars, amount)
+            running = add(running, amount)
+            peak = max(peak, sidecars)
+        else:
+            peak = max(peak, add(amount, sidecars))
+    return max(running, peak)
+
+
 def per_pod(site: PodSite, name: str) -> Decimal:
-    """What the pod needs of ``name``, as the scheduler counts it: the containers' sum, or the
-    largest init container when that is more (init containers run one at a time)."""
-    regular = sum((asked(c, name) or Decimal(0) for c in site.containers(init=False)), Decimal(0))
-    inits = [asked(c, name) or Decimal(0) for c in site.containers() if c.init]
-    return max([regular, *inits])
+    """What the pod needs of ``name`` (:func:`effective` of its containers)."""
+    main = [asked(c, name) or Decimal(0) for c in site.containers(init=False)]
+    inits = [
+        (asked(c, name) or Decimal(0), is_sidecar(c.data)) for c in site.containers() if c.init
+    ]
+    return effective(main, inits)
+
+
+def show(amount: Decimal) -> str:
+    """A quantity for messages: ``12``, ``0.5`` (never ``1.2E+1`` or ``1.000``)."""
+    if amount == amount.to_integral_value():
+        return str(int(amount))
+    return format(amount.normalize(), "f")
 
 
 def gpu_names(site: PodSite, known: frozenset[str] = frozenset()) -> list[str]:

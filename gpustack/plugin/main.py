@@ -209,8 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         manager.request_stop()
 
     def on_hup(signum: int, frame: FrameType | None) -> None:
-        logging.getLogger("gpustack.plugin").info("received SIGHUP")
-        manager.request_reload()
+        if manager.request_reload():  # one line per reload, not per signal of a storm
+            logging.getLogger("gpustack.plugin").info("received SIGHUP")
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)

@@ -5,6 +5,11 @@ A single loop polls every 100 ms (cheap, and needs no inotify binding): a replac
 servers are restarted and re-registered, well within a second. Stop and reload requests (the
 signal handlers in ``main``) wake the loop immediately.
 
+Reloads are coalesced (issue #21): requests that arrive while one is due make one reload, at most
+one per :data:`RELOAD_INTERVAL_S`; a reload that finds the configuration and the GPUs unchanged
+keeps the servers serving and registered (and the health they learned) and writes the CDI spec
+again, so Allocate is answered throughout. Only a changed configuration or GPU set restarts them.
+
 Once serving, nothing a peer on the node does ends the loop: a config that fails to load on
 SIGHUP keeps the running one, and a socket folder that cannot be served (replaced by a file,
 made read-only) is retried every second until it can. Only the first start fails fast, where
@@ -36,6 +41,7 @@ from gpustack.plugin.cdi import (
     write_spec,
 )
 from gpustack.plugin.config import ConfigError, PluginConfig
+from gpustack.plugin.devices import Gpu
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
 from gpustack.plugin.resources import Resource, ResourceError, build_resources
 from gpustack.plugin.server import PluginServer, SocketBusyError
@@ -43,6 +49,9 @@ from gpustack.plugin.server import PluginServer, SocketBusyError
 log = logging.getLogger("gpustack.plugin")
 
 POLL_S = 0.1
+#: Reload requests (SIGHUP) are coalesced: however many arrive, at most one reload starts per
+#: interval, so a storm of signals (a misfiring ConfigMap watcher) cannot keep the servers down.
+RELOAD_INTERVAL_S = 1.0
 #: Wait before retrying a registration the kubelet answered with an error.
 REJECTED_RETRY_S = 5.0
 #: Wait before serving again on a socket folder that could not be served.
@@ -104,14 +113,27 @@ class PluginManager:
         self._health_stop = threading.Event()
         self._health_thread: threading.Thread | None = None
         self._backend: Backend | None = None
+        #: What the servers run with: the config and GPUs a reload compares with.
+        self._running: tuple[PluginConfig, list[Gpu], list[Resource], AllocateSettings] | None = (
+            None
+        )
+        #: No reload starts before this (monotonic seconds): requests meanwhile coalesce.
+        self._next_reload = 0.0
 
     def request_stop(self) -> None:
         self._stop = True
         self._wake.set()
 
-    def request_reload(self) -> None:
+    def request_reload(self) -> bool:
+        """Ask for a reload; ``False`` when one is already pending (this request joins it)."""
+        pending = self._reload
         self._reload = True
-        self._wake.set()
+        if time.monotonic() >= self._next_reload:
+            self._wake.set()  # else the loop's next poll starts it: a storm wakes nothing
+        return not pending
+
+    def _reload_due(self) -> bool:
+        return self._reload and time.monotonic() >= self._next_reload
 
     @property
     def socket_paths(self) -> list[str]:
@@ -155,7 +177,9 @@ class PluginManager:
                     if self._stop:
                         break
                     new = self._reload_config()
-                    if new is not None:
+                    if new is not None and self._unchanged(new):
+                        self._refresh()
+                    elif new is not None:
                         config = new
                         break
             except InitError as exc:  # another plugin took our socket while we served
@@ -169,6 +193,7 @@ class PluginManager:
     def _reload_config(self) -> PluginConfig | None:
         """The re-read configuration, or ``None`` (logged) when it is invalid."""
         self._reload = False
+        self._next_reload = time.monotonic() + RELOAD_INTERVAL_S
         log.info("reloading configuration")
         try:
             return self._rt.load_config()
@@ -182,7 +207,30 @@ class PluginManager:
             )
         return None
 
+    def _unchanged(self, config: PluginConfig) -> bool:
+        """Whether ``config`` and the GPUs found now are what the servers run with."""
+        if self._running is None or self._backend is None or config != self._running[0]:
+            return False
+        try:
+            return self._backend.discover() == self._running[1]
+        except Exception as exc:  # noqa: BLE001 - a failing discovery is a change: restart
+            log.info("rediscovery failed (%s): restarting", exc)
+            return False
+
+    def _refresh(self) -> None:
+        """A reload that changed nothing: keep serving and registered (the kubelet has nothing
+        new to learn), and write the CDI spec again in case someone removed it."""
+        assert self._running is not None
+        config, _gpus, resources, settings = self._running
+        log.info("configuration and GPUs unchanged: servers kept")
+        if uses_cdi(settings.strategies):
+            try:
+                self._write_cdi_spec(config, resources, settings.control_paths)
+            except InitError as exc:
+                log.error("%s", exc)
+
     def _start(self, config: PluginConfig) -> None:
+        self._running = None
         self._backend = self._rt.make_backend(config)
         gpus = self._backend.discover()
         resources = build_resources(config, gpus)
@@ -216,6 +264,7 @@ class PluginManager:
             server = PluginServer(resource, self._health, settings, self._rt.socket_dir)
             self._bind(server)
             self._slots.append(_Slot(server))
+        self._running = (config, gpus, resources, settings)
 
     def _write_cdi_spec(
         self, config: PluginConfig, resources: list[Resource], control_paths: tuple[str, ...]
@@ -290,7 +339,7 @@ class PluginManager:
         if sock is None:
             log.info("KUBELET_SOCKET is empty: serving %s without registering", self._rt.socket_dir)
         announced = False
-        while not self._stop and not self._reload:
+        while not self._stop and not self._reload_due():
             current = kubelet_id(sock) if sock is not None else None
             # Silence here would hide a wrong --socket-dir (distributions differ, e.g. k0s).
             if sock is not None and current is None and self._slots and not announced:
@@ -354,11 +403,12 @@ class PluginManager:
         slot.last_error = ""
 
     def _idle(self) -> None:
-        while not self._stop and not self._reload:
+        while not self._stop and not self._reload_due():
             self._wake.wait(POLL_S)
             self._wake.clear()
 
     def _teardown(self) -> None:
+        self._running = None
         for slot in self._slots:
             slot.server.stop()
         self._slots = []

@@ -23,7 +23,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpustack.profile.limits import MAX_DEPTH, Refused, check_shape, read_limited
+from gpustack.limits import MAX_DEPTH, Refused, check_shape, read_limited
 
 #: A position as shown to users: (file, line, column), 1-based.
 Loc = tuple[str, int, int]

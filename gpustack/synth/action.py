@@ -93,6 +93,8 @@ class SynthOutcome:
     written: tuple[str, ...] = ()
     unchanged: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    #: index entries whose folder was already gone, dropped from the index (a write)
+    forgotten: tuple[str, ...] = ()
     stale: tuple[tuple[str, Path], ...] = ()
     differences: tuple[Difference, ...] = ()
     gitops: tuple[tuple[str, Path], ...] = ()
@@ -238,6 +240,7 @@ def write_or_check(
         written=tuple(summary.written),
         unchanged=tuple(summary.unchanged),
         removed=tuple(summary.removed),
+        forgotten=tuple(summary.forgotten),
         gitops=gitops,
     )
 

@@ -37,9 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gpustack.limits import Refused, read_limited
 from gpustack.synth.errors import SynthError
 
 INDEX_DIR = ".gpustack"
+#: Far more than an index of thousands of clusters (about 6 KiB each); past it, not gpustack's.
+MAX_INDEX_BYTES = 64 << 20
 INDEX_FILE = "index.json"
 #: Bumped when the file's meaning changes; older gpustack refuses newer indexes.
 FORMAT = 2
@@ -241,14 +244,18 @@ def index_path(out: Path) -> Path:
 
 
 def read_index(out: Path) -> OwnershipIndex | None:
-    """The index of ``out``, or ``None`` when gpustack never wrote there."""
+    """The index of ``out``, or ``None`` when gpustack never wrote there. Read as every file
+    someone else may have written (:mod:`gpustack.limits`): a FIFO or device put there by a
+    pull request is refused, not waited on or read without end."""
     path = index_path(out)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except OSError as exc:
-        raise SynthError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        data = read_limited(path, MAX_INDEX_BYTES, what="gpustack index")
+    except Refused as exc:
+        raise SynthError(
+            f"cannot read {path}: {exc.message}; remove it, or restore it from git"
+        ) from None
     return OwnershipIndex.from_bytes(data, str(path))
 
 

@@ -16,16 +16,26 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gpustack.synth.errors import SynthError
+from gpustack.synth.index import INDEX_DIR
 
 #: Seconds a run waits for another one writing the same output folder before it gives up.
 LOCK_WAIT = 300.0
 
 
 def check_output(out: Path) -> None:
+    """Refuse an output that is not a folder, and an index folder that is a link or a file:
+    followed, a link would put the index (and the Argo CD record) outside ``out``, wherever a
+    pull request pointed it, and read back whatever stands there (issue #21, item 6)."""
     existing = next((p for p in (out, *out.parents) if os.path.lexists(p)), None)
     if existing is not None and not existing.is_dir():
         what = "" if existing == out else f" ({existing} is a file)"
         raise SynthError(f"output {out} is not a folder{what}; choose another --out")
+    index_dir = out / INDEX_DIR
+    if index_dir.is_symlink() or (os.path.lexists(index_dir) and not index_dir.is_dir()):
+        raise SynthError(
+            f"{index_dir} must be a plain folder, not a link or a file; remove it (the next "
+            "run writes a new index)"
+        )
 
 
 _held = threading.local()

@@ -70,7 +70,11 @@ class Summary:
 
     written: tuple[str, ...]
     unchanged: tuple[str, ...]
+    #: Cluster folders deleted.
     removed: tuple[str, ...]
+    #: Index entries dropped whose folder was already gone (nothing on disk was removed for
+    #: them: counting them as removed said "100000 removed" of an index edited by hand).
+    forgotten: tuple[str, ...] = ()
 
 
 def _confirm(plan: Plan) -> None:
@@ -280,18 +284,21 @@ def _apply_locked(plan: Plan) -> Summary:
     for _, old in swapped:
         if old is not None:
             fsswap.remove(old)
+    removed: list[str] = []
     for name in plan.remove:
         folder = plan.cluster_dir(name)
         if os.path.lexists(folder):
             doomed = _aside(plan, name, "old")
             os.rename(folder, doomed)  # the folder vanishes in one step
             fsswap.remove(doomed)
+            removed.append(name)
     _write_index(out, plan.after)
 
     return Summary(
         written=tuple(sc.output.name for sc in changed),
         unchanged=tuple(unchanged),
-        removed=plan.remove,
+        removed=tuple(removed),
+        forgotten=tuple(n for n in plan.remove if n not in removed),
     )
 
 

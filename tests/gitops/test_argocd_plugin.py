@@ -5,6 +5,7 @@ discovery, and ``gpustack template --argocd`` run in the Application's source fo
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -153,6 +154,13 @@ def _bad_profile(folder: Path) -> str:
         "apiVersion: gpustack.dev/v1alpha1\nkind: Profile\nmetadata: {name: Bad}\n"
         "gpus: {product: nope}\n"
     )
+    # a profile outside the source path, and links in it to that profile and its folder
+    secret = folder.parent / f"{folder.name}-outside"
+    secret.mkdir()
+    (secret / "secret.yaml").write_text((folder / "bad.yaml").read_text())
+    (folder / "leak.yaml").symlink_to(secret / "secret.yaml")
+    (folder / "up").symlink_to(secret)
+    os.mkfifo(folder / "fifo.yaml")
     return "bad.yaml"
 
 
@@ -165,6 +173,33 @@ GENERATE_ERRORS = [
         ({"name": "profile", "string": "nope.yaml"},),
         r"Error: parameter 'profile' names 'nope\.yaml', which is not a file in the "
         r"Application's source path 'clusters/gpu'",
+    ),
+    (
+        "link-out-of-the-source-path",
+        ({"name": "profile", "string": "leak.yaml"},),
+        r"Error: parameter 'profile' names 'leak\.yaml', a link that leads out of the "
+        r"Application's source path 'clusters/gpu'; commit the profile itself there",
+    ),
+    (
+        "linked-folder-out-of-the-source-path",
+        ({"name": "profile", "string": "up/secret.yaml"},),
+        r"Error: parameter 'profile' names 'up/secret\.yaml', a link that leads out",
+    ),
+    (
+        "fifo",
+        ({"name": "profile", "string": "fifo.yaml"},),
+        r"Error: parameter 'profile' names 'fifo\.yaml', which is not a file",
+    ),
+    (
+        "name-longer-than-255-bytes",
+        ({"name": "profile", "string": "p" * 256 + ".yaml"},),
+        r"Error: parameter 'profile' \('p{60}'\.\.\. \(261 characters\)\) holds a name of 261 "
+        r"bytes, longer than a file system takes \(255 bytes a name, 4096 a path\)",
+    ),
+    (
+        "path-longer-than-4096-bytes",
+        ({"name": "profile", "string": "a/" * 2100 + "p.yaml"},),
+        r"Error: parameter 'profile' \('(a/){30}'\.\.\. \(4206 characters\)\) holds 4206 bytes",
     ),
     (
         "invalid-profile",

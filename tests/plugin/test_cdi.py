@@ -414,9 +414,7 @@ def test_sighup_rewrites_spec_only_when_it_changes(
     assert len(read_spec(root)["devices"]) == 4
     proc.wait_for_line("written (4 devices)")
     inode = path.stat().st_ino
-    before = time.monotonic()
-    proc.send(signal.SIGHUP)  # same config: same spec, left alone
-    kubelet.wait_for_registration(GPU, after=before)
+    proc.send(signal.SIGHUP)  # same config: same spec, left alone (and the servers kept)
     proc.wait_for_line("unchanged (4 devices)")
     assert path.stat().st_ino == inode
     write(cfg, cdi_gpus(3))

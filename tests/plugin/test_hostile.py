@@ -139,8 +139,8 @@ def nested(depth: int) -> str:
 
 
 HOSTILE_RELOADS = {
-    "nested-1200": (nested(1200), "nested deeper than"),
-    "nested-flow-maps": ("a: " + "{b: " * 1200 + "c" + "}" * 1200 + "\n", "nested deeper than"),
+    "nested-1200": (nested(1200), "nest deeper than"),
+    "nested-flow-maps": ("a: " + "{b: " * 1200 + "c" + "}" * 1200 + "\n", "nest deeper than"),
     "empty": ("", "has no settings"),
     "comments-only": ("# the ConfigMap was emptied\n\n   # nothing here\n", "has no settings"),
     "null-document": ("---\n...\n", "has no settings"),

@@ -183,7 +183,7 @@ def test_says_it_waits_for_a_missing_kubelet(sockdir: Path, run_plugin: RunPlugi
 def test_missing_config_file_exit_1(sockdir: Path, run_plugin: RunPlugin) -> None:
     proc = run_plugin("--config-file", str(sockdir / "nope.yaml"), "--socket-dir", str(sockdir))
     assert proc.finish(sig=None) == 1
-    assert "cannot read file" in proc.stderr and "Traceback" not in proc.stderr
+    assert "cannot read the file" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize(

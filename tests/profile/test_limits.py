@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gpustack import limits
 from gpustack.checker import check_paths
 from gpustack.cli import main
-from gpustack.profile import limits
 from gpustack.profile.loader import MAX_VALUES, ProfileError, read_document
 
 HEAD = "apiVersion: gpustack.dev/v1alpha1\nkind: Profile\nmetadata:\n  name: x\n"

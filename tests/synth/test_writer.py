@@ -183,6 +183,15 @@ UNSAFE_OUT = {
         lambda out: (out.mkdir(parents=True), (out / "clusters").symlink_to(out.parent)),
         "{out}/clusters must be a plain folder",
     ),
+    # issue #21: the index would be written (and read) wherever the link points
+    "the index folder is a symlink": (
+        lambda out: (out.mkdir(parents=True), (out / ".gpustack").symlink_to(out.parent)),
+        "{out}/.gpustack must be a plain folder, not a link",
+    ),
+    "the index folder is a file": (
+        lambda out: (out.mkdir(parents=True), (out / ".gpustack").write_text("x")),
+        "{out}/.gpustack must be a plain folder, not a link or a file",
+    ),
 }
 
 

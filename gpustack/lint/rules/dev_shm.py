@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import Container, PodSite
+from gpustack.lint.pods import Container, PodSite, listed
 from gpustack.profile.finding import Finding
 
 SHM = "/dev/shm"
@@ -31,12 +31,12 @@ def is_torch(c: Container) -> bool:
 
 def memory_volumes(site: PodSite) -> set[str]:
     out = set()
-    for v in site.spec.get("volumes") or ():
+    for v in listed(site.spec.get("volumes")):
         if isinstance(v, dict):
             empty, host = v.get("emptyDir"), v.get("hostPath")
             in_memory = isinstance(empty, dict) and empty.get("medium") == "Memory"
             if in_memory or (isinstance(host, dict) and host.get("path") == SHM):
-                out.add(str(v.get("name")))
+                out.add(str(v.get("name")))  # a name of the wrong type matches no mount
     return out
 
 
@@ -47,8 +47,8 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
     for c in site.containers():
         if not is_torch(c):
             continue
-        mounts = [m for m in c.data.get("volumeMounts") or () if isinstance(m, dict)]
-        if any(m.get("mountPath") == SHM and m.get("name") in memory for m in mounts):
+        mounts = [m for m in listed(c.data.get("volumeMounts")) if isinstance(m, dict)]
+        if any(m.get("mountPath") == SHM and str(m.get("name")) in memory for m in mounts):
             continue
         yield Finding(
             (*c.path, "volumeMounts") if mounts else c.path,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite, quantity
+from gpustack.lint.pods import PodSite
+from gpustack.lint.quantity import quantity
 from gpustack.lint.rules.common import gpu_entries
 from gpustack.profile.finding import Finding
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite, per_pod
+from gpustack.lint.pods import PodSite, per_pod, show
 from gpustack.lint.rules.common import gpu_entries, in_profile
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
@@ -31,7 +31,7 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
             per_node = "gpus.perNode" if pool.name is None else f"node config {pool.name}"
             yield Finding(
                 path,
-                f"{site.where} needs {need} {name} in one pod, but the largest node"
+                f"{site.where} needs {show(need)} {name} in one pod, but the largest node"
                 f"{in_profile(ctx)} offers {most} {what} ({per_node}: {pool.per_node}), "
                 "so it stays Pending",
                 f"ask for at most {most} per pod; spread the work over more pods",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.context import LintContext, Pool
-from gpustack.lint.pods import PodSite
+from gpustack.lint.pods import PodSite, listed
 from gpustack.lint.rules.common import in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
@@ -21,9 +21,9 @@ from gpustack.profile.loader import JsonPath
 
 def _expression_fits(expr: dict[str, Any], labels: dict[str, str]) -> bool:
     key, op = expr.get("key"), expr.get("operator")
-    if key not in labels:
-        return True  # a label the profile does not know: may match
-    values = [str(v) for v in expr.get("values") or ()]
+    if not isinstance(key, str) or key not in labels:
+        return True  # a label the profile does not know (or no label at all): may match
+    values = [str(v) for v in listed(expr.get("values"))]
     if op == "In":
         return labels[key] in values
     if op == "NotIn":
@@ -57,7 +57,7 @@ def conflict(site: PodSite, pool: Pool) -> tuple[JsonPath, str] | None:
         fits = any(
             all(
                 _expression_fits(e, labels)
-                for e in (t.get("matchExpressions") or ())
+                for e in listed(t.get("matchExpressions"))
                 if isinstance(e, dict)
             )
             for t in items

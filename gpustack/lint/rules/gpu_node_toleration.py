@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
+from gpustack.lint.pods import PodSite, listed
 from gpustack.lint.rules.common import in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Taint
@@ -49,7 +49,7 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
     requested = wants_gpu(site, ctx)
     if not requested:
         return
-    tols = [t for t in site.spec.get("tolerations") or () if isinstance(t, dict)]
+    tols = [t for t in listed(site.spec.get("tolerations")) if isinstance(t, dict)]
     for taint in ctx.taints:
         if taint.effect not in BLOCKING:
             continue  # a soft taint: nothing to demand

@@ -18,12 +18,11 @@ This package is shared with the synth constructs, which render the ConfigMap fro
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
 import yaml
 
+from gpustack.limits import MAX_BYTES, MAX_DEPTH, Refused, check_shape, decode, read_limited
 from gpustack.plugin.config.checks import ConfigError, check_config, check_gpustack_plugin
 from gpustack.plugin.config.extensions import (
     BACKENDS,
@@ -88,8 +87,12 @@ __all__ = [
 
 #: Bounds on the file the plugin reads (a config is a few KiB, nested about 6 levels): past them
 #: the file is refused before PyYAML builds it, whose recursion a deep file would overflow.
-MAX_CONFIG_BYTES = 1 << 20
-MAX_CONFIG_DEPTH = 64
+#: Read as every gpustack entry point reads files, by :mod:`gpustack.limits`.
+MAX_CONFIG_BYTES = MAX_BYTES
+MAX_CONFIG_DEPTH = MAX_DEPTH
+#: More values than any config holds; checked on the event stream, before composing.
+MAX_CONFIG_VALUES = 10_000
+_WHAT = "device plugin config"
 
 
 def load_config(path: str | Path) -> PluginConfig:
@@ -128,45 +131,19 @@ def load_config(path: str | Path) -> PluginConfig:
 def _read_text(path: str | Path, source: str) -> str:
     """The file's text: a regular file (a FIFO or device would hang or never end), bounded."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise ConfigError("$", f"cannot read file: {exc.strerror}", source) from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError("$", "not a regular file; point the plugin at a file", source)
-        try:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
-        except OSError as exc:
-            raise ConfigError("$", f"cannot read file: {exc.strerror}", source) from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            "$",
-            f"larger than {MAX_CONFIG_BYTES} bytes; a device plugin config is a few KiB",
-            source,
-        )
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            "$", f"not UTF-8 text (bad byte at offset {exc.start}); save the file as UTF-8", source
-        ) from None
+        return decode(read_limited(path, MAX_CONFIG_BYTES, what=_WHAT))
+    except Refused as exc:
+        raise ConfigError("$", str(exc), source) from None
 
 
 def _check_depth(text: str, source: str) -> None:
-    """Refuse nesting past ``MAX_CONFIG_DEPTH``, found by PyYAML's parser, which keeps its own
-    stack (the composer that ``safe_load`` runs next recurses once per level)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_CONFIG_DEPTH:
-                mark = event.start_mark
-                where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-                raise ConfigError(
-                    "$",
-                    f"nested deeper than {MAX_CONFIG_DEPTH} levels; "
-                    "a device plugin config needs a handful",
-                    where,
-                )
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+    """Refuse nesting past ``MAX_CONFIG_DEPTH`` and more than ``MAX_CONFIG_VALUES`` nodes,
+    found by PyYAML's parser, which keeps its own stack (the composer that ``safe_load`` runs
+    next recurses once per level)."""
+    try:
+        check_shape(
+            text, yaml.SafeLoader, max_values=MAX_CONFIG_VALUES, max_depth=MAX_CONFIG_DEPTH,
+            what=_WHAT,
+        )  # fmt: skip
+    except Refused as exc:
+        raise ConfigError("$", str(exc), f"{source}:{exc.line}:{exc.col}") from None

@@ -1,0 +1,221 @@
+"""Reading a file someone else wrote, within limits, before anything is built from it.
+
+Every entry point reads files it did not write: profiles (``validate``, ``synth``, ``template``),
+the team's manifests (``lint``), recorded cluster state (``doctor``) and the device plugin's
+config. Files far outside their usual size and shape are mistakes or attacks, and each used to
+cost something (issues #11 and #21): a FIFO made a command wait forever, ``/dev/zero`` (or a
+committed link to it) filled the memory, a 40 MB file took minutes and gigabytes, 3,000 nested
+``[`` gave a ``RecursionError`` traceback and a "billion laughs" file of nested aliases ran on
+for a minute. So this one module is how all of them read: only regular files (a link is followed
+to what it names, and refused unless that is a regular file), at most a given number of bytes,
+and for YAML the event stream (flat, cheap) is checked for depth and node count before a node
+tree is composed; a converter that expands aliases counts what it expands with :class:`Budget`.
+
+Standard library and PyYAML only: the device plugin (whose image ships nothing else) uses it too.
+It knows no file format's meaning; each caller turns :class:`Refused` into its own one-line
+error, with its own limits where its files are larger (a state of a big cluster).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+#: Larger than any profile or plugin config (the biggest is a few KiB); checked before parsing.
+MAX_BYTES = 1 << 20
+#: Deeper than any profile, manifest or cluster state nests; checked before composing (and
+#: while converting, where an alias of an enclosing node could nest without end).
+MAX_DEPTH = 64
+
+
+class Refused(Exception):
+    """The file is outside the limits: ``message`` and ``hint`` at 1-based ``line``/``col``."""
+
+    def __init__(self, message: str, hint: str | None = None, line: int = 1, col: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.line = line
+        self.col = col
+
+    def __str__(self) -> str:
+        return f"{self.message}; {self.hint}" if self.hint else self.message
+
+
+def read_limited(path: str | Path, limit: int = MAX_BYTES, *, what: str = "profile") -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (``what`` names
+    the kind of file in the message, e.g. "no profile is that large")."""
+    try:
+        # O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise Refused(f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise Refused("this is a folder, not a file", f"name a {what} file")
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("not a regular file (a FIFO, socket or device)", f"name a {what} file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:  # the file may grow while it is read: stop past the limit
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise Refused(f"cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise _too_large(limit, what)
+    return b"".join(chunks)
+
+
+def read_stream(stream: IO[bytes], limit: int = MAX_BYTES, *, what: str = "profile") -> bytes:
+    """At most ``limit`` bytes of an open stream (standard input, which may be a pipe); refused
+    past it without reading on (``yes | gpustack lint -`` would never end)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= limit:
+            chunk = stream.read(min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise Refused(f"cannot read: {exc.strerror or exc}") from None
+    if size > limit:
+        raise _too_large(limit, what)
+    return b"".join(chunks)
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text, or :class:`Refused` naming the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            f"not UTF-8 text (bad byte at offset {exc.start})", "save the file as UTF-8"
+        ) from None
+
+
+def check_shape(
+    text: str,
+    loader: Any,
+    *,
+    max_values: int,
+    max_depth: int = MAX_DEPTH,
+    what: str = "profile",
+) -> None:
+    """Refuse nesting deeper than ``max_depth`` and more than ``max_values`` nodes, from the
+    event stream; YAML syntax errors are raised as ``yaml.YAMLError`` for the caller."""
+    depth = 0
+    nodes = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > max_depth:
+                raise Refused(
+                    f"values nest deeper than {max_depth} levels",
+                    f"no {what} nests this deep; is the file generated by mistake?",
+                    *_where(event),
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > max_values:
+                raise Refused(
+                    f"the file holds more than {max_values} values",
+                    f"no {what} is that large; is the file generated by mistake?",
+                    *_where(event),
+                )
+
+
+class Budget:
+    """What a converter may still build: at most ``max_values`` values (aliases counted each
+    time they are expanded), of them at most ``max_aliased`` inside an expanded alias, nested at
+    most ``max_depth`` deep. :meth:`spend` raises :class:`Refused` at the node past a limit.
+
+    The alias limit is what keeps a "billion laughs" file cheap where files may be large: a
+    few lines of nested aliases are refused after ``max_aliased`` values, not ``max_values``.
+    """
+
+    def __init__(
+        self,
+        max_values: int,
+        max_depth: int = MAX_DEPTH,
+        *,
+        max_aliased: int | None = None,
+        what: str = "profile",
+    ):
+        self.left = max_values
+        self.max_values = max_values
+        self.max_aliased = max_values if max_aliased is None else max_aliased
+        self.aliased_left = self.max_aliased
+        self.max_depth = max_depth
+        self.what = what
+        self._seen: set[int] = set()
+
+    def first_visit(self, node: object) -> bool:
+        """Whether ``node`` (a composed YAML node) is converted for the first time; a second
+        visit is an alias being expanded."""
+        if id(node) in self._seen:
+            return False
+        self._seen.add(id(node))
+        return True
+
+    def spend(self, depth: int, line: int = 1, col: int = 1, *, aliased: bool = False) -> None:
+        if depth > self.max_depth:  # an alias of an enclosing node nests without end
+            raise Refused(f"values nest deeper than {self.max_depth} levels", None, line, col)
+        self.left -= 1
+        if aliased:
+            self.aliased_left -= 1
+        if self.left < 0 or self.aliased_left < 0:
+            limit = self.max_values if self.left < 0 else self.max_aliased
+            raise Refused(
+                f"{'the file expands' if self.left < 0 else 'the aliases expand'} to more "
+                f"than {limit} values",
+                f"do not nest YAML aliases; no {self.what} is that large",
+                line,
+                col,
+            )
+
+
+def load_json(text: str, *, what: str) -> Any:
+    """``json.loads`` with a one-line :class:`Refused` for what it cannot read: Python's
+    decoder recurses once per level and raises ``RecursionError`` past about a thousand."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise Refused(
+            "values nest deeper than Python can read",
+            f"no {what} nests this deep; is the file generated by mistake?",
+        ) from None
+    except ValueError as exc:
+        line, col = getattr(exc, "lineno", 1), getattr(exc, "colno", 1)
+        raise Refused(f"not JSON ({getattr(exc, 'msg', exc)})", None, line, col) from None
+
+
+def _too_large(limit: int, what: str) -> Refused:
+    return Refused(
+        f"file is larger than {_size(limit)}; no {what} is that large",
+        "is it the file you meant?",
+    )
+
+
+def _where(event: yaml.Event) -> tuple[int, int]:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"

@@ -1,0 +1,169 @@
+"""``gpustack doctor`` on mutated cluster states: a diagnosis, never a traceback (issue #21).
+
+A recorded state is whatever kubectl, a script or a person wrote: a release with other field
+types, a hand-trimmed file, a proxy's error page saved as JSON. Each case is one of the fixtures
+(every failure the doctor knows, for both test profiles) with one or two values replaced by one
+from a pool of plausible and implausible values, or removed, aimed mostly at the fields the
+diagnosis reads. The diagnosis and both renderings must not raise, and the command line must
+answer every case with its documented exit status. Seeded, so a failure names a reproducible
+case; the count keeps it to seconds in CI (``GPUSTACK_FUZZ_CASES`` runs more).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from gpustack.checker import check_paths
+from gpustack.cli import main
+from gpustack.doctor import state
+from gpustack.doctor.report import diagnose
+from gpustack.profile.model import Profile
+from gpustack.report import render_doctor
+
+HERE = Path(__file__).parent
+FIXTURES = sorted((HERE / "fixtures").glob("*.json"))
+PROFILES = (HERE / "profile.yaml", HERE / "profile-mig.yaml")
+SEED = 20261204
+CASES = int(os.environ.get("GPUSTACK_FUZZ_CASES", "0")) or 1500
+
+VALUES: list[Any] = [
+    None, 0, 1, -1, 8, 1.5, 1e300, True, False, "", "x", "1e0", "8", "Pending", "Running",
+    "True", "False", "Ready", "NoSchedule", "Exists", "Equal", "In", "CrashLoopBackOff",
+    "FailedScheduling", "Unhealthy", "Node", "Pod", "DaemonSet", "Event", "nvidia.com/gpu",
+    "gpustack", "driver", "device-plugin", "container-toolkit", "gpu-1",
+    [], {}, ["a"], [1], [None], [[1]], [{"a": 1}], {"a": 1}, {"a": [1]}, {"a": {"b": 1}},
+    {"nvidia.com/gpu": [1]}, {"nvidia.com/gpu": {"a": 1}}, {"nvidia.com/gpu": "8"},
+    {"waiting": "x"}, {"waiting": {"reason": [1]}}, {"terminated": 3}, {"running": {}},
+    [{"key": [1], "operator": {}, "values": 3, "effect": "NoSchedule"}],
+    [{"matchExpressions": 3}], [{"matchExpressions": [{"key": {}, "values": [[1]]}]}],
+    [{"type": "Ready", "status": [1]}], [{"name": 1, "ready": "no", "state": 2}],
+]  # fmt: skip
+
+#: Fields the diagnosis reads, aimed at (set, whatever was there) in a listed object.
+FIELDS = [
+    "kind", "metadata", "metadata.name", "metadata.namespace", "metadata.labels",
+    "metadata.labels.app.kubernetes.io/component", "spec", "spec.taints", "spec.nodeName",
+    "spec.containers", "spec.initContainers", "spec.tolerations", "spec.nodeSelector",
+    "spec.affinity", "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+    "spec.template.spec.tolerations", "status", "status.capacity", "status.allocatable",
+    "status.conditions", "status.phase", "status.containerStatuses",
+    "status.initContainerStatuses", "status.desiredNumberScheduled", "status.numberReady",
+    "involvedObject", "involvedObject.kind", "involvedObject.name", "reason", "message",
+    "lastTimestamp", "eventTime",
+]  # fmt: skip
+
+
+@cache
+def profiles() -> tuple[Profile, ...]:
+    out = []
+    for path in PROFILES:
+        result = check_paths([path])
+        assert result.ok
+        out.append(result.profiles[0].profile)
+    return tuple(out)
+
+
+@cache
+def seeds() -> list[dict[str, Any]]:
+    return [json.loads(path.read_text()) for path in FIXTURES]
+
+
+def _nodes(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, value in items:
+        yield (*prefix, key)
+        yield from _nodes(value, (*prefix, key))
+
+
+def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    # label keys hold dots: the last part after "labels." is one key
+    head, sep, label = dotted.partition("labels.")
+    parts = [p for p in head.split(".") if p] + (["labels", label] if sep else [])
+    *parents, last = parts
+    for key in parents:
+        if not isinstance(doc.get(key), dict):
+            doc[key] = {}
+        doc = doc[key]
+    doc[last] = value
+
+
+def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    items = doc.get("items")
+    for _ in range(1 if rng.random() < 0.6 else 2):
+        value = copy.deepcopy(rng.choice(VALUES))
+        if rng.random() < 0.75 and isinstance(items, list) and items:
+            item = rng.choice(items)
+            if isinstance(item, dict):
+                _set(item, rng.choice(FIELDS), value)
+            continue
+        paths = list(_nodes(doc))
+        *parents, last = rng.choice(paths)
+        parent: Any = doc
+        for key in parents:
+            parent = parent[key]
+        if rng.random() < 0.2 and isinstance(parent, dict):
+            del parent[last]
+        else:
+            parent[last] = value
+    return doc
+
+
+def cases() -> Iterator[tuple[int, dict[str, Any]]]:
+    rng = random.Random(SEED)
+    for i in range(CASES):
+        yield i, mutate(rng.choice(seeds()), rng)
+
+
+def diagnose_everything(doc: Any) -> None:
+    """Load ``doc`` as ``doctor --state`` does; diagnose and render it with each profile."""
+    try:
+        cluster = state.load(json.dumps(doc), "state.json")
+    except state.StateError:
+        return  # one line, exit 1: what the command does with it
+    for profile in profiles():
+        found = diagnose(cluster, profile)
+        for fmt in ("text", "json"):
+            render_doctor(found, cluster, fmt)
+
+
+def test_mutated_states_never_raise() -> None:
+    for i, doc in cases():
+        try:
+            diagnose_everything(doc)
+        except Exception as exc:  # noqa: BLE001 - reported with the case that raised it
+            raise AssertionError(
+                f"case {i} (seed {SEED}) raised {type(exc).__name__}: {exc}\n"
+                + json.dumps(doc)[:3000]
+            ) from exc
+
+
+def test_the_command_answers_mutated_states_with_its_exit_status(tmp_path: Path) -> None:
+    """Through the command line (every 25th case): 0 healthy, 1 findings or a refused state,
+    output without a traceback."""
+    runner = CliRunner()
+    for i, doc in cases():
+        if i % 25:
+            continue
+        path = tmp_path / "state.json"
+        path.write_text(json.dumps(doc))
+        done = runner.invoke(main, ["doctor", "--profile", str(PROFILES[0]), "--state", str(path)])
+        assert done.exit_code in (0, 1), (i, done.output, done.exception)
+        assert done.exception is None or isinstance(done.exception, SystemExit), (i, done.output)
+        assert "Traceback" not in done.output
