@@ -37,6 +37,7 @@ def test_stack_layout_order_and_kustomization() -> None:
     assert kust == {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
+        "sortOptions": {"order": "fifo"},  # kubectl keeps this install order (issue 20, item 5)
         "resources": expected[:-1],
     }
 
