@@ -17,6 +17,7 @@ from gpustack.constructs.kube import object_meta
 from gpustack.constructs.labels import PART_OF, Identity
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
+from gpustack.profile.model.cluster import GKE_LIMITED_PRIORITY_CLASSES
 
 #: Namespaces Kubernetes owns: gpustack deploys into them but never declares (and so never prunes)
 #: them.
@@ -24,6 +25,10 @@ SYSTEM_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "
 
 #: Denies all ingress to the stack's pods (see :class:`Common`).
 NETWORK_POLICY: Final = "gpustack-deny-ingress"
+#: On GKE: the quota that lets the stack's critical-priority pods into its namespace.
+CRITICAL_QUOTA: Final = "gpustack-critical-pods"
+#: Its pod limit: high enough never to limit a fleet's DaemonSet pods (quota admission counts).
+CRITICAL_QUOTA_PODS: Final = "1G"
 #: The one exception: scrapers may reach the DCGM exporter's metrics port.
 METRICS_POLICY: Final = "gpustack-allow-gpu-metrics"
 #: The DCGM exporter's pods and metrics port (see :mod:`gpustack.constructs.dcgm_exporter`).
@@ -49,6 +54,8 @@ class CommonProps:
       :func:`gpustack.constructs.runtime.runtime_classes`.
     - ``metrics_from``: with the DCGM exporter, the (namespace, pod) label selectors of who may
       scrape its metrics port (``dcgmExporter.metricsFrom``); ``None`` without.
+    - ``critical_quota``: on GKE (``cluster.platform: gke``), the priority classes a ResourceQuota
+      in the namespace must name so GKE admits the stack's critical pods there; empty elsewhere.
 
     No ``version``: nothing here runs a versioned image, so these objects carry no version label
     and a toolkit or driver bump leaves them alone.
@@ -58,6 +65,7 @@ class CommonProps:
     labels: tuple[tuple[str, str], ...]
     runtime_classes: tuple[str, ...]
     metrics_from: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None
+    critical_quota: tuple[str, ...] = ()
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -72,6 +80,11 @@ class CommonProps:
                 )
                 if profile.dcgm_exporter.enabled
                 else None
+            ),
+            critical_quota=(
+                GKE_LIMITED_PRIORITY_CLASSES
+                if profile.cluster.platform == "gke" and profile.cluster.namespace != "kube-system"
+                else ()
             ),
         )
 
@@ -97,6 +110,32 @@ class Common(Construct):
                     namespace=None,
                     labels=labels,
                     annotations=ident.annotations(),
+                ),
+            )
+        if props.critical_quota:
+            # GKE's ResourceQuota admission refuses system-node-critical pods outside
+            # kube-system unless a quota scoped to their priority class covers the namespace
+            # ("insufficient quota to match these scopes"): without it no DaemonSet gets a pod.
+            k8s.KubeResourceQuota(
+                self,
+                "critical-quota",
+                metadata=object_meta(
+                    CRITICAL_QUOTA,
+                    namespace=props.namespace,
+                    labels=ident.labels(),
+                    annotations=ident.annotations(),
+                ),
+                spec=k8s.ResourceQuotaSpec(
+                    hard={"pods": k8s.Quantity.from_string(CRITICAL_QUOTA_PODS)},
+                    scope_selector=k8s.ScopeSelector(
+                        match_expressions=[
+                            k8s.ScopedResourceSelectorRequirement(
+                                operator="In",
+                                scope_name="PriorityClass",
+                                values=list(props.critical_quota),
+                            )
+                        ]
+                    ),
                 ),
             )
         # No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),

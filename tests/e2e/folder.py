@@ -111,8 +111,10 @@ class Folder:
 
     def pools(self) -> dict[str, str | None]:
         """GPU node name -> the device plugin node config it is labelled for (``None``: the
-        top-level config). Two nodes of the top-level config: a two-node Job needs both."""
-        nodes: dict[str, str | None] = {"gpu-0": None, "gpu-1": None}
+        top-level config). Nodes of the top-level config: one per example Job pod, so all can
+        be bound at once (at least two: a two-node Job needs both)."""
+        default = max(2, sum(self.jobs().values()))  # every Job's pods at once
+        nodes: dict[str, str | None] = {f"gpu-{i}": None for i in range(default)}
         for name, _ in plugin_configs(self.profile):
             if name is not None:
                 nodes[f"gpu-{name}"] = name

@@ -17,6 +17,7 @@ from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import STAGES, Folder, node_manifest, node_status
 
 CPU_NODE: Final = "cpu-0"
+NOT_READY: Final = "node.kubernetes.io/not-ready"
 FIELD_MANAGER: Final = "gpustack-e2e"
 #: How long controllers and the scheduler get to converge after each step.
 SETTLE_SECONDS: Final = 20.0
@@ -64,9 +65,13 @@ def placement(cp: ControlPlane, folder: Folder) -> dict[str, set[str]]:
 
 def expected_placement(folder: Folder) -> dict[str, set[str]]:
     """Every stage of a GPU node runs the whole GPU stack (its pods wait on the node for what they
-    need); NFD's worker runs everywhere; a CPU node runs nothing else."""
+    need); NFD's worker runs everywhere; a CPU node runs nothing else (unless the profile
+    selects every node)."""
     gpu = {node: folder.expected_on(pool) for node, pool in folder.pools().items()}
-    return {**gpu, CPU_NODE: folder.everywhere()}
+    # A profile that selects every node (simulated GPUs on a CI cluster) runs its stack on the
+    # CPU node too; any other keeps it off.
+    cpu = folder.expected_on(None) if not folder.profile.cluster.node_selector else set()
+    return {**gpu, CPU_NODE: folder.everywhere() | cpu}
 
 
 def _until(check: Callable[[], bool], seconds: float = SETTLE_SECONDS) -> None:
@@ -88,6 +93,9 @@ def _set_node(
         "patch", "node", name, "--subresource=status", "--type=merge",
         "-p", json.dumps(node_status(resources)),
     )  # fmt: skip
+    # The API server taints a new Node not-ready; the node lifecycle controller (off here: no
+    # kubelet heartbeats) would lift it once the node reports Ready, as it does now.
+    cp.kubectl("taint", "node", name, f"{NOT_READY}:NoSchedule-", check=False)
 
 
 def _wait_established(cp: ControlPlane, files: list[str]) -> None:

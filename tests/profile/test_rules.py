@@ -44,6 +44,11 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "node-selector-gfd-label-without-gfd",
         "$.cluster.nodeSelector['nvidia.com/gpu.product']",
     ),
+    "node-selector-not-self-labelled": (
+        "node-selector-gfd-label-cycle",
+        "$.cluster.nodeSelector['nvidia.com/gpu.product']",
+    ),
+    "gke-platform-stated": ("gke-driver-without-platform", "$.driver.hostDriverRoot"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),
