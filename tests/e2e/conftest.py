@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.controlplane import ASSETS_VAR, ControlPlane, missing_assets
+from tests.e2e.variants import synthesize
 
 
 def _assets() -> Path:
@@ -37,3 +38,13 @@ def gke_control_plane() -> Iterator[ControlPlane]:
         yield cp
     finally:
         cp.stop()
+
+
+@pytest.fixture(scope="session")
+def variants_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated variants (tests/e2e/variants.py), synthesized: ``<root>/profiles`` and
+    ``<root>/dist/clusters/<name>``."""
+    _assets()  # nothing to synthesize for when the tier cannot run
+    root = tmp_path_factory.mktemp("variants")
+    synthesize(root)
+    return root

@@ -9,7 +9,7 @@ carries and which pods must land on it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -62,17 +62,21 @@ class Folder:
     path: Path
     objects: tuple[Mapping[str, Any], ...]
     profile: Profile
+    #: Labels the team puts on its GPU nodes itself (deploy labels, when required).
+    team_labels: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> Folder:
+    def load(
+        cls, path: Path, profiles: Path = PROFILES, team_labels: Mapping[str, str] | None = None
+    ) -> Folder:
         kustomization = yaml.safe_load((path / "kustomization.yaml").read_text())
         objects: list[Mapping[str, Any]] = []
         for rel in kustomization["resources"]:
             objects += [o for o in yaml.safe_load_all((path / rel).read_text()) if o]
-        result = check_paths([PROFILES / f"{path.name}.yaml"])
+        result = check_paths([profiles / f"{path.name}.yaml"])
         assert result.ok, [str(i) for i in result.issues]
         (loaded,) = result.profiles
-        return cls(path.name, path, tuple(objects), loaded.profile)
+        return cls(path.name, path, tuple(objects), loaded.profile, dict(team_labels or {}))
 
     def resources(self) -> list[str]:
         """The files of the kustomization, in its order."""
@@ -212,7 +216,7 @@ class Folder:
         return out
 
     def gpu_node_labels(self, stage: str, pool: str | None = None) -> dict[str, str]:
-        labels = self.platform_labels() | self.nfd_labels()
+        labels = self.platform_labels() | self.nfd_labels() | dict(self.team_labels)
         if pool is not None:  # the administrator labels a pool's nodes with its config
             labels[self.profile.device_plugin.node_config_label] = pool
         if stage != "fresh":

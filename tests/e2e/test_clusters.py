@@ -4,7 +4,8 @@ whole stack at each stage of its life, a CPU node none of it, every example Job 
 are advertised, and each ServiceAccount may do exactly what its component's code calls.
 
 One control plane serves every folder in turn (each folder is removed before the next); folders
-for GKE get one with GKE's quota admission for critical pods.
+for GKE get one with GKE's quota admission for critical pods. Generated variants of the examples
+(tests/e2e/variants.py) follow the committed folders.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.e2e import access
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import STAGES, Folder, folders
 from tests.e2e.rollout import CPU_NODE, Observed, expected_placement, rollout, teardown
+from tests.e2e.variants import VARIANTS
 
 #: GKE's driver installer puts the host driver here; a profile with it is for GKE nodes.
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
@@ -38,9 +40,21 @@ def is_gke(folder: Folder) -> bool:
     return cluster.platform == "gke" or driver.host_driver_root == GKE_DRIVER_ROOT
 
 
-@pytest.fixture(scope="module", params=folders(), ids=lambda p: p.name)
+#: Every committed cluster folder, then every generated variant (by name).
+CASES: list[Path | str] = [*folders(), *VARIANTS]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=lambda c: getattr(c, "name", c))
 def deployed(request: pytest.FixtureRequest) -> Iterator[tuple[ControlPlane, Folder, Observed]]:
-    folder = Folder.load(Path(request.param))
+    if isinstance(request.param, Path):
+        folder = Folder.load(request.param)
+    else:
+        root: Path = request.getfixturevalue("variants_root")
+        folder = Folder.load(
+            root / "dist" / "clusters" / request.param,
+            root / "profiles",
+            VARIANTS[request.param].node_labels,
+        )
     fixture = "gke_control_plane" if is_gke(folder) else "control_plane"
     cp: ControlPlane = request.getfixturevalue(fixture)
     try:
