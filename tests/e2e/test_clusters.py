@@ -24,16 +24,6 @@ from tests.e2e.variants import VARIANTS
 #: GKE's driver installer puts the host driver here; a profile with it is for GKE nodes.
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
 
-#: Known failures, each with the issue item that tracks it: (folder, check) -> reason.
-KNOWN: dict[tuple[str, str], str] = {}
-
-
-def known(folder: str, check: str) -> None:
-    reason = KNOWN.get((folder, check))
-    if reason is not None:
-        pytest.xfail(reason)
-
-
 def is_gke(folder: Folder) -> bool:
     """The profile says GKE, or its host driver is where GKE's installer puts it."""
     cluster, driver = folder.profile.cluster, folder.profile.driver
@@ -66,14 +56,12 @@ def deployed(request: pytest.FixtureRequest) -> Iterator[tuple[ControlPlane, Fol
 
 def test_applies_in_one_pass(deployed: tuple[ControlPlane, Folder, Observed]) -> None:
     _, folder, seen = deployed
-    known(folder.name, "apply")
     assert seen.apply_rc == 0, f"prerequisites {seen.prerequisites}:\n{seen.apply_stderr}"
     assert "error" not in seen.apply_stderr.lower(), seen.apply_stderr
 
 
 def test_no_failed_create(deployed: tuple[ControlPlane, Folder, Observed]) -> None:
     _, folder, seen = deployed
-    known(folder.name, "failed-create")
     assert seen.failed_create == []
 
 
@@ -82,7 +70,6 @@ def test_gpu_node_runs_the_stack(
     deployed: tuple[ControlPlane, Folder, Observed], stage: str
 ) -> None:
     _, folder, seen = deployed
-    known(folder.name, "placement")
     want = expected_placement(folder)
     for node in folder.pools():
         got = seen.placed[stage][node]
@@ -104,7 +91,6 @@ def test_every_job_is_bound_once_gpus_are_advertised(
     deployed: tuple[ControlPlane, Folder, Observed],
 ) -> None:
     _, folder, seen = deployed
-    known(folder.name, "jobs")
     assert seen.jobs_bound == folder.jobs()
     assert seen.unbound == []
 
