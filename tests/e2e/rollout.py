@@ -105,6 +105,12 @@ def _wait_established(cp: ControlPlane, files: list[str]) -> None:
 
 
 def rollout(cp: ControlPlane, folder: Folder) -> Observed:
+    # The previous folder's teardown left nothing behind (its objects would change this one's).
+    assert cp.kubectl("get", "nodes", "-o", "name") == "", "nodes left from a previous folder"
+    left = cp.kubectl(
+        "get", "clusterroles", "-l", "app.kubernetes.io/part-of=gpustack", "-o", "name"
+    )
+    assert left == "", f"left from a previous folder: {left}"
     seen = Observed()
     # Prerequisites the folder states: CRDs of other projects it uses, and its own CRDs (a custom
     # resource cannot be applied in the same kubectl call that creates its CRD).

@@ -24,6 +24,7 @@ from tests.e2e.variants import VARIANTS
 #: GKE's driver installer puts the host driver here; a profile with it is for GKE nodes.
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
 
+
 def is_gke(folder: Folder) -> bool:
     """The profile says GKE, or its host driver is where GKE's installer puts it."""
     cluster, driver = folder.profile.cluster, folder.profile.driver
