@@ -65,7 +65,7 @@ class CommonProps:
     labels: tuple[tuple[str, str], ...]
     runtime_classes: tuple[str, ...]
     metrics_from: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None
-    critical_quota: tuple[str, ...] = ()
+    critical_quota: tuple[str, ...]
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -113,7 +113,7 @@ class Common(Construct):
                 ),
             )
         if props.critical_quota:
-            # GKE's ResourceQuota admission refuses system-node-critical pods outside
+            # GKE's ResourceQuota admission refuses critical-priority pods outside
             # kube-system unless a quota scoped to their priority class covers the namespace
             # ("insufficient quota to match these scopes"): without it no DaemonSet gets a pod.
             k8s.KubeResourceQuota(
