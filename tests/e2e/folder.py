@@ -184,7 +184,6 @@ class Folder:
         labels = {
             "nvidia.com/gpu.product": name.replace(" ", "-"),
             "nvidia.com/gpu.count": str(gpus.per_node),
-            "nvidia.com/gpu.present": "true",
             "nvidia.com/cuda.driver.major": (self.profile.driver.version or "0").split(".")[0],
             "nvidia.com/gpu.machine": "e2e-machine",
             "nvidia.com/mig.capable": "true" if gpus.mig else "false",
