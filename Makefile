@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint image image-push cmp-image cmp-image-push bench clean
+.PHONY: run test e2e lint image image-push cmp-image cmp-image-push bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -23,6 +23,12 @@ lint: $(STAMP)
 
 test: lint
 	$(VENV)/bin/pytest
+
+## Only the end-to-end tier: every cluster folder of dist/ on a real control plane (etcd,
+## kube-apiserver, kube-controller-manager, kube-scheduler from $$KUBEBUILDER_ASSETS; it skips,
+## with its reason, without them). `make test` runs it too.
+e2e: $(STAMP)
+	$(VENV)/bin/pytest tests/e2e
 
 ## Device plugin image localhost/gpustack-device-plugin:<version> (buildah, as root; the Debian
 ## base is built locally with mmdebstrap and cached in .cache/plugin-image/).

@@ -28,6 +28,7 @@ from gpustack.constructs.labels import PART_OF, Identity, selector_labels
 from gpustack.constructs.rbac import Access
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
+from gpustack.profile.model.cluster import GKE_LIMITED_PRIORITY_CLASSES
 
 #: Namespaces Kubernetes owns: gpustack deploys into them but never declares (and so never prunes)
 #: them.
@@ -35,6 +36,10 @@ SYSTEM_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "
 
 #: Denies all ingress to the stack's pods (see :class:`Common`).
 NETWORK_POLICY: Final = "gpustack-deny-ingress"
+#: On GKE: the quota that lets the stack's critical-priority pods into its namespace.
+CRITICAL_QUOTA: Final = "gpustack-critical-pods"
+#: Its pod limit: high enough never to limit a fleet's DaemonSet pods (quota admission counts).
+CRITICAL_QUOTA_PODS: Final = "1G"
 #: The one exception: scrapers may reach the DCGM exporter's metrics port.
 METRICS_POLICY: Final = "gpustack-allow-gpu-metrics"
 #: The DCGM exporter's pods and metrics port (see :mod:`gpustack.constructs.dcgm_exporter`).
@@ -73,6 +78,8 @@ class CommonProps:
     - ``metrics_from``: with the DCGM exporter, the (namespace, pod) label selectors of who may
       scrape its metrics port (``dcgmExporter.metricsFrom``); ``None`` without.
     - ``openshift``: ``cluster.runtime.distribution: openshift`` (the SCC grant, see above).
+    - ``critical_quota``: on GKE (``cluster.platform: gke``), the priority classes a ResourceQuota
+      in the namespace must name so GKE admits the stack's critical pods there; empty elsewhere.
 
     No ``version``: nothing here runs a versioned image, so these objects carry no version label
     and a toolkit or driver bump leaves them alone.
@@ -83,6 +90,7 @@ class CommonProps:
     runtime_classes: tuple[str, ...]
     metrics_from: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None
     openshift: bool
+    critical_quota: tuple[str, ...]
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -99,6 +107,11 @@ class CommonProps:
                 else None
             ),
             openshift=profile.cluster.runtime.distribution == "openshift",
+            critical_quota=(
+                GKE_LIMITED_PRIORITY_CLASSES
+                if profile.cluster.platform == "gke" and profile.cluster.namespace != "kube-system"
+                else ()
+            ),
         )
 
 
@@ -124,6 +137,32 @@ class Common(Construct):
                     namespace=None,
                     labels=labels,
                     annotations=ident.annotations(),
+                ),
+            )
+        if props.critical_quota:
+            # GKE's ResourceQuota admission refuses critical-priority pods outside
+            # kube-system unless a quota scoped to their priority class covers the namespace
+            # ("insufficient quota to match these scopes"): without it no DaemonSet gets a pod.
+            k8s.KubeResourceQuota(
+                self,
+                "critical-quota",
+                metadata=object_meta(
+                    CRITICAL_QUOTA,
+                    namespace=props.namespace,
+                    labels=ident.labels(),
+                    annotations=ident.annotations(),
+                ),
+                spec=k8s.ResourceQuotaSpec(
+                    hard={"pods": k8s.Quantity.from_string(CRITICAL_QUOTA_PODS)},
+                    scope_selector=k8s.ScopeSelector(
+                        match_expressions=[
+                            k8s.ScopedResourceSelectorRequirement(
+                                operator="In",
+                                scope_name="PriorityClass",
+                                values=list(props.critical_quota),
+                            )
+                        ]
+                    ),
                 ),
             )
         # No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),

@@ -33,6 +33,8 @@ from gpustack.constructs.nfd import FEATURES_D
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
+from gpustack.constructs.scripts import TOOLKIT_CONFIGURED, TOOLKIT_READY
+from gpustack.profile.derive import is_simulated
 from gpustack.profile.model import MigStrategy, Profile
 
 NAME: Final = "gpu-feature-discovery"
@@ -42,12 +44,18 @@ INIT_CONTAINER: Final = "toolkit-validation"
 
 def gpu_wait(profile: Profile) -> WaitFor | None:
     """The readiness file a GPU client waits for: ``toolkit-ready`` (``driver-ready`` without
-    gpustack's toolkit, nothing when gpustack runs neither), as the device plugin does."""
+    gpustack's toolkit, nothing when gpustack runs neither), as the device plugin does.
+
+    ``toolkit-ready`` is written only by the device plugin pod's runtime check (a real plugin,
+    not the simulated backend); without that pod the clients wait for the toolkit's own
+    ``toolkit-configured`` instead, or they would wait forever (issue 20, item 2: a cluster that
+    allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``).
+    """
     toolkit, driver = profile.toolkit, profile.driver
     if toolkit.enabled:
-        return WaitFor(
-            f"{VALIDATIONS_DIR}/toolkit-ready", toolkit.image_ref(), toolkit.image_pull_policy
-        )
+        plugin_checks = profile.device_plugin.enabled and not is_simulated(profile)
+        ready = TOOLKIT_READY if plugin_checks else TOOLKIT_CONFIGURED
+        return WaitFor(f"{VALIDATIONS_DIR}/{ready}", toolkit.image_ref(), toolkit.image_pull_policy)
     if driver.enabled:
         return WaitFor(
             f"{VALIDATIONS_DIR}/driver-ready", driver.image_ref(), driver.image_pull_policy

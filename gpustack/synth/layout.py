@@ -180,11 +180,19 @@ def _describe(p: _Placed) -> str:
 
 
 def kustomization(paths: Iterable[str]) -> bytes:
-    """The cluster's ``kustomization.yaml``: every file, in the order given."""
+    """The cluster's ``kustomization.yaml``: every file, in the order given, kept in that order.
+
+    Why ``sortOptions: fifo``: kustomize's default (legacy) order puts kinds it does not know
+    (RuntimeClass, NodeFeatureRule...) after the DaemonSets and Jobs, so on a fresh cluster every
+    pod naming the ``nvidia`` RuntimeClass was refused once (a FailedCreate per DaemonSet and Job)
+    before the class existed. Our order (:data:`KIND_ORDER`) already installs RuntimeClasses and
+    CRDs before the pods that need them; fifo makes ``kubectl apply -k`` keep it (kustomize 5+).
+    """
     return dump_yaml(
         {
             "apiVersion": "kustomize.config.k8s.io/v1beta1",
             "kind": "Kustomization",
+            "sortOptions": {"order": "fifo"},
             "resources": list(paths),
         }
     )

@@ -203,6 +203,7 @@ def test_only_rules_about_facts_gpustack_may_not_know_are_acceptable() -> None:
         "default-images-outside-mirror",
         "node-selector-labels-deployed",
         "node-selector-label-known",
+        "node-selector-not-self-labelled",  # nodes labelled by the team (a pool template)
         "driver-supports-gpu",
         "driver-still-supports-gpu",
         "workload-cuda-fits-driver",

@@ -53,6 +53,11 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "$.cluster.nodeSelector['nvidia.com/gpu.present']",
     ),
     "tolerations-cover-node-taints": ("node-taint-not-tolerated", "$.cluster.nodeTaints[1]"),
+    "node-selector-not-self-labelled": (
+        "node-selector-gfd-label-cycle",
+        "$.cluster.nodeSelector['nvidia.com/gpu.product']",
+    ),
+    "gke-platform-stated": ("gke-driver-without-platform", "$.driver.hostDriverRoot"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),

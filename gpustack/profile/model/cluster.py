@@ -26,6 +26,9 @@ RuntimeName = Literal["containerd", "crio"]
 Distribution = Literal["generic", "k3s", "rke2", "microk8s", "k0s", "openshift"]
 RestartMode = Literal["signal", "systemd", "none"]
 ConfigSource = Literal["command", "file"]
+Platform = Literal["generic", "gke"]
+#: Priority classes GKE admits outside kube-system only under a ResourceQuota naming them.
+GKE_LIMITED_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 
 
 @dataclass(frozen=True)
@@ -358,6 +361,15 @@ class Cluster:
         " one.",
         default=False,
         examples=[True],
+    )
+    platform: Platform = key(
+        "Platform",
+        "Where the cluster runs, where that changes what the API server admits. gke: GKE admits"
+        " pods of the system-node-critical and system-cluster-critical priority classes outside"
+        " kube-system only in a namespace with a ResourceQuota whose scope names those classes,"
+        " so gpustack adds one (gpustack-critical-pods) to its namespace.",
+        default="generic",
+        examples=["gke"],
     )
     priority_class_name: str = key(
         "Priority class",

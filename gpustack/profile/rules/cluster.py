@@ -9,6 +9,9 @@ from gpustack.profile.finding import Finding
 from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
 from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR
 
+#: Where GKE's driver installer puts the host driver: a profile with it runs on GKE.
+GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+
 
 def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
     version = p.cluster.kubernetes_version
@@ -165,4 +168,21 @@ def image_digests_required(p: Profile) -> Iterator[Finding]:
             "write it as <image>:<tag>@sha256:<64 hex>"
             if whole
             else f"set {'.'.join(map(str, path))}: sha256:<64 hex> (e.g. from `crane digest`)",
+        )
+
+
+def gke_platform_stated(p: Profile) -> Iterator[Finding]:
+    """A host driver where GKE's installer puts it means GKE, whose admission refuses the stack's
+    critical pods without the quota ``cluster.platform: gke`` adds (issue 20, item 3)."""
+    driver = p.driver
+    if (
+        not driver.enabled
+        and driver.host_driver_root == GKE_DRIVER_ROOT
+        and p.cluster.platform != "gke"
+    ):
+        yield Finding(
+            ("driver", "hostDriverRoot"),
+            f"{GKE_DRIVER_ROOT} is where GKE installs the driver, but cluster.platform is not"
+            " gke: GKE admits no system-node-critical pod of the stack without a ResourceQuota",
+            "set cluster.platform: gke (gpustack adds the quota)",
         )

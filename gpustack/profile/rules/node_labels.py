@@ -66,3 +66,21 @@ def node_selector_labels_deployed(p: Profile) -> Iterator[Finding]:
                 "set gpuFeatureDiscovery.enabled: true (not with the simulated backend), select"
                 " another label, or accept this if something else sets it",
             )
+
+
+def node_selector_not_self_labelled(p: Profile) -> Iterator[Finding]:
+    """A node selector label that only GPU feature discovery writes is a cycle: GFD's pods are
+    placed by ``cluster.nodeSelector`` like every other stack pod, so GFD runs only on nodes that
+    already carry the label, and a fresh GPU node never gets any of the stack (issue 20: the
+    ``a100-mig-mixed`` example selected ``nvidia.com/gpu.product`` and placed nothing)."""
+    if not components.get("gpu-feature-discovery").enabled(p):
+        return  # node-selector-labels-deployed reports GFD labels without GFD
+    for key, _ in p.cluster.node_selector:
+        if label_source(key) == "gpu-feature-discovery":
+            yield Finding(
+                ("cluster", "nodeSelector", key),
+                f"only GPU feature discovery writes {key}, and its pods are placed by this same"
+                " node selector: no fresh GPU node ever gets the stack",
+                f'select {GPU_PRESENT}: "true" (gpustack\'s NodeFeatureRule sets it), a label'
+                " your cloud or node pool sets, or accept this if you label the nodes yourself",
+            )

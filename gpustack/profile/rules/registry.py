@@ -270,6 +270,24 @@ RULES: tuple[Rule, ...] = (
         " `cluster.nodeTaints` if the nodes do not carry it)",
     ),
     Rule(
+        id="node-selector-not-self-labelled",
+        check=node_labels.node_selector_not_self_labelled,
+        section="cluster",
+        summary="no node selector label is one only GPU feature discovery writes: GFD's pods"
+        " are placed by the same selector, so they would never reach a node without it",
+        fix='select `nvidia.com/gpu.present: "true"` or a label the cloud or node pool sets, or'
+        " accept it when the nodes are labelled otherwise",
+        acceptable=True,
+    ),
+    Rule(
+        id="gke-platform-stated",
+        check=cluster.gke_platform_stated,
+        section="cluster",
+        summary="a host driver under GKE's `/home/kubernetes/bin/nvidia` comes with"
+        " `cluster.platform: gke`, which adds the ResourceQuota GKE requires of critical pods",
+        fix="set `cluster.platform: gke`",
+    ),
+    Rule(
         id="precompiled-needs-kernel",
         check=driver.precompiled_needs_kernel,
         section="driver",

@@ -1,0 +1,276 @@
+"""What a cluster folder in ``dist/clusters/`` asks of a cluster, and what its nodes look like.
+
+Why here and not from the constructs: the tier checks the written folder as a cluster receives
+it, so it reads the folder's manifests (and the profile they came from, for the GPUs a node has)
+and decides from them, at each stage of a node's life, which labels and resources the node
+carries and which pods must land on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from gpustack.checker import check_paths
+from gpustack.constructs import device_plugin
+from gpustack.profile import catalog
+from gpustack.profile.derive import (
+    advertised_resources,
+    node_capacity,
+    plugin_configs,
+    shared_entry,
+)
+from gpustack.profile.model import Profile
+
+REPO: Final = Path(__file__).resolve().parents[2]
+CLUSTERS: Final = REPO / "dist" / "clusters"
+PROFILES: Final = REPO / "profiles"
+#: CRDs of other projects a folder may use (the Prometheus Operator's ServiceMonitor).
+EXTERNAL_CRDS: Final = REPO / "tests" / "crds"
+
+#: Label prefixes the kubelet or the cloud sets when a node joins; a selector on them is the
+#: platform's business, and every fake node carries the profile's values for them.
+PLATFORM_PREFIXES: Final = (
+    "kubernetes.io/",
+    "node.kubernetes.io/",
+    "topology.kubernetes.io/",
+    "cloud.google.com/",
+    "eks.amazonaws.com/",
+    "kubernetes.azure.com/",
+    "node-role.kubernetes.io/",
+)
+#: The label Node Feature Discovery's worker sets for any PCI device of NVIDIA (vendor 10de) with
+#: its default configuration (``deviceLabelFields: [vendor]``); NVIDIA's vendor ID.
+NVIDIA_VENDOR: Final = "10de"
+NFD_NVIDIA_LABEL: Final = f"feature.node.kubernetes.io/pci-{NVIDIA_VENDOR}.present"
+#: The PCI class of a 3D controller (datacenter GPUs), as NFD reports it.
+GPU_PCI_CLASS: Final = "0302"
+NFD_COMPONENT: Final = "node-feature-discovery"
+#: Stages of a GPU node's life, in order.
+STAGES: Final = ("fresh", "labelled", "advertised")
+
+
+@dataclass(frozen=True)
+class Folder:
+    """One cluster folder: its manifests in kustomization order, and its profile."""
+
+    name: str
+    path: Path
+    objects: tuple[Mapping[str, Any], ...]
+    profile: Profile
+    #: Labels the team puts on its GPU nodes itself (deploy labels, when required).
+    team_labels: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(
+        cls, path: Path, profiles: Path = PROFILES, team_labels: Mapping[str, str] | None = None
+    ) -> Folder:
+        kustomization = yaml.safe_load((path / "kustomization.yaml").read_text())
+        objects: list[Mapping[str, Any]] = []
+        for rel in kustomization["resources"]:
+            objects += [o for o in yaml.safe_load_all((path / rel).read_text()) if o]
+        result = check_paths([profiles / f"{path.name}.yaml"])
+        assert result.ok, [str(i) for i in result.issues]
+        (loaded,) = result.profiles
+        return cls(path.name, path, tuple(objects), loaded.profile, dict(team_labels or {}))
+
+    def resources(self) -> list[str]:
+        """The files of the kustomization, in its order."""
+        doc = yaml.safe_load((self.path / "kustomization.yaml").read_text())
+        return list(doc["resources"])
+
+    def of_kind(self, kind: str) -> Iterator[Mapping[str, Any]]:
+        return (o for o in self.objects if o["kind"] == kind)
+
+    def external_crds(self) -> list[Path]:
+        """CRDs the folder's objects need that the folder does not define (stated prerequisites
+        the cluster must have): those under tests/crds/ whose kind the folder uses."""
+        defined = {c["spec"]["names"]["kind"] for c in self.of_kind("CustomResourceDefinition")}
+        used = {o["kind"] for o in self.objects} - defined
+        out = []
+        for crd_path in sorted(EXTERNAL_CRDS.glob("*.yaml")):
+            crd = yaml.safe_load(crd_path.read_text())
+            if crd["spec"]["names"]["kind"] in used:
+                out.append(crd_path)
+        return out
+
+    def namespaces(self) -> list[str]:
+        names = {o["metadata"]["namespace"] for o in self.objects if o["metadata"].get("namespace")}
+        return sorted(names | {o["metadata"]["name"] for o in self.of_kind("Namespace")})
+
+    def daemonsets(self) -> dict[str, str]:
+        """DaemonSet name -> its component (``app.kubernetes.io/component``)."""
+        return {
+            d["metadata"]["name"]: d["metadata"]["labels"]["app.kubernetes.io/component"]
+            for d in self.of_kind("DaemonSet")
+        }
+
+    def gpu_stack(self) -> set[str]:
+        """The DaemonSets a GPU node must run: all but NFD's worker, which runs everywhere."""
+        return {n for n, c in self.daemonsets().items() if c != NFD_COMPONENT}
+
+    def pools(self) -> dict[str, str | None]:
+        """GPU node name -> the device plugin node config it is labelled for (``None``: the
+        top-level config). Nodes of the top-level config: one per example Job pod, so all can
+        be bound at once (at least two: a two-node Job needs both)."""
+        default = max(2, sum(self.jobs().values()))  # every Job's pods at once
+        nodes: dict[str, str | None] = {f"gpu-{i}": None for i in range(default)}
+        for name, _ in plugin_configs(self.profile):
+            if name is not None:
+                nodes[f"gpu-{name}"] = name
+        return nodes
+
+    def _view(self, pool: str | None) -> Profile:
+        return dict(plugin_configs(self.profile))[pool]
+
+    @staticmethod
+    def _plugin_pods(pool: str | None, view: Profile) -> set[str]:
+        """The device plugin DaemonSets a node of ``pool`` runs (gpustack's naming)."""
+        mps = view.device_plugin.mps is not None
+        if pool is None:
+            return {device_plugin.DAEMONSET} | ({device_plugin.MPS_DAEMON} if mps else set())
+        own = {f"{device_plugin.NAME}-{pool}"}
+        return own | ({f"{device_plugin.MPS_DAEMON_PREFIX}-{pool}"} if mps else set())
+
+    def expected_on(self, pool: str | None) -> set[str]:
+        """DaemonSets on a GPU node of ``pool``: the GPU stack with the pool's own device plugin
+        (not another pool's), and NFD's worker."""
+        plugins = set().union(*(self._plugin_pods(n, v) for n, v in plugin_configs(self.profile)))
+        own = self._plugin_pods(pool, self._view(pool))
+        return (self.gpu_stack() - plugins) | (own & self.gpu_stack()) | self.everywhere()
+
+    def everywhere(self) -> set[str]:
+        return {n for n, c in self.daemonsets().items() if c == NFD_COMPONENT}
+
+    def jobs(self) -> dict[tuple[str, str], int]:
+        """(namespace, name) -> the pods it runs at once."""
+        return {
+            (j["metadata"]["namespace"], j["metadata"]["name"]): int(
+                j["spec"].get("parallelism", 1)
+            )
+            for j in self.of_kind("Job")
+        }
+
+    # --- the node at each stage -------------------------------------------------------------
+
+    def platform_labels(self) -> dict[str, str]:
+        return {
+            k: v for k, v in self.profile.cluster.node_selector if k.startswith(PLATFORM_PREFIXES)
+        }
+
+    def nfd_labels(self) -> dict[str, str]:
+        """What NFD (gpustack's, or the cluster's own when gpustack's is off) and the folder's
+        NodeFeatureRules leave on a GPU node: the rules' labels where they match an NVIDIA 3D
+        controller."""
+        labels = {NFD_NVIDIA_LABEL: "true"}
+        for rule_obj in self.of_kind("NodeFeatureRule"):
+            for rule in rule_obj["spec"]["rules"]:
+                if _matches_nvidia_gpu(rule.get("matchFeatures", [])):
+                    labels.update(rule.get("labels", {}))
+        return labels
+
+    def gfd_labels(self) -> dict[str, str]:
+        """What GPU feature discovery writes (through NFD's worker) about the profile's GPUs,
+        when the folder deploys it."""
+        if not any(c == "gpu-feature-discovery" for c in self.daemonsets().values()):
+            return {}
+        gpus = self.profile.gpus
+        product = catalog.PRODUCTS.get(gpus.product) if gpus.product else None
+        name = f"NVIDIA-{product.name}" if product else "NVIDIA-H100-80GB-HBM3"
+        labels = {
+            "nvidia.com/gpu.product": name.replace(" ", "-"),
+            "nvidia.com/gpu.count": str(gpus.per_node),
+            "nvidia.com/cuda.driver.major": (self.profile.driver.version or "0").split(".")[0],
+            "nvidia.com/gpu.machine": "e2e-machine",
+            "nvidia.com/mig.capable": "true" if gpus.mig else "false",
+        }
+        if product is not None:
+            labels["nvidia.com/gpu.memory"] = str(product.memory_gb * 1024)
+            labels["nvidia.com/gpu.family"] = product.architecture
+        if gpus.mig:
+            labels["nvidia.com/mig.strategy"] = self.profile.device_plugin.mig_strategy
+        return labels
+
+    def gpu_resources(self, pool: str | None = None) -> dict[str, str]:
+        """What the device plugin advertises on one node of ``pool``."""
+        view = self._view(pool)
+        out: dict[str, str] = {}
+        per_node = view.gpus.per_node
+        mig = dict(view.gpus.mig)
+        for name in advertised_resources(view):
+            counted = node_capacity(view, name)
+            if counted is not None:
+                out[name] = str(counted[0])
+                continue
+            unshared = name
+            entry = shared_entry(view, name)
+            if entry is not None:
+                unshared = entry.name
+            per_gpu = mig.get(unshared.rpartition("mig-")[2], 1) if "mig-" in unshared else 1
+            out[name] = str(per_node * per_gpu)
+        return out
+
+    def gpu_node_labels(self, stage: str, pool: str | None = None) -> dict[str, str]:
+        labels = self.platform_labels() | self.nfd_labels() | dict(self.team_labels)
+        if pool is not None:  # the administrator labels a pool's nodes with its config
+            labels[self.profile.device_plugin.node_config_label] = pool
+        if stage != "fresh":
+            labels |= self.gfd_labels()
+        return labels
+
+
+def _matches_nvidia_gpu(match_features: list[Mapping[str, Any]]) -> bool:
+    """Whether an NVIDIA 3D controller satisfies every ``pci.device`` expression of a rule
+    (other feature kinds: assume satisfied)."""
+    device = {"vendor": NVIDIA_VENDOR, "class": GPU_PCI_CLASS}
+    for feature in match_features:
+        if feature.get("feature") != "pci.device":
+            continue
+        for attr, expr in feature.get("matchExpressions", {}).items():
+            if attr in device and expr.get("op") == "In" and device[attr] not in expr["value"]:
+                return False
+    return True
+
+
+def node_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                **labels,
+            },
+        },
+    }
+
+
+def node_status(resources: Mapping[str, str]) -> dict[str, Any]:
+    """A Ready node's status with room for the stack, and ``resources`` (GPUs) on top."""
+    room = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+    room |= dict(resources)
+    return {
+        "status": {
+            "capacity": room,
+            "allocatable": room,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "fake node of the e2e tier",
+                }
+            ],
+        }
+    }
+
+
+def folders() -> list[Path]:
+    return sorted(p for p in CLUSTERS.iterdir() if (p / "kustomization.yaml").is_file())

@@ -1,0 +1,113 @@
+"""Every example cluster folder on a real control plane (see controlplane.py): it applies in one
+``kubectl apply --server-side`` pass with no error and no FailedCreate event, a GPU node gets the
+whole stack at each stage of its life, a CPU node none of it, every example Job is bound once GPUs
+are advertised, and each ServiceAccount may do exactly what its component's code calls.
+
+One control plane serves every folder in turn (each folder is removed before the next); folders
+for GKE get one with GKE's quota admission for critical pods. Generated variants of the examples
+(tests/e2e/variants.py) follow the committed folders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import access
+from tests.e2e.controlplane import ControlPlane
+from tests.e2e.folder import STAGES, Folder, folders
+from tests.e2e.rollout import CPU_NODE, Observed, expected_placement, rollout, teardown
+from tests.e2e.variants import VARIANTS
+
+#: GKE's driver installer puts the host driver here; a profile with it is for GKE nodes.
+GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+
+
+def is_gke(folder: Folder) -> bool:
+    """The profile says GKE, or its host driver is where GKE's installer puts it."""
+    cluster, driver = folder.profile.cluster, folder.profile.driver
+    return cluster.platform == "gke" or driver.host_driver_root == GKE_DRIVER_ROOT
+
+
+#: Every committed cluster folder, then every generated variant (by name).
+CASES: list[Path | str] = [*folders(), *VARIANTS]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=lambda c: getattr(c, "name", c))
+def deployed(request: pytest.FixtureRequest) -> Iterator[tuple[ControlPlane, Folder, Observed]]:
+    if isinstance(request.param, Path):
+        folder = Folder.load(request.param)
+    else:
+        root: Path = request.getfixturevalue("variants_root")
+        folder = Folder.load(
+            root / "dist" / "clusters" / request.param,
+            root / "profiles",
+            VARIANTS[request.param].node_labels,
+        )
+    fixture = "gke_control_plane" if is_gke(folder) else "control_plane"
+    cp: ControlPlane = request.getfixturevalue(fixture)
+    try:
+        seen = rollout(cp, folder)
+        yield cp, folder, seen
+    finally:
+        teardown(cp, folder)
+
+
+def test_applies_in_one_pass(deployed: tuple[ControlPlane, Folder, Observed]) -> None:
+    _, folder, seen = deployed
+    assert seen.apply_rc == 0, f"prerequisites {seen.prerequisites}:\n{seen.apply_stderr}"
+    assert "error" not in seen.apply_stderr.lower(), seen.apply_stderr
+
+
+def test_no_failed_create(deployed: tuple[ControlPlane, Folder, Observed]) -> None:
+    _, folder, seen = deployed
+    assert seen.failed_create == []
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_gpu_node_runs_the_stack(
+    deployed: tuple[ControlPlane, Folder, Observed], stage: str
+) -> None:
+    _, folder, seen = deployed
+    want = expected_placement(folder)
+    for node in folder.pools():
+        got = seen.placed[stage][node]
+        missing, extra = sorted(want[node] - got), sorted(got - want[node])
+        assert got == want[node], f"{stage} node {node}: missing {missing}, extra {extra}"
+
+
+def test_cpu_node_runs_none_of_the_gpu_stack(
+    deployed: tuple[ControlPlane, Folder, Observed],
+) -> None:
+    _, folder, seen = deployed
+    for stage in STAGES:
+        assert seen.placed[stage][CPU_NODE] == expected_placement(folder)[CPU_NODE], stage
+    if folder.profile.cluster.node_selector:
+        assert expected_placement(folder)[CPU_NODE] == folder.everywhere()
+
+
+def test_every_job_is_bound_once_gpus_are_advertised(
+    deployed: tuple[ControlPlane, Folder, Observed],
+) -> None:
+    _, folder, seen = deployed
+    assert seen.jobs_bound == folder.jobs()
+    assert seen.unbound == []
+
+
+def test_service_accounts_may_do_what_their_code_calls_and_nothing_more(
+    deployed: tuple[ControlPlane, Folder, Observed],
+) -> None:
+    cp, folder, _ = deployed
+    other = "default"
+    for (ns, sa), want in access.expected(folder).items():
+        baseline = access.live(cp, ns, access.NOBODY, ns)
+        got_home = access.live(cp, ns, sa, ns) - baseline
+        got_away = access.live(cp, ns, sa, other) - access.live(cp, ns, access.NOBODY, other)
+        assert got_home == want["cluster"] | want["namespace"], f"{ns}/{sa} in {ns}"
+        assert got_away == want["cluster"], f"{ns}/{sa} in namespace {other}"
+        for grant in sorted(want["cluster"] | want["namespace"]):
+            assert access.can_i(cp, ns, sa, grant, ns), f"{ns}/{sa} cannot {grant}"
+        for grant in sorted(want["namespace"] - want["cluster"]):
+            assert not access.can_i(cp, ns, sa, grant, other), f"{ns}/{sa} can {grant} in {other}"
