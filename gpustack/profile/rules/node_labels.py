@@ -14,22 +14,12 @@ from collections.abc import Iterator
 from typing import Final
 
 from gpustack import components
+from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
 
 #: The label the GPU node rule (Node Feature Discovery's NodeFeatureRule) sets.
 GPU_PRESENT: Final = "nvidia.com/gpu.present"
-#: Prefixes of the labels GPU feature discovery sets.
-GFD_PREFIXES: Final = (
-    "nvidia.com/gpu.",
-    "nvidia.com/cuda.",
-    "nvidia.com/mig.",
-    "nvidia.com/mps.",
-    "nvidia.com/vgpu.",
-)
-#: Labels under those prefixes that GFD does not set: the deploy labels and the MIG manager's
-#: (administrators and NVIDIA's managers set them).
-NOT_GFD: Final = ("nvidia.com/gpu.deploy.", "nvidia.com/mig.config")
 
 
 def _gfd() -> components.Component:
@@ -39,10 +29,15 @@ def _gfd() -> components.Component:
 
 def label_source(key: str) -> str | None:
     """Which gpustack component sets node label ``key``: ``gpu-node-rule``, GPU feature
-    discovery (its registry name), or ``None`` (not one gpustack deploys a labeller for)."""
-    if key == GPU_PRESENT:
+    discovery (its registry name), or ``None`` (not one gpustack deploys a labeller for, or no
+    label any labeller writes: a misspelled key is ``node-selector-label-known``'s finding).
+    Who writes which label is :mod:`gpustack.profile.node_label_catalog`'s table."""
+    known = catalog.lookup(key)
+    if known is None:
+        return None
+    if known.source == catalog.GPU_NODE_RULE:
         return "gpu-node-rule"
-    if key.startswith(GFD_PREFIXES) and not key.startswith(NOT_GFD):
+    if known.source == catalog.GFD:
         return _gfd().name
     return None
 
@@ -73,10 +68,11 @@ def node_selector_not_self_labelled(p: Profile) -> Iterator[Finding]:
     placed by ``cluster.nodeSelector`` like every other stack pod, so GFD runs only on nodes that
     already carry the label, and a fresh GPU node never gets any of the stack (issue 20: the
     ``a100-mig-mixed`` example selected ``nvidia.com/gpu.product`` and placed nothing)."""
-    if not components.get("gpu-feature-discovery").enabled(p):
+    gfd = _gfd()
+    if not gfd.enabled(p):
         return  # node-selector-labels-deployed reports GFD labels without GFD
     for key, _ in p.cluster.node_selector:
-        if label_source(key) == "gpu-feature-discovery":
+        if label_source(key) == gfd.name:
             yield Finding(
                 ("cluster", "nodeSelector", key),
                 f"only GPU feature discovery writes {key}, and its pods are placed by this same"
