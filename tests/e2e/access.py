@@ -13,20 +13,30 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from gpustack.constructs import driver_manager, mig_manager, nfd
+from gpustack.constructs import common, driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import Folder
 
-#: (kind, name) of each role gpustack may synthesize -> the rules its component declares.
-DECLARED: Final[dict[tuple[str, str], tuple[Access, ...]]] = {
-    ("ClusterRole", driver_manager.CLUSTER_ROLE): driver_manager.RULES,
-    ("Role", nfd.WORKER_ROLE): nfd.WORKER_RULES,
-    ("ClusterRole", nfd.MASTER_ROLE): nfd.MASTER_RULES,
-    ("ClusterRole", nfd.GC_ROLE): nfd.GC_RULES,
-    ("ClusterRole", mig_manager.CLUSTER_ROLE): mig_manager.CLUSTER_RULES,
-    ("Role", mig_manager.ROLE): mig_manager.RULES,
-}
+
+def declared(folder: Folder) -> dict[tuple[str, str], tuple[Access, ...]]:
+    """(kind, name) of each role gpustack may synthesize -> the rules its component declares
+    for the release the profile runs (the driver and MIG managers' rules depend on it)."""
+    p = folder.profile
+    return {
+        ("ClusterRole", driver_manager.CLUSTER_ROLE): driver_manager.rules(
+            p.driver.upgrade.version
+        ),
+        ("Role", nfd.WORKER_ROLE): nfd.WORKER_RULES,
+        ("ClusterRole", nfd.MASTER_ROLE): nfd.MASTER_RULES,
+        ("ClusterRole", nfd.GC_ROLE): nfd.GC_RULES,
+        ("ClusterRole", mig_manager.CLUSTER_ROLE): mig_manager.cluster_rules(p.mig_manager.version),
+        ("Role", mig_manager.ROLE): mig_manager.RULES,
+        # OpenShift: every ServiceAccount of the namespace may use the privileged SCC
+        ("Role", common.SCC_ROLE): common.SCC_RULES,
+    }
+
+
 #: A ServiceAccount no folder binds: what every account may do anyway.
 NOBODY: Final = "gpustack-e2e-nobody"
 
@@ -58,13 +68,32 @@ def expected(folder: Folder) -> dict[tuple[str, str], dict[str, set[Grant]]]:
         }
         for sa in folder.of_kind("ServiceAccount")
     }
+    roles = declared(folder)
     for kind in ("ClusterRoleBinding", "RoleBinding"):
         for binding in folder.of_kind(kind):
             ref = binding["roleRef"]
-            rules = DECLARED[(ref["kind"], ref["name"])]
+            rules = roles[(ref["kind"], ref["name"])]
             scope = "cluster" if kind == "ClusterRoleBinding" else "namespace"
             for subject in binding["subjects"]:
-                out[(subject["namespace"], subject["name"])][scope] |= declared_grants(rules)
+                if subject["kind"] == "ServiceAccount":
+                    account = (subject["namespace"], subject["name"])
+                    out[account][scope] |= declared_grants(rules)
+    return out
+
+
+def namespace_grants(folder: Folder) -> dict[str, set[Grant]]:
+    """Namespace -> what a RoleBinding to the group ``system:serviceaccounts:<namespace>``
+    gives every account there (OpenShift's SCC grant). The baseline account has it too, so
+    :func:`expected` leaves it out and the test asks for it with ``can-i`` instead."""
+    roles = declared(folder)
+    prefix = "system:serviceaccounts:"
+    out: dict[str, set[Grant]] = {}
+    for binding in folder.of_kind("RoleBinding"):
+        for subject in binding["subjects"]:
+            if subject["kind"] == "Group" and subject["name"].startswith(prefix):
+                ref = binding["roleRef"]
+                grants = declared_grants(roles[(ref["kind"], ref["name"])])
+                out.setdefault(subject["name"][len(prefix) :], set()).update(grants)
     return out
 
 

@@ -46,7 +46,8 @@ PLATFORM_PREFIXES: Final = (
 #: The label Node Feature Discovery's worker sets for any PCI device of NVIDIA (vendor 10de) with
 #: its default configuration (``deviceLabelFields: [vendor]``); NVIDIA's vendor ID.
 NVIDIA_VENDOR: Final = "10de"
-NFD_NVIDIA_LABEL: Final = f"feature.node.kubernetes.io/pci-{NVIDIA_VENDOR}.present"
+NFD_PREFIX: Final = "feature.node.kubernetes.io/"
+NFD_NVIDIA_LABEL: Final = f"{NFD_PREFIX}pci-{NVIDIA_VENDOR}.present"
 #: The PCI class of a 3D controller (datacenter GPUs), as NFD reports it.
 GPU_PCI_CLASS: Final = "0302"
 NFD_COMPONENT: Final = "node-feature-discovery"
@@ -166,11 +167,27 @@ class Folder:
         """What NFD (gpustack's, or the cluster's own when gpustack's is off) and the folder's
         NodeFeatureRules leave on a GPU node: the rules' labels where they match an NVIDIA 3D
         controller."""
-        labels = {NFD_NVIDIA_LABEL: "true"}
+        labels = {NFD_NVIDIA_LABEL: "true", **self.system_labels()}
         for rule_obj in self.of_kind("NodeFeatureRule"):
             for rule in rule_obj["spec"]["rules"]:
                 if _matches_nvidia_gpu(rule.get("matchFeatures", [])):
                     labels.update(rule.get("labels", {}))
+        return labels
+
+    def system_labels(self) -> dict[str, str]:
+        """What NFD's system and kernel sources write on a node of the OS and kernel the
+        profile is for (``driver.osTag``, a precompiled ``driver.kernelVersion``, the Driver
+        Toolkit's RHCOS build): a real GPU node carries them before anything else runs."""
+        driver = self.profile.driver
+        os_id, version = driver.os_release
+        labels = {
+            f"{NFD_PREFIX}system-os_release.ID": os_id,
+            f"{NFD_PREFIX}system-os_release.VERSION_ID": version,
+            f"{NFD_PREFIX}kernel-version.full": driver.kernel_version or "6.8.0-60-generic",
+        }
+        if driver.driver_toolkit.rhcos_version:
+            rhcos = driver.driver_toolkit.rhcos_version
+            labels[f"{NFD_PREFIX}system-os_release.OSTREE_VERSION"] = rhcos
         return labels
 
     def gfd_labels(self) -> dict[str, str]:
