@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpustack import components
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.state import JSON, ClusterState, get, items, labels, name
 from gpustack.profile.model import Profile
@@ -25,6 +26,7 @@ from gpustack.profile.model import Profile
 FAILED_CREATE = "FailedCreate"
 #: The stack's own objects, reported per node (see :mod:`gpustack.doctor.nodes`).
 PART_OF = "app.kubernetes.io/part-of"
+COMPONENT = "app.kubernetes.io/component"
 
 
 @dataclass(frozen=True)
@@ -142,15 +144,21 @@ def _owned(state: ClusterState, kind: str, namespace: str, obj: str) -> bool:
     return False
 
 
-def _stack_daemonset(state: ClusterState, profile: Profile, namespace: str, obj: str) -> bool:
+def _staged_daemonset(state: ClusterState, profile: Profile, namespace: str, obj: str) -> bool:
+    """A DaemonSet of one of the stack's readiness stages: the node findings explain it."""
+    staged = {c.name for c, _ in components.readiness_stages()}
     return namespace == profile.cluster.namespace and any(
-        name(d) == obj and labels(d).get(PART_OF) == "gpustack" for d in state.daemonsets
+        name(d) == obj
+        and labels(d).get(PART_OF) == "gpustack"
+        and labels(d).get(COMPONENT) in staged
+        for d in state.daemonsets
     )
 
 
 def diagnose_refusals(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
     """``pods-not-created``: each controller whose last FailedCreate still stands (none of its
-    pods exists), but the stack's DaemonSets, which the node findings explain per node."""
+    pods exists), but the DaemonSets of the stack's readiness stages, which the node findings
+    explain per node."""
     seen: set[tuple[str, str, str]] = set()
     for event in state.events:
         if event.get("reason") != FAILED_CREATE:
@@ -163,7 +171,7 @@ def diagnose_refusals(state: ClusterState, profile: Profile) -> Iterator[Diagnos
         if not kind or not obj or (kind, ns, obj) in seen:
             continue
         seen.add((kind, ns, obj))
-        if kind == "DaemonSet" and _stack_daemonset(state, profile, ns, obj):
+        if kind == "DaemonSet" and _staged_daemonset(state, profile, ns, obj):
             continue
         if _owned(state, kind, ns, obj):
             continue

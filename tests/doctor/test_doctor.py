@@ -172,13 +172,13 @@ REFUSALS = [
     ),
     (
         'Error creating: pods "x" is forbidden: violates PodSecurity "baseline:latest":'
-        " privileged (container \"driver\" must not set securityContext.privileged=true)",
+        ' privileged (container "driver" must not set securityContext.privileged=true)',
         "PodSecurity baseline",
         "pod-security.kubernetes.io/enforce=privileged",
     ),
     (
         'Error creating: pods "x" is forbidden: unable to validate against any security context'
-        " constraint: [provider \"anyuid\": Forbidden: not usable by user or serviceaccount]",
+        ' constraint: [provider "anyuid": Forbidden: not usable by user or serviceaccount]',
         "SecurityContextConstraint",
         "add-scc-to-user",
     ),
