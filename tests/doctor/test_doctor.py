@@ -280,3 +280,42 @@ def test_mig_points_at_the_mig_manager_and_its_label(
     assert [(d.subject, d.check) for d in found] == [("node/a100-1", "mig-not-applied")]
     assert says in found[0].message and hint in (found[0].hint or "")
     assert "nvidia-smi" not in (found[0].hint or "")
+
+
+def _job_refused(doc: dict[str, Any], message: str) -> dict[str, Any]:
+    doc["items"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "train.1", "namespace": "ml"},
+            "involvedObject": {"kind": "Job", "name": "train", "namespace": "ml"},
+            "reason": "FailedCreate",
+            "type": "Warning",
+            "message": message,
+            "lastTimestamp": "2026-01-01T00:00:00Z",
+        }
+    )
+    return doc
+
+
+def test_a_refused_job_is_a_finding_until_its_pod_exists() -> None:
+    quota = (
+        'Error creating: pods "train-x" is forbidden: exceeded quota: gpus, requested: '
+        "requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, "
+        "limited: requests.nvidia.com/gpu=4"
+    )
+    doc = _job_refused(json.loads((FIXTURES / "healthy.json").read_text()), quota)
+    found = diagnose(state.load(json.dumps(doc)), profile(L4))
+    assert [(d.subject, d.check) for d in found] == [("job/ml/train", "pods-not-created")]
+    assert "ResourceQuota gpus of namespace ml is used up" in found[0].message
+    assert "kubectl -n ml describe resourcequota gpus" in (found[0].hint or "")
+    # once the controller made the pod (the quota was raised), the old event is history
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train-x", "namespace": "ml", "labels": {"job-name": "train"}},
+        "spec": {"containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+    doc["items"].append(pod)
+    assert diagnose(state.load(json.dumps(doc)), profile(L4)) == []

@@ -73,7 +73,7 @@ def profile_of(scenario: str) -> Path:
 
 def _synthesize(scenario: Scenario, root: Path) -> Path:
     """The scenario's cluster folder (its profile under its own name) with ``drop`` left out."""
-    name = yaml.safe_load(scenario.profile.read_text())["metadata"]["name"]
+    name = str(yaml.safe_load(scenario.profile.read_text())["metadata"]["name"])
     profiles = root / "profiles"
     profiles.mkdir(parents=True)
     shutil.copy(scenario.profile, profiles / f"{name}.yaml")
