@@ -175,11 +175,13 @@ def render_lint(result: LintResult, fmt: str, *, color: bool = False) -> str:
 def doctor_summary(found: Sequence[Diagnosis], state: ClusterState) -> str:
     if not found:
         return f"healthy: {_plural(len(state.nodes), 'node')}, no Pending GPU pod"
-    nodes = sum(d.subject.startswith("node/") for d in found)
-    pods = len(found) - nodes
+    nodes = sum(d.subject.startswith("node/") or d.subject == "cluster" for d in found)
+    pods = sum(d.subject.startswith("pod/") for d in found)
+    refused = len(found) - nodes - pods
     return (
         f"{_plural(len(found), 'finding')}: {_plural(nodes, 'node')}, "
         f"{_plural(pods, 'Pending GPU pod')}"
+        + (f", {_plural(refused, 'controller')} refused pods" if refused else "")
     )
 
 

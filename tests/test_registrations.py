@@ -25,6 +25,7 @@ from gpustack.doctor.report import DIAGNOSES, diagnose
 from gpustack.lint import registry as lint_registry
 from gpustack.profile.rules import registry as rule_registry
 from tests.doctor.test_doctor import FIXTURES, L4, MIG, profile
+from tests.e2e.record_doctor import RECORDED, SCENARIOS, profile_of
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -99,6 +100,9 @@ def test_every_doctor_check_is_documented_and_found_by_a_fixture() -> None:
         for path in (L4, MIG):
             cluster = state.load(fixture.read_text(), fixture.name)
             found |= {d.check for d in diagnose(cluster, profile(path))}
+    for scenario in SCENARIOS:  # recorded from a real control plane, each with its profile
+        cluster = state.load((RECORDED / f"{scenario}.json").read_text(), scenario)
+        found |= {d.check for d in diagnose(cluster, profile(profile_of(scenario)))}
     assert sorted(set(checks.ids()) - found) == [], "a registered check no fixture finds"
 
 

@@ -54,7 +54,7 @@ from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
-from gpustack.profile.derive import mig_layouts
+from gpustack.profile.derive import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_layouts
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least
 
@@ -64,8 +64,8 @@ CONFIG_MAP: Final = "nvidia-mig-manager-config"
 CONFIG_KEY: Final = "config.yaml"
 CONFIG_DIR: Final = "/mig-parted-config"
 #: The node label whose value names the config to apply, and the one the manager reports in.
-CONFIG_LABEL: Final = "nvidia.com/mig.config"
-STATE_LABEL: Final = "nvidia.com/mig.config.state"
+CONFIG_LABEL: Final = MIG_CONFIG_LABEL
+STATE_LABEL: Final = MIG_STATE_LABEL
 CLUSTER_ROLE: Final = "gpustack-nvidia-mig-manager-pods"
 ROLE: Final = "gpustack-nvidia-mig-manager-pods"
 

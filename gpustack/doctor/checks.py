@@ -55,6 +55,11 @@ CHECKS: tuple[DoctorCheck, ...] = (
     ),
     DoctorCheck("mig-not-applied", "node", "fewer MIG devices than gpus.mig x perNode"),
     DoctorCheck("pod-pending", "pod", "why a Pending GPU pod fits no node"),
+    DoctorCheck(
+        "pods-not-created",
+        "controller",
+        "why the API server refuses a Job's or other controller's pods (FailedCreate)",
+    ),
 )
 
 

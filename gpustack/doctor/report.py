@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from gpustack.doctor.created import diagnose_refusals
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.nodes import diagnose_nodes
 from gpustack.doctor.pending import diagnose_pending
@@ -17,10 +18,12 @@ def _pending(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
 
 
 #: The check modules, in the order they report: nodes (in the order kubectl lists them), then
-#: Pending GPU pods. A test finds every ``diagnose_*`` module of the package here.
+#: Pending GPU pods, then controllers whose pods the API server refuses. A test finds every
+#: ``diagnose_*`` module of the package here.
 DIAGNOSES: tuple[Callable[[ClusterState, Profile], Iterator[Diagnosis]], ...] = (
     diagnose_nodes,
     _pending,
+    diagnose_refusals,
 )
 
 

@@ -166,6 +166,10 @@ def runtime_classes(profile: Profile) -> tuple[str, ...]:
 #: mig-parted config names gpustack always generates, or for ``gpus.mig``.
 MIG_ALL_DISABLED = "all-disabled"
 MIG_DEFAULT = "default"
+#: The node label whose value names the MIG config the MIG manager applies, and the one it
+#: reports its progress in (``success``, ``failed``, ``pending``, ``rebooting``).
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 
 
 def mig_layouts(profile: Profile) -> dict[str, tuple[tuple[str, int], ...]]:

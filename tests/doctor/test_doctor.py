@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -144,3 +146,176 @@ def test_logs_of_a_previous_container_only_after_a_crash() -> None:
     ready = diagnose(state.load((FIXTURES / "device-plugin-not-ready.json").read_text(), "r"), l4)
     assert (crash[0].hint or "").endswith("--previous")
     assert "--previous" not in (ready[0].hint or "")
+
+
+# --- why the API server refused a pod (FailedCreate) -------------------------------------------
+
+#: The API server's own FailedCreate messages (the DaemonSet and Job controllers prefix
+#: ``Error creating:``), and what the cause and hint must name.
+REFUSALS = [
+    (
+        'Error creating: pods "nvidia-driver-x" is forbidden: insufficient quota to match these'
+        " scopes: [{PriorityClass In [system-node-critical system-cluster-critical]}]",
+        "ResourceQuota whose scopeSelector names that class",
+        "cluster.platform: gke",
+    ),
+    (
+        'Error creating: pods "x" is forbidden: exceeded quota: compute, requested: pods=1,'
+        " used: pods=10, limited: pods=10",
+        "ResourceQuota compute",
+        "describe resourcequota compute",
+    ),
+    (
+        'Error creating: pods "x" is forbidden: pod rejected: RuntimeClass "nvidia" not found',
+        "RuntimeClass nvidia does not exist",
+        "kubectl get runtimeclass nvidia",
+    ),
+    (
+        'Error creating: pods "x" is forbidden: violates PodSecurity "baseline:latest":'
+        ' privileged (container "driver" must not set securityContext.privileged=true)',
+        "PodSecurity baseline",
+        "pod-security.kubernetes.io/enforce=privileged",
+    ),
+    (
+        'Error creating: pods "x" is forbidden: unable to validate against any security context'
+        ' constraint: [provider "anyuid": Forbidden: not usable by user or serviceaccount]',
+        "SecurityContextConstraint",
+        "add-scc-to-user",
+    ),
+    (
+        'Error creating: admission webhook "validation.gatekeeper.sh" denied the request:'
+        " [privileged] no privileged containers",
+        "webhook validation.gatekeeper.sh",
+        "exempt namespace gpustack-system",
+    ),
+    ("Error creating: something new", "refuses it: something new", "get events"),
+]
+
+
+@pytest.mark.parametrize(("message", "cause", "hint"), REFUSALS, ids=[r[1] for r in REFUSALS])
+def test_a_refusal_names_its_cause(message: str, cause: str, hint: str) -> None:
+    from gpustack.doctor.created import explain
+
+    got_cause, got_hint = explain(message, "gpustack-system", profile(L4))
+    assert cause in got_cause and hint in got_hint
+
+
+def _with_label(doc: dict[str, Any], node: str, key: str, value: str | None) -> dict[str, Any]:
+    for item in doc["items"]:
+        if item["kind"] == "Node" and item["metadata"]["name"] == node:
+            if value is None:
+                item["metadata"]["labels"].pop(key, None)
+            else:
+                item["metadata"]["labels"][key] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says", "hint"),
+    [
+        # a typo'd key the node's labels are close to: name the node's label, fix the profile
+        (
+            "nvidia.com/gpu.presnt",
+            "true",
+            "did you mean nvidia.com/gpu.present?",
+            "fix cluster.nodeSelector",
+        ),
+        # a typo'd value
+        ("nvidia.com/gpu.present", "ture", 'did you mean "true"?', "fix cluster.nodeSelector"),
+    ],
+)
+def test_a_typo_in_the_selector_is_named_on_gpu_nodes_only(
+    key: str, value: str, says: str, hint: str
+) -> None:
+    # validate refuses the typo (node-selector-label-known/-value); a profile from before that
+    # check still reaches a cluster, and doctor must then name the typo
+    l4 = profile(L4)
+    typo = replace(l4, cluster=replace(l4.cluster, node_selector=((key, value),)))
+    found = diagnose(state.load((FIXTURES / "healthy.json").read_text()), typo)
+    # cp-1 (no NVIDIA PCI device, no GFD label) gets no advice to put the label on it
+    assert [d.subject for d in found] == ["node/gpu-1", "node/gpu-2"]
+    assert says in found[0].message and hint in (found[0].hint or "")
+
+
+def test_no_gpu_node_at_all_is_one_cluster_finding() -> None:
+    doc = json.loads((FIXTURES / "node-not-selected.json").read_text())
+    for node in ("gpu-1", "gpu-2"):
+        for item in doc["items"]:
+            if item["kind"] == "Node" and item["metadata"]["name"] == node:
+                item["metadata"]["labels"] = {"kubernetes.io/hostname": node}
+                item["status"]["capacity"].pop("nvidia.com/gpu", None)
+    found = diagnose(state.load(json.dumps(doc)), profile(L4))
+    assert [(d.subject, d.check) for d in found][:1] == [("cluster", "node-not-selected")]
+    assert "pci-10de.present" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("labels", "says", "hint"),
+    [
+        ({}, "no nvidia.com/mig.config label", "nvidia.com/mig.config=default --overwrite"),
+        (
+            {"nvidia.com/mig.config": "all-disabled"},
+            "nvidia.com/mig.config=all-disabled",
+            "nvidia.com/mig.config=default --overwrite",
+        ),
+        (
+            {"nvidia.com/mig.config": "default", "nvidia.com/mig.config.state": "failed"},
+            "failed to apply",
+            "logs",
+        ),
+        (
+            {"nvidia.com/mig.config": "default", "nvidia.com/mig.config.state": "pending"},
+            "mig.config.state=pending",
+            "re-registers",
+        ),
+    ],
+)
+def test_mig_points_at_the_mig_manager_and_its_label(
+    labels: dict[str, str], says: str, hint: str
+) -> None:
+    doc = json.loads((FIXTURES / "mig-not-applied.json").read_text())
+    for key in ("nvidia.com/mig.config", "nvidia.com/mig.config.state"):
+        _with_label(doc, "a100-1", key, labels.get(key))
+    found = diagnose(state.load(json.dumps(doc)), profile(MIG))
+    assert [(d.subject, d.check) for d in found] == [("node/a100-1", "mig-not-applied")]
+    assert says in found[0].message and hint in (found[0].hint or "")
+    assert "nvidia-smi" not in (found[0].hint or "")
+
+
+def _job_refused(doc: dict[str, Any], message: str) -> dict[str, Any]:
+    doc["items"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "train.1", "namespace": "ml"},
+            "involvedObject": {"kind": "Job", "name": "train", "namespace": "ml"},
+            "reason": "FailedCreate",
+            "type": "Warning",
+            "message": message,
+            "lastTimestamp": "2026-01-01T00:00:00Z",
+        }
+    )
+    return doc
+
+
+def test_a_refused_job_is_a_finding_until_its_pod_exists() -> None:
+    quota = (
+        'Error creating: pods "train-x" is forbidden: exceeded quota: gpus, requested: '
+        "requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, "
+        "limited: requests.nvidia.com/gpu=4"
+    )
+    doc = _job_refused(json.loads((FIXTURES / "healthy.json").read_text()), quota)
+    found = diagnose(state.load(json.dumps(doc)), profile(L4))
+    assert [(d.subject, d.check) for d in found] == [("job/ml/train", "pods-not-created")]
+    assert "ResourceQuota gpus of namespace ml is used up" in found[0].message
+    assert "kubectl -n ml describe resourcequota gpus" in (found[0].hint or "")
+    # once the controller made the pod (the quota was raised), the old event is history
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train-x", "namespace": "ml", "labels": {"job-name": "train"}},
+        "spec": {"containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+    doc["items"].append(pod)
+    assert diagnose(state.load(json.dumps(doc)), profile(L4)) == []
