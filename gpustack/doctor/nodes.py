@@ -357,7 +357,7 @@ def _mig_manager(state: ClusterState, profile: Profile, node: JSON) -> tuple[str
             "set migManager.enabled: true and label the node "
             f"{config_label}={want}, or apply the layout with mig-parted yourself",
         )
-    manager = "mig-manager"
+    manager = components.for_section("mig_manager").name
     pods = stack_pods(state, profile, manager, node_name)
     if not pods:
         why, hint = _why_missing(state, profile, manager, node)
