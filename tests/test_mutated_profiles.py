@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import yaml
 from gpustack.checker import check_paths
 from gpustack.scan import discover
 from tests.k8s_schema import assert_valid
+from tests.mutation import paths, set_field
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 20261203
@@ -51,35 +51,13 @@ FIELDS = [
 ]  # fmt: skip
 
 
-def _nodes(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    items = (
-        node.items()
-        if isinstance(node, dict)
-        else enumerate(node)
-        if isinstance(node, list)
-        else ()
-    )
-    for key, value in items:
-        yield (*prefix, key)
-        yield from _nodes(value, (*prefix, key))
-
-
-def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, last = dotted.split(".")
-    for key in parents:
-        if not isinstance(doc.get(key), dict):
-            doc[key] = {}
-        doc = doc[key]
-    doc[last] = value
-
-
 def _mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
     for _ in range(1 if rng.random() < 0.7 else 2):
         if rng.random() < 0.6:
-            _set(doc, rng.choice(FIELDS), copy.deepcopy(rng.choice(VALUES)))
+            set_field(doc, rng.choice(FIELDS), copy.deepcopy(rng.choice(VALUES)))
             continue
-        path = rng.choice(list(_nodes(doc)))
+        path = rng.choice(list(paths(doc)))
         parent: Any = doc
         for key in path[:-1]:
             parent = parent[key]

@@ -28,6 +28,7 @@ from gpustack.doctor import state
 from gpustack.doctor.report import diagnose
 from gpustack.profile.model import Profile
 from gpustack.report import render_doctor
+from tests.mutation import paths, set_field
 
 HERE = Path(__file__).parent
 FIXTURES = sorted((HERE / "fixtures").glob("*.json"))
@@ -78,31 +79,6 @@ def seeds() -> list[dict[str, Any]]:
     return [json.loads(path.read_text()) for path in FIXTURES]
 
 
-def _nodes(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    items = (
-        node.items()
-        if isinstance(node, dict)
-        else enumerate(node)
-        if isinstance(node, list)
-        else ()
-    )
-    for key, value in items:
-        yield (*prefix, key)
-        yield from _nodes(value, (*prefix, key))
-
-
-def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
-    # label keys hold dots: the last part after "labels." is one key
-    head, sep, label = dotted.partition("labels.")
-    parts = [p for p in head.split(".") if p] + (["labels", label] if sep else [])
-    *parents, last = parts
-    for key in parents:
-        if not isinstance(doc.get(key), dict):
-            doc[key] = {}
-        doc = doc[key]
-    doc[last] = value
-
-
 def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
     items = doc.get("items")
@@ -111,10 +87,10 @@ def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         if rng.random() < 0.75 and isinstance(items, list) and items:
             item = rng.choice(items)
             if isinstance(item, dict):
-                _set(item, rng.choice(FIELDS), value)
+                set_field(item, rng.choice(FIELDS), value)
             continue
-        paths = list(_nodes(doc))
-        *parents, last = rng.choice(paths)
+        found = list(paths(doc))
+        *parents, last = rng.choice(found)
         parent: Any = doc
         for key in parents:
             parent = parent[key]

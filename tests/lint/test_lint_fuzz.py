@@ -30,6 +30,7 @@ from gpustack.lint.check import lint
 from gpustack.lint.context import LintContext, from_profile, generic
 from gpustack.report import FORMATS
 from gpustack.report import render_lint as render
+from tests.mutation import paths, set_field
 
 HERE = Path(__file__).parent
 SEED = 20261204
@@ -81,19 +82,6 @@ def contexts() -> tuple[LintContext, ...]:
     return (generic(), from_profile(result.profiles[0].profile, "profile.yaml"))
 
 
-def _nodes(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    items = (
-        node.items()
-        if isinstance(node, dict)
-        else enumerate(node)
-        if isinstance(node, list)
-        else ()
-    )
-    for key, value in items:
-        yield (*prefix, key)
-        yield from _nodes(value, (*prefix, key))
-
-
 def _pod_specs(doc: Any) -> Iterator[dict[str, Any]]:
     """Every mapping that holds ``containers`` (the pod specs, wherever the kind keeps them)."""
     if isinstance(doc, dict):
@@ -106,15 +94,6 @@ def _pod_specs(doc: Any) -> Iterator[dict[str, Any]]:
             yield from _pod_specs(value)
 
 
-def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, last = dotted.split(".")
-    for key in parents:
-        if not isinstance(doc.get(key), dict):
-            doc[key] = {}
-        doc = doc[key]
-    doc[last] = value
-
-
 def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
     for _ in range(1 if rng.random() < 0.6 else 2):
@@ -122,21 +101,21 @@ def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         roll = rng.random()
         specs = list(_pod_specs(doc))
         if roll < 0.3 and specs:
-            _set(rng.choice(specs), rng.choice(POD_FIELDS), value)
+            set_field(rng.choice(specs), rng.choice(POD_FIELDS), value)
         elif roll < 0.6 and specs:
             spec = rng.choice(specs)
             section = rng.choice(["containers", "initContainers"])
             items = spec.get(section)
             if not isinstance(items, list) or not items or not isinstance(items[0], dict):
                 spec[section] = items = [{"name": "c"}]
-            _set(items[0], rng.choice(CONTAINER_FIELDS), value)
+            set_field(items[0], rng.choice(CONTAINER_FIELDS), value)
         elif roll < 0.7:
-            _set(doc, rng.choice(TOP_FIELDS), value)
+            set_field(doc, rng.choice(TOP_FIELDS), value)
         else:
-            paths = list(_nodes(doc))
-            if not paths:
+            found = list(paths(doc))
+            if not found:
                 continue
-            *parents, last = rng.choice(paths)
+            *parents, last = rng.choice(found)
             parent: Any = doc
             for key in parents:
                 parent = parent[key]
