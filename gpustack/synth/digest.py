@@ -35,9 +35,11 @@ import gpustack
 LIBRARIES = ("cdk8s", "cdk8s-plus-33", "constructs", "jsii", "PyYAML")
 #: Package paths (relative, POSIX) that synthesis never reads: changing them changes no output.
 NOT_SYNTHESIS = (
+    "conformance/",
     "doctor/",
     "lint/",
     "plugin/backends/",
+    "plugin/dra/",
     "plugin/v1beta1/",
     "data/default-profile.yaml",
 )
