@@ -31,7 +31,7 @@ t4.yaml:10:16: $.devicePlugin.migStrategy: T4 does not support MIG (…) (rule: 
 
 The same ID is the `rule` field of `--format json` and the title of `--format github`
 annotations. `load` and `schema` findings come before any rule runs: a profile must load and
-match the [schema](../schemas/profile.md) before the rules check it.
+match the [schema](reference/profile-fields.md) before the rules check it.
 
 ## Accepting a finding
 
