@@ -10,8 +10,8 @@ import click
 
 from gpustack.cli import main
 
-#: Help is wrapped at this width: click's own cap, whatever the terminal's width.
-WIDTH = 80
+#: click wraps help at its cap of 80 columns less 2 on any terminal at least that wide.
+WIDTH = 80 - 2
 
 
 def _walk(

@@ -43,6 +43,8 @@ or on a line of its own directly above it:
 ```yaml
 cluster:
   kubernetesVersion: "1.38"  # gpustack: accept kubernetes-version-supported -- canary pool
+driver:
+  version: "570.133.20"
 workloads:
   examples:
     - name: smoke
