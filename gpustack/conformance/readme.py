@@ -95,7 +95,8 @@ def _replace(text: str, begin: str, end_marker: str, body: str) -> str:
 
 
 def updated(text: str) -> str:
-    """``text`` (the conformance page) with both sections replaced; raises ValueError without markers."""
+    """``text`` (the conformance page) with both sections replaced; raises ValueError without
+    markers."""
     text = _replace(text, BEGIN, END, render())
     return _replace(text, VERSIONS_BEGIN, VERSIONS_END, render_versions())
 

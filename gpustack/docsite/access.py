@@ -54,9 +54,7 @@ def grants() -> tuple[Grant, ...]:
             mig_manager.ROLE,
             mig_manager.RULES,
         ),
-        Grant(
-            "OpenShift only", stack_accounts, "Role", common.SCC_ROLE, common.SCC_RULES
-        ),
+        Grant("OpenShift only", stack_accounts, "Role", common.SCC_ROLE, common.SCC_RULES),
     )
 
 

@@ -18,7 +18,9 @@ def _walk(
     command: click.Command, path: tuple[str, ...], parent: click.Context | None
 ) -> list[tuple[tuple[str, ...], str]]:
     settings = dict(command.context_settings)
-    ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=WIDTH, **settings)
+    ctx = click.Context(
+        command, info_name=path[-1], parent=parent, terminal_width=WIDTH, **settings
+    )
     out = [(path, command.get_help(ctx))]
     if isinstance(command, click.Group):
         for name in command.list_commands(ctx):

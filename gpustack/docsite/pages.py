@@ -57,7 +57,7 @@ def lint_rules() -> str:
         _generated("`gpustack/lint/registry.py`"),
         "",
         "`gpustack lint` prints each finding with its rule ID; `--disable RULE` turns one off.",
-        'Rules that need a profile run only with `--profile`; the others run on any manifest.',
+        "Rules that need a profile run only with `--profile`; the others run on any manifest.",
         "Each rule's failing and passing manifests are in `tests/lint/cases/<rule>/`; see",
         "[Lint your workloads](../how-to/lint.md) for examples.",
         "",
@@ -74,8 +74,9 @@ def doctor_checks() -> str:
     lines = [
         "# Doctor checks",
         "",
-        _generated("`gpustack/doctor/checks.py` (the readiness stages from the component"
-                   " registry)"),
+        _generated(
+            "`gpustack/doctor/checks.py` (the readiness stages from the component registry)"
+        ),
         "",
         "`gpustack doctor` runs the node checks in this order and reports the first that fails",
         "on each node (the later ones follow from it), then one finding per Pending GPU pod and",

@@ -19,7 +19,8 @@ NOTES = DOCS / "notes"
 SYNTAX_ONLY = "syntax-only"
 
 _FENCE = re.compile(
-    r"^(?P<indent>[ ]*)(?P<fence>`{3,})(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
+    r"^(?P<indent>[ ]*)(?P<fence>`{3,})(?P<info>[^`\n]*)\n"
+    r"(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
     re.MULTILINE | re.DOTALL,
 )
 

@@ -13,7 +13,8 @@ import pytest
 
 from gpustack.docsite import access, pages
 from gpustack.docsite.__main__ import main
-from tests.docs.blocks import REPO, pages as site_pages
+from tests.docs.blocks import REPO
+from tests.docs.blocks import pages as site_pages
 
 MAX_README_LINES = 250
 
@@ -21,7 +22,9 @@ MAX_README_LINES = 250
 def _mkdocs() -> str:
     """mkdocs is in the dev extra (`make .venv/.installed` installs it): missing under CI=true
     is a broken setup and fails; elsewhere the test skips."""
-    found = shutil.which("mkdocs", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    found = shutil.which(
+        "mkdocs", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    )
     if found is not None:
         return found
     message = "mkdocs is not installed (pip install -e '.[dev]')"

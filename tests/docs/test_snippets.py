@@ -169,7 +169,9 @@ def _object_errors(doc: dict[str, Any]) -> list[str]:
     if group.endswith(GITOPS_GROUPS):
         crd = crd_schemas().get((api_version, kind))
         assert crd is not None, f"no served CRD for {api_version} {kind}"
-        return [f"{e.json_path}: {e.message}" for e in jsonschema.Draft7Validator(crd).iter_errors(doc)]
+        return [
+            f"{e.json_path}: {e.message}" for e in jsonschema.Draft7Validator(crd).iter_errors(doc)
+        ]
     if group == "kustomize.config.k8s.io":
         return [f"unknown key {k}" for k in sorted(set(doc) - KUSTOMIZATION_KEYS)]
     version = Profile.from_dict({"metadata": {"name": "x"}}).cluster.kubernetes_version
@@ -212,8 +214,10 @@ def test_yaml_block_is_valid_as_what_it_is(block: Block, tmp_path: Path) -> None
                               capture_output=True, text=True)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
     else:
-        pytest.fail(f"{block.id}: neither a profile (or a part of one), a Kubernetes object nor a"
-                    " pre-commit config; mark it {.yaml .syntax-only} if it is something else")
+        pytest.fail(
+            f"{block.id}: neither a profile (or a part of one), a Kubernetes object nor a"
+            " pre-commit config; mark it {.yaml .syntax-only} if it is something else"
+        )
 
 
 def test_a_yaml_snippet_is_recognised_for_what_it_is() -> None:
