@@ -76,7 +76,7 @@ def profile_text(
     header = (
         f"# yaml-language-server: $schema={schema_ref}\n"
         f"# {name}: {per_node} x {product} per node. Written by `gpustack init`; every field not"
-        " set here\n# has the default the schema documents (schemas/profile.md).\n"
+        " set here\n# has the default the schema on the first line documents (editors show it).\n"
     )
     return header + yaml.safe_dump(doc, sort_keys=False)
 

@@ -118,21 +118,19 @@ def test_removing_a_fact_fails_its_row(profile: str, operand: str, edit: Any) ->
     assert any(row.check(broken) for row in rows)
 
 
-def test_readme_section_is_rendered_from_the_divergences() -> None:
-    text = readme.README.read_text(encoding="utf-8")
+def test_page_section_is_rendered_from_the_divergences() -> None:
+    text = readme.PAGE.read_text(encoding="utf-8")
     assert readme.updated(text) == text, "run python -m gpustack.conformance.readme"
     for d in tables.DIVERGENCES:
         assert d.reason in text
 
 
-def test_readme_check_reports_a_stale_section(
-    tmp_path: Path, monkeypatch: Any, capsys: Any
-) -> None:
-    stale = tmp_path / "README.md"
+def test_page_check_reports_a_stale_section(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    stale = tmp_path / "conformance.md"
     stale.write_text(
         f"# x\n{readme.BEGIN}\nold\n{readme.END}\n{readme.VERSIONS_BEGIN}\n{readme.VERSIONS_END}\n"
     )
-    monkeypatch.setattr(readme, "README", stale)
+    monkeypatch.setattr(readme, "PAGE", stale)
     assert readme.main(["--check"]) == 1
     assert "stale" in capsys.readouterr().err
     assert stale.read_text().count("old") == 1  # --check writes nothing
@@ -140,9 +138,10 @@ def test_readme_check_reports_a_stale_section(
     assert readme.main(["--check"]) == 0
 
 
-def test_readme_states_the_default_versions() -> None:
-    """The README's versions table is the model's defaults (issue 19: the v26.7.0 matrix)."""
-    text = readme.README.read_text(encoding="utf-8")
+def test_page_states_the_default_versions() -> None:
+    """The conformance page's versions table is the model's defaults (issue 19: the v26.7.0
+    matrix)."""
+    text = readme.PAGE.read_text(encoding="utf-8")
     defaults = Profile.from_dict({"metadata": {"name": "d"}})
     for ref in (
         defaults.toolkit.image_ref(),

@@ -159,3 +159,63 @@ def test_synth_hook_trusts_the_last_commit_not_the_staged_index(repo: Path) -> N
     caught = _run_hook(repo, ["dist/clusters/east/kustomization.yaml"], SYNTH_HOOK)
     assert caught.returncode == 3, caught.stdout + caught.stderr
     assert "dist/clusters/east/kustomization.yaml" in caught.stdout
+
+
+# --- the documented snippet, run by pre-commit itself on a fresh repository ----------------------
+
+
+def _documented_config(head: str) -> str:
+    """The docs' pre-commit snippet with only ``repo`` (this checkout) and ``rev`` (its HEAD
+    commit) substituted, so the hooks pre-commit installs are the ones this commit publishes."""
+    from tests.test_readme_install import precommit_snippet
+
+    text, _ = precommit_snippet()
+    text, repos = re.subn(r"^(\s*- repo: ).*$", rf"\g<1>{REPO.resolve()}", text, flags=re.M)
+    text, revs = re.subn(r"^(\s*rev: ).*$", rf"\g<1>{head}", text, flags=re.M)
+    assert (repos, revs) == (1, 1), "the snippet names one repository and one rev"
+    return text
+
+
+@pytest.mark.install
+def test_the_documented_snippet_runs_green_on_a_fresh_repository(tmp_path: Path) -> None:
+    """pre-commit clones this checkout at HEAD, pip installs the hooks with their dependencies
+    (about a minute) and runs them on a repository made as the getting-started page says."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                          text=True)  # fmt: skip
+    if head.returncode != 0:
+        pytest.skip("not a git checkout: there is no commit for pre-commit to fetch")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+    }
+    repo = tmp_path / "fleet"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+
+    def run(*argv: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=timeout)  # fmt: skip
+        assert done.returncode == 0, f"{argv}: {done.returncode}\n{done.stdout}{done.stderr}"
+        return done
+
+    run("git", "init", "-q")
+    run("gpustack", "init", "gpu-east", "--product", "H100-SXM5-80GB", "--gpus-per-node", "8")
+    run("gpustack", "synth")
+    (repo / ".pre-commit-config.yaml").write_text(_documented_config(head.stdout.strip()))
+    run(*git, "add", "-A")
+    run(*git, "commit", "-qm", "fleet")
+    done = run("pre-commit", "run", "--all-files", timeout=1200)
+    for hook in ("gpustack validate", "gpustack synth --check", "gpustack lint"):
+        assert re.search(rf"^{re.escape(hook)}\.+Passed$", done.stdout, re.M), done.stdout
+
+
+@pytest.mark.parametrize(
+    "path,linted",
+    [("k8s/train.yaml", True), ("profiles/east.yaml", True), ("dist/clusters/a/x.yaml", False)],
+)
+def test_lint_hook_leaves_dist_alone(path: str, linted: bool) -> None:
+    """dist/ is gpustack's own output: its other clusters' jobs against one repository-wide
+    --profile were false findings (issue 24)."""
+    hook = next(h for h in HOOKS if h["id"] == "gpustack-lint")
+    assert (not re.search(hook.get("exclude", "^$"), path)) is linted

@@ -1,6 +1,7 @@
-"""The README's Argo CD and Flux examples are objects users paste into their clusters: each must be
-valid against its CRD (strictly: an unknown field is an error, as with server-side apply) and must
-point at cluster folders that ``gpustack synth`` really writes.
+"""The Argo CD and Flux examples of the GitOps page (docs/concepts/gitops.md, once the README's)
+are objects users paste into their clusters: each must be valid against its CRD (strictly: an
+unknown field is an error, as with server-side apply) and must point at cluster folders that
+``gpustack synth`` really writes.
 
 The CRDs come from ``../shared/crds/`` (CI provides them there).
 """
@@ -21,13 +22,14 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CRDS = REPO.parent / "shared" / "crds"
-README = REPO / "README.md"
+#: The page that shows the objects (the module kept its name from when the README did).
+README = REPO / "docs" / "concepts" / "gitops.md"
 FENCED_YAML = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 GITOPS_GROUPS = ("argoproj.io", "toolkit.fluxcd.io")
 
 
 def readme_objects() -> list[dict[str, Any]]:
-    """Every YAML document in the README's ```yaml blocks that is an Argo CD or Flux object."""
+    """Every YAML document in the page's ```yaml blocks that is an Argo CD or Flux object."""
     found = []
     for block in FENCED_YAML.findall(README.read_text(encoding="utf-8")):
         for doc in yaml.safe_load_all(block):

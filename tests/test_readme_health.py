@@ -1,4 +1,4 @@
-"""The README's health checks for GitOps tools tell the truth about the driver's ``OnDelete``
+"""The GitOps page's health checks for GitOps tools tell the truth about the driver's ``OnDelete``
 DaemonSet: the Argo CD Lua check is run (lupa) on DaemonSet states, and the Flux health checks
 name objects the cluster folder really holds (the CRD check is in test_readme_gitops.py)."""
 
@@ -22,7 +22,7 @@ def argocd_lua() -> str:
             if isinstance(doc, dict) and doc.get("metadata", {}).get("name") == "argocd-cm":
                 text: str = doc["data"][KEY]
                 return text
-    raise AssertionError("the README shows no argocd-cm health check")
+    raise AssertionError(f"{README} shows no argocd-cm health check")
 
 
 def health(obj: dict[str, Any]) -> tuple[str, str]:

@@ -1,52 +1,78 @@
-"""The README's install instructions: the pre-commit snippet names a revision that exists.
+"""Install instructions and release discipline: what the README and the site tell a user to
+install and to pin is the version this checkout declares.
 
-pre-commit fetches ``rev`` from the hook repository; a tag that was never created fails every
-user's first ``pre-commit run``. The snippet pins a commit, so the test checks that the commit is
-in this repository's history and that its ``.pre-commit-hooks.yaml`` publishes the hooks the
-snippet asks for.
+pre-commit fetches ``rev`` from the hook repository, and the hooks check profiles with the schema
+of that revision: the snippet names the release tag of the version the README installs, so the
+CLI and the hooks agree. (tests/test_precommit_hook.py runs the snippet itself, against this
+checkout.) The CHANGELOG's newest release is that version too.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+
+from gpustack import __version__
+from tests.docs.blocks import all_blocks, pages
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+TAG = f"v{__version__}"
+#: Where a page names a gpustack release: (what, pattern whose group is the version).
+PINS = (
+    ("install from git", r"github\.com/gpustack-dev/gpustack@v([\w.+-]+)"),
+    ("pre-commit rev", r"^\s*rev: v([\w.+-]+)"),
+    ("device plugin image", r"gpustack-device-plugin:(\d[\w.+-]*)"),
+    ("Argo CD sidecar image", r"gpustack-argocd-cmp:(\d[\w.+-]*)"),
+    ("Argo CD plugin name", r"name: gpustack-(\d+\.\d+\.\d+)"),
+    ("device plugin tag", r"devicePlugin\.version \((\d[\w.+-]*)\)"),
+)
 
 
-def _precommit_snippet() -> dict[str, Any]:
-    blocks = re.findall(r"```yaml\n(.*?)```", README, flags=re.S)
-    found = [yaml.safe_load(b) for b in blocks if b.lstrip().startswith("repos:")]
-    assert len(found) == 1, "the README has one pre-commit snippet"
-    snippet: dict[str, Any] = found[0]
-    return snippet
+def precommit_snippet() -> tuple[str, dict[str, Any]]:
+    """The one pre-commit config the docs show: its text and its document."""
+    found = [b for b in all_blocks() if b.lang == "yaml" and b.text.lstrip().startswith("repos:")]
+    assert len(found) == 1, f"the docs show one pre-commit snippet: {[b.id for b in found]}"
+    return found[0].text, yaml.safe_load(found[0].text)
 
 
-def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
-
-
-def test_the_precommit_snippet_pins_a_commit_that_publishes_its_hooks() -> None:
-    (repo,) = _precommit_snippet()["repos"]
-    rev = repo["rev"]
-    assert re.fullmatch(r"[0-9a-f]{40}", rev), "pin a full commit SHA (pre-commit needs it)"
-    if _git("rev-parse", "--git-dir").returncode != 0:
-        pytest.skip("not a git checkout")
-    if _git("cat-file", "-e", f"{rev}^{{commit}}").returncode != 0:
-        shallow = _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true"
-        if shallow:
-            pytest.skip(f"shallow clone: {rev} is not fetched")
-        pytest.fail(f"README pins rev {rev}, which is no commit of this repository")
-    hooks = yaml.safe_load(_git("show", f"{rev}:.pre-commit-hooks.yaml").stdout)
-    published = {h["id"] for h in hooks}
+def test_the_precommit_snippet_names_this_release_and_hooks_it_publishes() -> None:
+    (repo,) = precommit_snippet()[1]["repos"]
+    assert repo["repo"] == "https://github.com/gpustack-dev/gpustack"
+    assert repo["rev"] == TAG, "the snippet pins the release tag of the version gpustack declares"
+    published = {h["id"] for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     wanted = {h["id"] for h in repo["hooks"]}
-    assert wanted <= published, f"{rev} does not publish {sorted(wanted - published)}"
+    assert wanted <= published, f"not published: {sorted(wanted - published)}"
+    assert published <= wanted, f"the snippet leaves out {sorted(published - wanted)}"
+
+
+def test_every_release_a_page_names_is_this_version() -> None:
+    wrong = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        for what, pattern in PINS:
+            for m in re.finditer(pattern, text, re.MULTILINE):
+                if m.group(1) != __version__:
+                    line = text.count("\n", 0, m.start()) + 1
+                    wrong.append(f"{page.relative_to(REPO)}:{line}: {what} {m.group(1)}")
+    assert wrong == [], f"gpustack is {__version__}:\n" + "\n".join(wrong)
+
+
+def test_the_readme_installs_a_release() -> None:
+    install = README[README.index("## Install") : README.index("## Quickstart")]
+    assert f"gpustack@{TAG}'" in install
+
+
+def test_the_changelogs_newest_release_is_the_version() -> None:
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d[^\]]*)\] - (\d{4}-\d{2}-\d{2})$", changelog, re.MULTILINE)
+    assert releases, "no release heading `## [x.y.z] - YYYY-MM-DD`"
+    assert releases[0][0] == __version__, "add the release to CHANGELOG.md with the version bump"
+    assert "## [Unreleased]" in changelog
+    assert re.search(rf"^\[{re.escape(__version__)}\]: ", changelog, re.MULTILINE)
 
 
 def test_the_install_section_names_the_distribution_pyproject_builds() -> None:
@@ -55,3 +81,4 @@ def test_the_install_section_names_the_distribution_pyproject_builds() -> None:
     section = README[README.index("## Install") : README.index("## Quickstart")]
     assert f"`{name.group(1)}`" in section
     assert f"{name.group(1).replace('-', '_')}-*.whl" in section
+    assert "`build` package" in section, "building the wheel needs `build`: say so"

@@ -9,7 +9,7 @@ v26.7.0): golden DaemonSets (``internal/state/testdata/golden/*.yaml``), the per
 own words, cites the file, and names the check that holds gpustack's output to it; ``when`` says
 for which profiles it applies. Each :class:`Divergence` is a property gpustack renders
 differently on purpose, with the reason, and its own check of what gpustack does instead.
-``tests/test_conformance.py`` runs every row over every example profile's DaemonSets; the README
+``tests/test_conformance.py`` runs every row over every example profile's DaemonSets; the site page
 section "Where gpustack differs from the GPU Operator, and why" is rendered from
 :data:`DIVERGENCES` (``python -m gpustack.conformance.readme``).
 

@@ -51,7 +51,7 @@ GPU_PRESENT: Final = "nvidia.com/gpu.present"
 #: Where the worker reads feature files (GPU feature discovery writes its labels there).
 FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
 CONF_DIR: Final = "/etc/kubernetes/node-feature-discovery"
-#: Role names (Role for the worker, ClusterRoles for master and gc), as in the README.
+#: Role names (Role for the worker, ClusterRoles for master and gc), as the docs name them.
 WORKER_ROLE: Final = "gpustack-nfd-worker"
 MASTER_ROLE: Final = "gpustack-nfd-master"
 GC_ROLE: Final = "gpustack-nfd-gc"

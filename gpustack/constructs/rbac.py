@@ -1,9 +1,9 @@
 """API access, stated once per component: its RBAC rules as data, rendered into the cluster's
-(Cluster)Roles and into the README's table.
+(Cluster)Roles and into the docs' tables (:mod:`gpustack.docsite.access`).
 
 Why data: a rule a component gets is a claim about what its code does, so each carries the reason
 (which call needs it). The construct turns the same tuple into the ClusterRole or Role, and
-:func:`markdown_table` renders the table the README shows; a test keeps the README's copy equal
+:func:`markdown_table` renders the table the API access page shows; a test keeps the page equal
 to the synthesized objects, so neither can drift from the other.
 """
 
@@ -121,7 +121,7 @@ def token_volume(name: str = "api-token") -> k8s.Volume:
 
 
 def markdown_table(rules: Iterable[Access]) -> str:
-    """The README's table of ``rules``: API group, resources, verbs, why."""
+    """The API access page's table of ``rules``: API group, resources, verbs, why."""
     lines = ["| API group | resources | verbs | why |", "|---|---|---|---|"]
     for r in rules:
         group = f"`{r.api_group}`" if r.api_group else "core"

@@ -4,7 +4,7 @@ Like :mod:`gpustack.profile.rules.registry` for ``validate``: the ID a diagnosis
 it means are facts about one check, kept side by side. The components' readiness checks come
 from their rows in :mod:`gpustack.components` (a new component with a ``readiness`` gets its
 check here without an edit). A :class:`~gpustack.doctor.finding.Diagnosis` with an ID not
-registered here is refused when it is made, and a test keeps the README's list of checks and the
+registered here is refused when it is made, and a test keeps the docs' list of checks and the
 recorded failure states in step with this table.
 """
 

@@ -14,7 +14,7 @@ Honest health: gpustack's driver DaemonSet updates ``OnDelete`` (a node keeps it
 it is drained), so after a driver bump its pods never all run the new template by themselves.
 Flux's ``wait: true`` would then keep the Kustomization not-Ready forever; instead
 ``healthChecks`` names every DaemonSet that rolls by itself, and leaves out the ``OnDelete``
-ones. Argo CD needs a resource health customization for the same DaemonSet (see the README).
+ones. Argo CD needs a resource health customization for the same DaemonSet (the docs' GitOps page).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The lint rule registry: one row per rule, the only place its ID, check and meaning are given.
 
 Like :mod:`gpustack.profile.rules.registry` for profiles: the ID a finding prints, the function
-that finds it, what the README's table says it catches and how to fix it, and whether it needs
+that finds it, what the docs' table says it catches and how to fix it, and whether it needs
 the profile are facts about one rule, kept side by side. ``load`` is the ID of a file that is no
-YAML. A test keeps the README's table of rules in step with this one.
+YAML. A test keeps the docs' table of rules in step with this one.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ LIBRARIES = ("cdk8s", "cdk8s-plus-33", "constructs", "jsii", "PyYAML")
 #: Package paths (relative, POSIX) that synthesis never reads: changing them changes no output.
 NOT_SYNTHESIS = (
     "conformance/",
+    "docsite/",
     "doctor/",
     "lint/",
     "plugin/backends/",

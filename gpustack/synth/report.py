@@ -8,7 +8,7 @@
   its files;
 * :func:`unified_diffs`: ``--check --diff``, the change a run would make to each file.
 
-Exit statuses (documented in the README): 0 done or up to date, 1 invalid input or a refusal
+Exit statuses (documented in docs/): 0 done or up to date, 1 invalid input or a refusal
 (one ``Error:`` line), 2 usage error, :data:`STALE` ``--check`` found the output out of date.
 """
 

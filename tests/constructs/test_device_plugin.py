@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
+import gpustack
 from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX
 from gpustack.constructs.plugin_config import build_config
 from gpustack.plugin.config import PluginConfig
@@ -56,7 +57,7 @@ def test_component_objects(synth: Synth) -> None:
 def test_gpustack_implementation(synth: Synth) -> None:
     ds = plugin(synth)
     c = container(ds, CTR)
-    assert c["image"] == "ghcr.io/gpustack-dev/gpustack-device-plugin:0.1.0"
+    assert c["image"] == f"ghcr.io/gpustack-dev/gpustack-device-plugin:{gpustack.__version__}"
     assert c["command"] == ["gpustack-device-plugin", "--config-file", "/etc/gpustack/config.yaml"]
     assert mounts(c)["/etc/gpustack"]["readOnly"] is True
     assert "CONFIG_FILE" not in env(c)

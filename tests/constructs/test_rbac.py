@@ -1,20 +1,17 @@
 """API access is documented: each (Cluster)Role gpustack synthesizes has exactly the rules of its
-component's table, and the README shows that very table (rendered from the same constant)."""
+component's table, and the docs show that very table (rendered from the same constant)."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 
 from gpustack.constructs import common, driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access, markdown_table
+from gpustack.docsite import access
+from gpustack.docsite.pages import API_ACCESS
 from gpustack.profile.model import DriverUpgrade, MigManager
 
 from .conftest import Synth, find, profile
-
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 #: Every role name gpustack may synthesize -> the rules its component declares.
 DOCUMENTED: dict[str, tuple[Access, ...]] = {
@@ -29,15 +26,14 @@ DOCUMENTED: dict[str, tuple[Access, ...]] = {
 
 
 @pytest.mark.parametrize("role", list(DOCUMENTED))
-def test_readme_documents_each_role_table(role: str) -> None:
-    text = README.read_text(encoding="utf-8")
-    heading = re.search(rf"^#+ .*`{re.escape(role)}`.*$", text, re.MULTILINE)
-    assert heading, f"README has no heading naming `{role}`"
-    after = text[heading.end() :]
-    assert markdown_table(DOCUMENTED[role]) in after.split("\n#", 1)[0], (
-        f"README's table under `{role}` differs from the synthesized rules; paste:\n"
-        + markdown_table(DOCUMENTED[role])
-    )
+def test_docs_document_each_role_table(role: str) -> None:
+    """The API access page and the README's table are generated from ``access.grants()``
+    (tests/docs/test_site.py keeps them current); here: those grants are the roles synthesized."""
+    page = API_ACCESS.read_text(encoding="utf-8")
+    found = [g for g in access.grants() if g.role == role and g.rules == DOCUMENTED[role]]
+    assert found, f"gpustack.docsite.access.grants() has no {role} with the synthesized rules"
+    assert all(markdown_table(g.rules) in page for g in found)
+    assert {g.role for g in access.grants()} == set(DOCUMENTED)
 
 
 def test_markdown_table_renders_every_rule() -> None:

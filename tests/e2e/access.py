@@ -1,7 +1,7 @@
 """What a ServiceAccount may do, as the API server's authorizer answers it.
 
 Expected rules come from the components' declared API access (the same constants the constructs
-synthesize the Roles from and the README renders its tables from, each rule with the upstream
+synthesize the Roles from and the docs render their tables from, each rule with the upstream
 call that needs it); the live answer comes from a SelfSubjectRulesReview made as the
 ServiceAccount (impersonated by the admin), minus what any ServiceAccount gets (discovery, self
 reviews), so "nothing more" is checked as well as "enough".

@@ -41,10 +41,12 @@ def missing_assets(environ: dict[str, str] | None = None) -> str | None:
     env = os.environ if environ is None else environ
     folder = env.get(ASSETS_VAR, "")
     if not folder:
-        return f"{ASSETS_VAR} is not set (a folder with {', '.join(BINARIES)}; see the README)"
+        return (
+            f"{ASSETS_VAR} is not set (a folder with {', '.join(BINARIES)}; see docs/how-to/e2e.md)"
+        )
     absent = [b for b in BINARIES if not os.access(Path(folder) / b, os.X_OK)]
     if absent:
-        return f"{ASSETS_VAR}={folder} lacks {', '.join(absent)} (see the README)"
+        return f"{ASSETS_VAR}={folder} lacks {', '.join(absent)} (see docs/how-to/e2e.md)"
     return None
 
 

@@ -16,6 +16,7 @@ import yaml
 
 import gpustack
 from gpustack.gitops import argocd_plugin, argocd_sidecar
+from tests.docs.blocks import page_text
 from tests.k8s_schema import assert_valid
 from tests.test_readme_gitops import FENCED_YAML
 from tests.tooling import require_tool
@@ -189,10 +190,10 @@ REPO_SERVER: dict[str, Any] = {
 
 
 def readme_kustomization() -> dict[str, Any]:
-    """The README's kustomization that installs the sidecar with Argo CD."""
+    """The kustomization that installs the sidecar with Argo CD (docs/how-to/argocd-plugin.md)."""
     found = [
         doc
-        for block in FENCED_YAML.findall((REPO / "README.md").read_text(encoding="utf-8"))
+        for block in FENCED_YAML.findall(page_text("how-to/argocd-plugin.md"))
         for doc in yaml.safe_load_all(block)
         if isinstance(doc, dict)
         and doc.get("kind") == "Kustomization"
@@ -204,8 +205,8 @@ def readme_kustomization() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def patched(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The Deployment after `kubectl kustomize` applied the patch as the README says to: the
-    README's kustomization, with the repo-server Deployment above for Argo CD's manifests."""
+    """The Deployment after `kubectl kustomize` applied the patch as the docs say to: the
+    docs' kustomization, with the repo-server Deployment above for Argo CD's manifests."""
     kubectl = require_tool("kubectl")
     folder = tmp_path_factory.mktemp("argocd")
     kustomization = readme_kustomization()

@@ -3,7 +3,7 @@ files where it keeps them, its own regeneration step and what its runtime then l
 
 The stock files are shortened to what matters here (versions, the CRI plugin, runc, paths,
 markers); layouts follow each distribution's documentation and source (see
-/work/shared/reference/day2-operands.md and the README's node table):
+/work/shared/reference/day2-operands.md and the docs' node table):
 
 - containerd 1.7 / 2.x: ``containerd config default`` with ``SystemdCgroup`` (kubeadm's setup),
   config version 2 and 3. Nothing regenerates it; containerd loads it and its ``imports``.

@@ -1,5 +1,6 @@
-"""The README's section on ``validate --state``: its console output is what the command prints,
-and its CI step, run as a shell script on a checkout with recorded states, fails on drift."""
+"""The site's page on ``validate --state`` (docs/how-to/node-state.md): its console output is
+what the command prints, and its CI step, run as a shell script on a checkout with recorded
+states, fails on drift."""
 
 from __future__ import annotations
 
@@ -17,13 +18,11 @@ from gpustack.cli import main
 
 REPO = Path(__file__).parents[2]
 HERE = Path(__file__).parent
-SECTION = "## The profile against its nodes"
+PAGE = REPO / "docs" / "how-to" / "node-state.md"
 
 
 def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index(SECTION)
-    return text[start : text.index("\n## ", start + 1)]
+    return PAGE.read_text(encoding="utf-8")
 
 
 def test_console_example_is_what_validate_prints(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -187,10 +187,11 @@ def test_not_in_a_pod() -> None:
         ApiConfig.in_cluster({})
 
 
-def test_readme_states_exactly_the_rbac() -> None:
-    """The README's table for the simulated DRA driver lists RBAC_RULES, no more, no less."""
-    text = (REPO / "README.md").read_text()
-    section = text.split("#### API access of the simulated DRA driver", 1)[1].split("\n#", 1)[0]
+def test_docs_state_exactly_the_rbac() -> None:
+    """The API access page's table for the simulated DRA driver lists RBAC_RULES, no more, no
+    less."""
+    text = (REPO / "docs" / "reference" / "api-access.md").read_text()
+    section = text.split("## The simulated DRA driver", 1)[1].split("\n#", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
     table = set()
     for row in rows[1:]:

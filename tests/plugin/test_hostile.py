@@ -362,8 +362,8 @@ def test_event_lines_do_not_depend_on_how_the_file_is_read(chunk: int) -> None:
     assert reader.feed(b"\n") == [b"unfinished"]
 
 
-def test_readme_states_the_limits_the_code_enforces() -> None:
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+def test_docs_state_the_limits_the_code_enforces() -> None:
+    readme = " ".join((REPO / "docs" / "concepts" / "device-plugin.md").read_text().split())
     for sentence in (
         f"at most {server.MAX_STREAMS} ListAndWatch streams per resource",
         f"{server.MAX_WORKERS - server.MAX_STREAMS} of the {server.MAX_WORKERS} per resource",

@@ -115,8 +115,8 @@ def test_allocate_is_served_through_a_reload_storm(
     assert "Traceback" not in proc.stderr
 
 
-def test_readme_states_the_reload_interval() -> None:
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+def test_docs_state_the_reload_interval() -> None:
+    readme = " ".join((REPO / "docs" / "concepts" / "device-plugin.md").read_text().split())
     interval = manager.RELOAD_INTERVAL_S
     every = "second" if interval == 1 else f"{interval:g} seconds"
     assert f"at most one reload starts per {every}" in readme

@@ -307,13 +307,15 @@ def test_a_run_that_cannot_get_the_lock_in_time_fails_clearly(workdir: Path) -> 
     assert str(errors[0]).startswith(f"another gpustack synth has been writing {out} for ")
 
 
-# --- the README says what protects a cluster, and names only tests that exist ------------------
+# --- the docs say what protects a cluster, and name only tests that exist ---------------------
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+GUARANTEES = REPO / "docs" / "concepts" / "guarantees.md"
+GITOPS = REPO / "docs" / "concepts" / "gitops.md"
 
 
 def test_readme_applicationset_preserves_a_removed_clusters_stack() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = GITOPS.read_text(encoding="utf-8")
     blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
     docs = [d for b in blocks for d in yaml.safe_load_all(b) if isinstance(d, dict)]
     (appset,) = [d for d in docs if d.get("kind") == "ApplicationSet"]
@@ -321,9 +323,8 @@ def test_readme_applicationset_preserves_a_removed_clusters_stack() -> None:
 
 
 def test_readme_guarantees_table_names_existing_tests() -> None:
-    text = README.read_text(encoding="utf-8")
-    table = text.split("## What gpustack guarantees", 1)[1].split("\n## ", 1)[0]
-    tests_dir = README.parent / "tests"
+    table = GUARANTEES.read_text(encoding="utf-8")
+    tests_dir = REPO / "tests"
     sources = {p.name: p.read_text(encoding="utf-8") for p in tests_dir.rglob("test_*.py")}
     named = re.findall(r"`(?:[\w/]*/)?(test_\w+\.py)(?:::(\w+))?`", table)
     assert len(named) >= 20

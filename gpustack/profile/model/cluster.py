@@ -63,7 +63,7 @@ class Runtime:
     distribution: Distribution = key(
         "Distribution",
         "Kubernetes distribution; it decides where the runtime keeps config and socket, "
-        "and where the toolkit may write (see the README's node table). k3s and RKE2 render "
+        "and where the toolkit may write (see the docs' node page). k3s and RKE2 render "
         "containerd's config themselves and register the nvidia runtime they find; "
         "MicroK8s renders it from containerd-template.toml; k0s merges "
         "/etc/k0s/containerd.d/; openshift is CRI-O on RHCOS (read-only /usr, OCI hooks "
@@ -153,7 +153,7 @@ class RuntimePaths:
 
 @dataclass(frozen=True)
 class _Defaults:
-    """A distribution's runtime layout (see the README's node table and tests/node/)."""
+    """A distribution's runtime layout (docs/concepts/node.md and tests/node/)."""
 
     config: str
     drop_in: str

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
+from gpustack import __version__
 from gpustack.fields import documented, inherit, item, key
 from gpustack.plugin.config import (
     DEFAULT_IGNORED_XIDS,
@@ -39,9 +40,10 @@ from gpustack.profile.model.gpus import Gpus, MigLayout
 
 Implementation = Literal["gpustack", "nvidia"]
 
-#: Default images per plugin implementation (tag = version).
+#: Default images per plugin implementation (tag = version). gpustack's plugin image is tagged
+#: with gpustack's own version (``make image`` builds it so), declared once in ``gpustack``.
 PLUGIN_IMAGES: dict[str, tuple[str, str]] = {
-    "gpustack": ("ghcr.io/gpustack-dev/gpustack-device-plugin", "0.1.0"),
+    "gpustack": ("ghcr.io/gpustack-dev/gpustack-device-plugin", __version__),
     "nvidia": ("nvcr.io/nvidia/k8s-device-plugin", "v0.20.0"),
 }
 

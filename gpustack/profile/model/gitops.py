@@ -2,7 +2,7 @@
 
 With ``repoURL`` set and a tool enabled, ``gpustack synth`` writes that tool's objects next to
 ``dist/clusters/`` (in ``dist/gitops/``; see :mod:`gpustack.gitops`), so they are generated from
-the same profile as the stack instead of copied from the README. Put the section in a base
+the same profile as the stack instead of copied from the docs. Put the section in a base
 (``extends``) to set it once for a fleet.
 """
 

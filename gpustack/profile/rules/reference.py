@@ -31,7 +31,7 @@ t4.yaml:10:16: $.devicePlugin.migStrategy: T4 does not support MIG (…) (rule: 
 
 The same ID is the `rule` field of `--format json` and the title of `--format github`
 annotations. `load` and `schema` findings come before any rule runs: a profile must load and
-match the [schema](../schemas/profile.md) before the rules check it.
+match the [schema](reference/profile-fields.md) before the rules check it.
 
 ## Accepting a finding
 
@@ -43,6 +43,8 @@ or on a line of its own directly above it:
 ```yaml
 cluster:
   kubernetesVersion: "1.38"  # gpustack: accept kubernetes-version-supported -- canary pool
+driver:
+  version: "570.133.20"
 workloads:
   examples:
     - name: smoke

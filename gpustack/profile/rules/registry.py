@@ -97,7 +97,7 @@ SCHEMA = Described(
     section="any",
     summary="every key and value is one the profile schema allows (types, enums, patterns,"
     " required keys)",
-    fix="follow the hint; [profile.md](../schemas/profile.md) documents each field",
+    fix="follow the hint; the [field reference](reference/profile-fields.md) documents each field",
 )
 PROFILE_NAMES_UNIQUE = Described(
     id=profiles.PROFILE_NAMES_UNIQUE,
