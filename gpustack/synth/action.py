@@ -252,6 +252,7 @@ def _checked(
     delivered: dict[str, bytes] | None,
 ) -> SynthOutcome:
     """A ``check`` run's outcome: every out-of-date file, and their diffs when asked for."""
+    from gpustack.synth.index import index_path
     from gpustack.synth.report import unified_diffs
 
     plan = done.plan
@@ -263,6 +264,8 @@ def _checked(
             for sc in plan.write
             for f in sc.output.files
         }
+        # the index as the run would write it: a diff of its entries, never a deletion
+        wanted[index_path(options.out)] = plan.after.to_bytes()
         if delivered is not None:
             from gpustack.gitops.objects import GITOPS_DIR
 

@@ -123,7 +123,7 @@ def _text(data: bytes | None) -> list[str]:
 
 def unified_diffs(differences: Sequence[tuple[str, Path]], wanted: Mapping[Path, bytes]) -> str:
     """A unified diff per file that differs, is missing or is extra (what ``synth`` would do);
-    other differences (the index, leftovers) are named in the listing only."""
+    leftovers of a killed run are named in the listing only."""
     chunks: list[str] = []
     for kind, path in differences:
         if kind not in ("differs", "missing", "extra"):
