@@ -191,24 +191,20 @@ def _run(options: SynthOptions) -> SynthOutcome:
 
 def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     """``--check``: the out-of-date files (text or JSON), their diffs, exit 3 when any."""
-    from gpustack.synth.report import STALE, check_json
+    from gpustack.synth.report import STALE, check_json, check_lines, stale_error
 
     plan, out = outcome.plan, outcome.options.out
     assert plan is not None
     if fmt == "json":
-        doc = check_json(plan, outcome.differences, outcome.gitops)
+        doc = check_json(plan, outcome.differences, outcome.gitops, outcome.renamed)
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
-        for kind, path in outcome.stale:
-            click.echo(f"{kind}: {path}")
+        for line in check_lines(plan, outcome.stale, outcome.renamed):
+            click.echo(line)
     if outcome.options.diff:
         click.echo(outcome.diffs, nl=False)
     if outcome.stale:
-        click.echo(
-            f"Error: {out} is out of date ({count(len(outcome.stale), 'file')}); "
-            "run `gpustack synth` to update it",
-            err=True,
-        )
+        click.echo(stale_error(plan, len(outcome.stale)), err=True)
         sys.exit(STALE)
     if fmt == "text" and not quiet:
         click.echo(f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})")
@@ -216,7 +212,7 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
 
 def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     """A write: hand edits overwritten (always), then the clusters written and removed."""
-    from gpustack.synth.report import write_json
+    from gpustack.synth.report import write_json, write_lines
 
     plan, out = outcome.plan, outcome.options.out
     assert plan is not None
@@ -228,10 +224,8 @@ def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
         return
     if quiet:
         return
-    for name in outcome.written:
-        click.echo(f"wrote {plan.cluster_dir(name)}")
-    for name in outcome.removed:
-        click.echo(f"removed {plan.cluster_dir(name)}")
+    for line in write_lines(plan, outcome.written, outcome.removed, outcome.renamed):
+        click.echo(line)
     for kind, path in outcome.gitops:
         click.echo(f"{kind} {path}")
     click.echo(

@@ -85,6 +85,7 @@ class SynthOutcome:
     - ``gitops``: ``(what, path)`` of the GitOps folder's files written (or, with ``check``,
       differing).
     - ``diffs``: unified diffs of ``stale`` (``check`` with ``diff``).
+    - ``renamed``: ``(old, new)`` cluster names whose folder this run renames (or would).
     """
 
     options: SynthOptions
@@ -99,6 +100,7 @@ class SynthOutcome:
     differences: tuple[Difference, ...] = ()
     gitops: tuple[tuple[str, Path], ...] = ()
     diffs: str = ""
+    renamed: tuple[tuple[str, str], ...] = ()
 
 
 def run(options: SynthOptions) -> SynthOutcome:
@@ -216,6 +218,7 @@ def write_or_check(
     compared), and the fleet recorded once written."""
     from gpustack.gitops.delivery import delivery_files, write_or_compare
     from gpustack.synth import writer
+    from gpustack.synth.renames import renames
 
     out, check, force, prune = options.out, options.check, options.force, options.prune
     kept: dict[str, IndexEntry] = {f.name: f.entry for f in fresh.values()}
@@ -242,6 +245,7 @@ def write_or_check(
         removed=tuple(summary.removed),
         forgotten=tuple(summary.forgotten),
         gitops=gitops,
+        renamed=renames(done.plan) if summary.removed else (),
     )
 
 
@@ -253,10 +257,12 @@ def _checked(
 ) -> SynthOutcome:
     """A ``check`` run's outcome: every out-of-date file, and their diffs when asked for."""
     from gpustack.synth.index import index_path
-    from gpustack.synth.report import unified_diffs
+    from gpustack.synth.renames import renames
+    from gpustack.synth.report import renamed_diffs, unified_diffs
 
     plan = done.plan
     stale = tuple((d.kind, d.path) for d in done.differences) + gitops
+    renamed = renames(plan)
     diffs = ""
     if options.diff:
         wanted = {
@@ -270,7 +276,8 @@ def _checked(
             from gpustack.gitops.objects import GITOPS_DIR
 
             wanted.update((options.out / GITOPS_DIR / r, c) for r, c in delivered.items())
-        diffs = unified_diffs(stale, wanted)
+        folders = [(plan.cluster_dir(a), plan.cluster_dir(b)) for a, b in renamed]
+        diffs = renamed_diffs(folders, wanted) + unified_diffs(stale, wanted, skip=folders)
     return SynthOutcome(
         options,
         plan=plan,
@@ -278,6 +285,7 @@ def _checked(
         differences=done.differences,
         gitops=gitops,
         diffs=diffs,
+        renamed=renamed,
     )
 
 
