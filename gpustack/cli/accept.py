@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gpustack.cli.common import load_profile
+from gpustack.cli.common import exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -69,6 +69,7 @@ def accept() -> None:
 @accept.command("manifests")
 @_plan_options
 @click.option("--image", help="Image with PyTorch (default: the examples' image).")
+@exit_statuses(failed="on an invalid profile or state")
 def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     """Write the acceptance run's objects for PROFILE to stdout (YAML)."""
     from gpustack.accept.manifests import objects
@@ -89,6 +90,7 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     default="text",
     show_default=True,
 )
+@exit_statuses("when every check passed", "on any failure (or an invalid profile or state)")
 def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
     """Report on the run from its pods' logs (LOGS: a file, - for stdin), e.g. `kubectl logs -n
     NS -l app.kubernetes.io/component=acceptance --all-containers --tail=-1`."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
+
+from gpustack.exits import Exit, statuses
 
 if TYPE_CHECKING:
     from gpustack.checker import CheckResult
@@ -47,6 +50,25 @@ def exit_invalid(result: CheckResult) -> NoReturn:
 
     click.echo(render_text(result), err=True, nl=False)
     sys.exit(1)
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def exit_statuses(
+    ok: str | None = None, failed: str | None = None, *, stale: bool = False
+) -> Callable[[F], F]:
+    """Append the command's exit statuses, from :mod:`gpustack.exits`, to its docstring (its
+    ``--help``): ``ok`` and ``failed`` say what 0 and 1 mean for it; ``stale`` adds 3."""
+
+    def add(f: F) -> F:
+        import inspect
+
+        said = {s: text for s, text in ((Exit.OK, ok), (Exit.FAILED, failed)) if text}
+        f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{statuses(said, stale=stale)}"
+        return f
+
+    return add
 
 
 def count(n: int, noun: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import DEFAULT_PROFILES
+from gpustack.cli.common import DEFAULT_PROFILES, exit_statuses
 from gpustack.cli.group import main
 
 
@@ -46,6 +46,7 @@ def _products() -> list[str]:
     show_default=True,
     help="Folder to write NAME.yaml into; the schemas go to its parent's schemas/.",
 )
+@exit_statuses("when written", "when the profile exists, cannot be written or would not be valid")
 def init(
     name: str, product: str, gpus_per_node: int, example_gpus: int, profiles_dir: Path
 ) -> None:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli.common import count, exit_invalid
+from gpustack.cli.common import count, exit_invalid, exit_statuses
 from gpustack.cli.group import main
+from gpustack.exits import Exit
 
 if TYPE_CHECKING:
     from gpustack.synth.action import SynthOptions, SynthOutcome
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 @click.option(
     "--check",
     is_flag=True,
-    help="Write nothing; exit 1 and list every file that is out of date.",
+    help=f"Write nothing; exit {int(Exit.STALE)} and list every file that is out of date.",
 )
 @click.option(
     "--base",
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     help="json: one document on stdout, per cluster its status and files.",
 )
 @click.option("--diff", is_flag=True, help="With --check: show a unified diff of each change.")
+@exit_statuses("when done (or up to date)", stale=True)
 def synth(
     paths: tuple[Path, ...],
     out: Path,
@@ -109,8 +111,6 @@ def synth(
 
     A cluster whose profile, bases and gpustack are unchanged since the run recorded in the
     index, and whose folder is exactly as written, is neither validated nor synthesized again.
-    Exit status: 0 done (or up to date), 1 invalid input or refused, 2 usage error, 3 --check
-    found OUT out of date.
     """
     _refuse_usage(paths, default_profile, check, diff, base, full)
     options = _options(paths, out, check, diff, force, prune, default_profile, jobs)

@@ -8,8 +8,7 @@
   its files;
 * :func:`unified_diffs`: ``--check --diff``, the change a run would make to each file.
 
-Exit statuses (documented in the README): 0 done or up to date, 1 invalid input or a refusal
-(one ``Error:`` line), 2 usage error, :data:`STALE` ``--check`` found the output out of date.
+Exit statuses: :mod:`gpustack.exits` (``synth --help`` states them from there).
 """
 
 from __future__ import annotations
@@ -20,11 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from gpustack.exits import Exit
 from gpustack.synth.compare import Difference
 from gpustack.synth.plan import Plan
 
 #: ``synth --check``: the output is out of date (distinct from 1, invalid input).
-STALE = 3
+STALE = Exit.STALE
 
 
 class ProgressLine:
