@@ -40,10 +40,10 @@ def _plan_options(f: Any) -> Any:
     return f
 
 
-def _plan(profile_path: Path, **kw: Any) -> tuple[Any, list[Any]]:
+def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[Any]]:
     from gpustack.accept.plan import plan
 
-    profile, _ = load_profile(profile_path)
+    profile, _ = load_profile(profile_path, fmt)
     cluster = None
     if kw["state_path"] is not None:
         from gpustack.nodestate.source import SourceError, parse
@@ -98,7 +98,7 @@ def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
 
     from gpustack.accept.report import RENDERERS, parse_logs
 
-    _, groups = _plan(profile_path, **kw)
+    _, groups = _plan(profile_path, fmt, **kw)
     results = parse_logs(logs.read(), groups)
     click.echo(RENDERERS[fmt](results), nl=False)
     if not all(r.ok for r in results):

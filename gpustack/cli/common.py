@@ -30,24 +30,27 @@ def color(fmt: str) -> bool:
     )
 
 
-def load_profile(path: Path) -> tuple[Profile, str]:
+def load_profile(path: Path, fmt: str = "text") -> tuple[Profile, str]:
     """The validated profile at ``path`` and its display name; exit 1 with validate's report
-    when it is not valid."""
+    when it is not valid (see :func:`exit_invalid` for ``fmt``)."""
     from gpustack.checker import check_paths, display_path
 
     result = check_paths([path])
     if not result.ok or len(result.profiles) != 1:
-        exit_invalid(result)
+        exit_invalid(result, fmt)
     return result.profiles[0].profile, display_path(path)
 
 
-def exit_invalid(result: CheckResult) -> NoReturn:
+def exit_invalid(result: CheckResult, fmt: str = "text") -> NoReturn:
     """validate's report of ``result`` on stderr, and exit 1: what every command does with a
-    profile that does not validate."""
+    profile that does not validate. A command asked for ``--format json`` (or ``github``)
+    also gets validate's document in that format on stdout, where its program reads."""
     import sys
 
-    from gpustack.report import render_text
+    from gpustack.report import FORMATS, render, render_text
 
+    if fmt != "text" and fmt in FORMATS:
+        click.echo(render(result, fmt), nl=False)
     click.echo(render_text(result), err=True, nl=False)
     sys.exit(1)
 

@@ -51,7 +51,7 @@ def doctor(
 
     if (state_path is None) == (not use_kubectl):
         raise click.UsageError("give one of --state FILE or --kubectl")
-    profile, _ = load_profile(profile_path)
+    profile, _ = load_profile(profile_path, fmt)
     try:
         if use_kubectl:
             extra = ["--context", kube_context] if kube_context else []

@@ -56,7 +56,7 @@ def lint(
         raise click.UsageError(f"unknown rule {unknown[0]!r}; rules: {', '.join(BY_ID)}")
     ctx: LintContext = generic()
     if profile_path is not None:
-        profile, shown = load_profile(profile_path)
+        profile, shown = load_profile(profile_path, fmt)
         ctx = from_profile(profile, shown)
     stdin = _stdin() if "-" in paths else None
     rules = [r for r in RULES if r.id not in disabled]

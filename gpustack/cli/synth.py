@@ -118,7 +118,7 @@ def synth(
     progress = sys.stderr.isatty() and not quiet and fmt == "text"
     outcome = _run(replace(options, progress=progress, quiet=quiet, on_note=_note))
     if outcome.refused is not None:
-        exit_invalid(outcome.refused)
+        exit_invalid(outcome.refused, fmt)
     if check:
         _report_check(outcome, fmt, quiet)
     else:
