@@ -220,7 +220,7 @@ def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
         click.echo(f"gpustack: warning: overwrote {path}, edited by hand (--force)", err=True)
     if fmt == "json":
         doc = write_json(plan, outcome.written, outcome.unchanged, outcome.removed, outcome.gitops)
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json.dumps({**doc, "rollout": list(outcome.rollout)}, indent=2))
         return
     if quiet:
         return
@@ -236,3 +236,5 @@ def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
             * bool(outcome.forgotten)
         )
     )
+    for note in outcome.rollout:
+        click.echo(note)

@@ -86,6 +86,8 @@ class SynthOutcome:
       differing).
     - ``diffs``: unified diffs of ``stale`` (``check`` with ``diff``).
     - ``renamed``: ``(old, new)`` cluster names whose folder this run renames (or would).
+    - ``rollout``: notes on what the nodes take only when told (a driver or MIG layout change;
+      :mod:`gpustack.synth.rollout`), after a write.
     """
 
     options: SynthOptions
@@ -101,6 +103,7 @@ class SynthOutcome:
     gitops: tuple[tuple[str, Path], ...] = ()
     diffs: str = ""
     renamed: tuple[tuple[str, str], ...] = ()
+    rollout: tuple[str, ...] = ()
 
 
 def run(options: SynthOptions) -> SynthOutcome:
@@ -219,6 +222,7 @@ def write_or_check(
     from gpustack.gitops.delivery import delivery_files, write_or_compare
     from gpustack.synth import writer
     from gpustack.synth.renames import renames
+    from gpustack.synth.rollout import changes, notes
 
     out, check, force, prune = options.out, options.check, options.force, options.prune
     kept: dict[str, IndexEntry] = {f.name: f.entry for f in fresh.values()}
@@ -227,6 +231,8 @@ def write_or_check(
     )
     if delivery.note:
         options.on_note(delivery.note)
+    # what the nodes take only when told, read from the folders before the write replaces them
+    rollout = () if check else tuple(notes(*changes(out, clusters)))
     done = writer.run(
         out, clusters, check=check, force=force, prune=prune, kept=kept, index_bytes=index_bytes
     )
@@ -246,6 +252,7 @@ def write_or_check(
         forgotten=tuple(summary.forgotten),
         gitops=gitops,
         renamed=renames(done.plan) if summary.removed else (),
+        rollout=rollout,
     )
 
 
