@@ -15,7 +15,7 @@ COMPLETE_VAR = f"_{PROG}_COMPLETE".replace("-", "_").upper()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 @exit_statuses()
 def completion(shell: str) -> None:
-    """Print the completion script for SHELL: commands, options and their choices complete on
+    """Print the completion script for the shell: commands, options and their choices complete on
     Tab. Load it in the shell's start-up file:
 
     \b
