@@ -47,6 +47,39 @@ def products() -> list[str]:
     )
 
 
+def product_hint(value: str) -> str:
+    """What ``validate`` says of a ``gpus.product`` it does not know (its did-you-mean, then
+    the products), over the products ``init`` offers."""
+    # validate's own suggestion, so init and validate suggest alike (not a second one)
+    from gpustack.profile.explain import _enum_hint
+
+    return _enum_hint(("gpus", "product"), products(), value)
+
+
+#: Where ``init``'s arguments land in the profile it writes (:func:`profile_text`): its errors
+#: name the argument, not a line of a file that was never written.
+ARGUMENTS: dict[str, str] = {
+    "$.metadata.name": "NAME",
+    "$.gpus.product": "--product",
+    "$.gpus.perNode": "--gpus-per-node",
+    "$.workloads.examples[0].gpus": "--example-gpus",
+}
+
+
+def argument_errors(result: CheckResult) -> list[str]:
+    """Each issue of a draft that would not be valid as ``<argument>: <what is wrong>``, the
+    profile fields in its text named by the arguments that set them (a field no argument sets
+    keeps its JSON path)."""
+    fields = sorted(((p.removeprefix("$."), a) for p, a in ARGUMENTS.items()), reverse=True)
+    lines = []
+    for issue in result.issues:
+        text = issue.text()
+        for field, argument in fields:
+            text = text.replace(field, argument)
+        lines.append(f"{ARGUMENTS.get(issue.json_path, issue.json_path)}: {text}")
+    return lines
+
+
 def profile_text(
     name: str, product: str, per_node: int, schema_ref: str, example_gpus: int = 1
 ) -> str:

@@ -9,7 +9,17 @@ only, so that ``validate`` stays fast and Node-free.
 from __future__ import annotations
 
 # The commands register themselves on ``main`` (:mod:`gpustack.cli.group`) when imported.
-from gpustack.cli import accept, doctor, init, lint, synth, template, validate
+from gpustack.cli import accept, completion, doctor, init, lint, synth, template, validate
 from gpustack.cli.group import main
 
-__all__ = ["accept", "doctor", "init", "lint", "main", "synth", "template", "validate"]
+__all__ = [
+    "accept",
+    "completion",
+    "doctor",
+    "init",
+    "lint",
+    "main",
+    "synth",
+    "template",
+    "validate",
+]

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gpustack.cli.common import load_profile
+from gpustack.cli.common import exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -40,10 +40,10 @@ def _plan_options(f: Any) -> Any:
     return f
 
 
-def _plan(profile_path: Path, **kw: Any) -> tuple[Any, list[Any]]:
+def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[Any]]:
     from gpustack.accept.plan import plan
 
-    profile, _ = load_profile(profile_path)
+    profile, _ = load_profile(profile_path, fmt)
     cluster = None
     if kw["state_path"] is not None:
         from gpustack.nodestate.source import SourceError, parse
@@ -69,6 +69,7 @@ def accept() -> None:
 @accept.command("manifests")
 @_plan_options
 @click.option("--image", help="Image with PyTorch (default: the examples' image).")
+@exit_statuses(failed="on an invalid profile or state")
 def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     """Write the acceptance run's objects for PROFILE to stdout (YAML)."""
     from gpustack.accept.manifests import objects
@@ -89,6 +90,7 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     default="text",
     show_default=True,
 )
+@exit_statuses("when every check passed", "on any failure (or an invalid profile or state)")
 def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
     """Report on the run from its pods' logs (LOGS: a file, - for stdin), e.g. `kubectl logs -n
     NS -l app.kubernetes.io/component=acceptance --all-containers --tail=-1`."""
@@ -96,7 +98,7 @@ def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
 
     from gpustack.accept.report import RENDERERS, parse_logs
 
-    _, groups = _plan(profile_path, **kw)
+    _, groups = _plan(profile_path, fmt, **kw)
     results = parse_logs(logs.read(), groups)
     click.echo(RENDERERS[fmt](results), nl=False)
     if not all(r.ok for r in results):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
+
+from gpustack.exits import Exit, statuses
 
 if TYPE_CHECKING:
     from gpustack.checker import CheckResult
@@ -27,26 +30,48 @@ def color(fmt: str) -> bool:
     )
 
 
-def load_profile(path: Path) -> tuple[Profile, str]:
+def load_profile(path: Path, fmt: str = "text") -> tuple[Profile, str]:
     """The validated profile at ``path`` and its display name; exit 1 with validate's report
-    when it is not valid."""
+    when it is not valid (see :func:`exit_invalid` for ``fmt``)."""
     from gpustack.checker import check_paths, display_path
 
     result = check_paths([path])
     if not result.ok or len(result.profiles) != 1:
-        exit_invalid(result)
+        exit_invalid(result, fmt)
     return result.profiles[0].profile, display_path(path)
 
 
-def exit_invalid(result: CheckResult) -> NoReturn:
+def exit_invalid(result: CheckResult, fmt: str = "text") -> NoReturn:
     """validate's report of ``result`` on stderr, and exit 1: what every command does with a
-    profile that does not validate."""
+    profile that does not validate. A command asked for ``--format json`` (or ``github``)
+    also gets validate's document in that format on stdout, where its program reads."""
     import sys
 
-    from gpustack.report import render_text
+    from gpustack.report import FORMATS, render, render_text
 
+    if fmt != "text" and fmt in FORMATS:
+        click.echo(render(result, fmt), nl=False)
     click.echo(render_text(result), err=True, nl=False)
     sys.exit(1)
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def exit_statuses(
+    ok: str | None = None, failed: str | None = None, *, stale: bool = False
+) -> Callable[[F], F]:
+    """Append the command's exit statuses, from :mod:`gpustack.exits`, to its docstring (its
+    ``--help``): ``ok`` and ``failed`` say what 0 and 1 mean for it; ``stale`` adds 3."""
+
+    def add(f: F) -> F:
+        import inspect
+
+        said = {s: text for s, text in ((Exit.OK, ok), (Exit.FAILED, failed)) if text}
+        f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{statuses(said, stale=stale)}"
+        return f
+
+    return add
 
 
 def count(n: int, noun: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import load_profile
+from gpustack.cli.common import exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -29,6 +29,7 @@ from gpustack.cli.group import main
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@exit_statuses("when healthy", "on any finding (or an invalid profile)")
 def doctor(
     profile_path: Path,
     state_path: Path | None,
@@ -39,8 +40,8 @@ def doctor(
     """Diagnose the GPU stack of a cluster from its state: per node (not selected, driver or
     toolkit not ready, device plugin missing or crash-looping, no allocatable GPUs, MIG layout
     not applied) and per Pending GPU pod (nodes with the resource, nodes excluded by taints or
-    selectors, requests larger than any node). Exit 0 when healthy, 1 on any finding, 2 on
-    usage errors. kubectl runs only with --kubectl (read-only: get/list).
+    selectors, requests larger than any node). kubectl runs only with --kubectl (read-only:
+    get/list).
     """
     import sys
 
@@ -50,7 +51,7 @@ def doctor(
 
     if (state_path is None) == (not use_kubectl):
         raise click.UsageError("give one of --state FILE or --kubectl")
-    profile, _ = load_profile(profile_path)
+    profile, _ = load_profile(profile_path, fmt)
     try:
         if use_kubectl:
             extra = ["--context", kube_context] if kube_context else []

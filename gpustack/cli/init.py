@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import DEFAULT_PROFILES
+from gpustack.cli.common import DEFAULT_PROFILES, exit_statuses
 from gpustack.cli.group import main
 
 
@@ -16,11 +16,27 @@ def _products() -> list[str]:
     return products()
 
 
+class _Product(click.Choice[str]):
+    """The products, listed in --help and completed by the shell; an unknown one gets
+    validate's did-you-mean rather than click's bare list."""
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        if value in self.choices:
+            return str(value)
+        from gpustack.scaffold import product_hint
+
+        self.fail(
+            f"{value!r} is not a product gpustack knows ({product_hint(str(value))})", param, ctx
+        )
+
+
 @main.command(short_help="Write a first profile for a cluster, and its schemas.")
 @click.argument("name")
 @click.option(
     "--product",
-    type=click.Choice(_products()),
+    type=_Product(_products()),
     required=True,
     help="GPU product on the nodes (as in gpus.product).",
 )
@@ -46,6 +62,7 @@ def _products() -> list[str]:
     show_default=True,
     help="Folder to write NAME.yaml into; the schemas go to its parent's schemas/.",
 )
+@exit_statuses("when written", "when the profile exists, cannot be written or would not be valid")
 def init(
     name: str, product: str, gpus_per_node: int, example_gpus: int, profiles_dir: Path
 ) -> None:
@@ -57,9 +74,9 @@ def init(
     existing file is never replaced. The profile schemas are written beside PROFILES (in
     ../schemas/, where the editor modeline points) unless a file there is not gpustack's.
     """
-    from gpustack.report import render_text
     from gpustack.scaffold import (
         ProfileExists,
+        argument_errors,
         create_profile,
         profile_text,
         schema_ref,
@@ -76,9 +93,8 @@ def init(
         ) from None
     except OSError as exc:
         raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
-    if not result.ok:  # e.g. a NAME that is no DNS label
-        report = render_text(result).rstrip()
-        raise click.ClickException(f"the profile would not be valid:\n{report}")
+    if not result.ok:  # e.g. a NAME that is no DNS label; nothing was written
+        raise click.ClickException("\n".join(argument_errors(result)))
     click.echo(f"wrote {target}")
     for done in write_schemas(profiles_dir.parent):
         if done.action == "kept":

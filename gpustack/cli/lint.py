@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import color, load_profile
+from gpustack.cli.common import color, exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -33,13 +33,13 @@ from gpustack.cli.group import main
     metavar="RULE",
     help="Skip a rule by its ID (repeatable).",
 )
+@exit_statuses("when clean", "on any finding (or an invalid profile)")
 def lint(
     paths: tuple[str, ...], profile_path: Path | None, fmt: str, disabled: tuple[str, ...]
 ) -> None:
     """Lint Kubernetes manifests (files, folders of *.yaml/*.yml, or - for stdin) for GPU
     pitfalls: Pod, Job, CronJob, Deployment, StatefulSet, DaemonSet, ReplicaSet, Kubeflow
-    PyTorchJob/MPIJob and Ray RayCluster/RayJob pod templates. Exit 0 when clean, 1 on any
-    finding (or an invalid profile), 2 on usage errors.
+    PyTorchJob/MPIJob and Ray RayCluster/RayJob pod templates.
 
     Without --profile only the rules that hold on any cluster run; with it, the resources,
     capacity, taints, node labels, driver and runtime classes of the profile are checked too.
@@ -56,7 +56,7 @@ def lint(
         raise click.UsageError(f"unknown rule {unknown[0]!r}; rules: {', '.join(BY_ID)}")
     ctx: LintContext = generic()
     if profile_path is not None:
-        profile, shown = load_profile(profile_path)
+        profile, shown = load_profile(profile_path, fmt)
         ctx = from_profile(profile, shown)
     stdin = _stdin() if "-" in paths else None
     rules = [r for r in RULES if r.id not in disabled]

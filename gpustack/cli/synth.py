@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli.common import count, exit_invalid
+from gpustack.cli.common import count, exit_invalid, exit_statuses
 from gpustack.cli.group import main
+from gpustack.exits import Exit
 
 if TYPE_CHECKING:
     from gpustack.synth.action import SynthOptions, SynthOutcome
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 @click.option(
     "--check",
     is_flag=True,
-    help="Write nothing; exit 1 and list every file that is out of date.",
+    help=f"Write nothing; exit {int(Exit.STALE)} and list every file that is out of date.",
 )
 @click.option(
     "--base",
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     help="json: one document on stdout, per cluster its status and files.",
 )
 @click.option("--diff", is_flag=True, help="With --check: show a unified diff of each change.")
+@exit_statuses("when done (or up to date)", stale=True)
 def synth(
     paths: tuple[Path, ...],
     out: Path,
@@ -109,8 +111,6 @@ def synth(
 
     A cluster whose profile, bases and gpustack are unchanged since the run recorded in the
     index, and whose folder is exactly as written, is neither validated nor synthesized again.
-    Exit status: 0 done (or up to date), 1 invalid input or refused, 2 usage error, 3 --check
-    found OUT out of date.
     """
     _refuse_usage(paths, default_profile, check, diff, base, full)
     options = _options(paths, out, check, diff, force, prune, default_profile, jobs)
@@ -118,7 +118,7 @@ def synth(
     progress = sys.stderr.isatty() and not quiet and fmt == "text"
     outcome = _run(replace(options, progress=progress, quiet=quiet, on_note=_note))
     if outcome.refused is not None:
-        exit_invalid(outcome.refused)
+        exit_invalid(outcome.refused, fmt)
     if check:
         _report_check(outcome, fmt, quiet)
     else:
@@ -191,24 +191,20 @@ def _run(options: SynthOptions) -> SynthOutcome:
 
 def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     """``--check``: the out-of-date files (text or JSON), their diffs, exit 3 when any."""
-    from gpustack.synth.report import STALE, check_json
+    from gpustack.synth.report import STALE, check_json, check_lines, stale_error
 
     plan, out = outcome.plan, outcome.options.out
     assert plan is not None
     if fmt == "json":
-        doc = check_json(plan, outcome.differences, outcome.gitops)
+        doc = check_json(plan, outcome.differences, outcome.gitops, outcome.renamed)
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
-        for kind, path in outcome.stale:
-            click.echo(f"{kind}: {path}")
+        for line in check_lines(plan, outcome.stale, outcome.renamed):
+            click.echo(line)
     if outcome.options.diff:
         click.echo(outcome.diffs, nl=False)
     if outcome.stale:
-        click.echo(
-            f"Error: {out} is out of date ({count(len(outcome.stale), 'file')}); "
-            "run `gpustack synth` to update it",
-            err=True,
-        )
+        click.echo(stale_error(plan, len(outcome.stale)), err=True)
         sys.exit(STALE)
     if fmt == "text" and not quiet:
         click.echo(f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})")
@@ -216,7 +212,7 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
 
 def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     """A write: hand edits overwritten (always), then the clusters written and removed."""
-    from gpustack.synth.report import write_json
+    from gpustack.synth.report import write_json, write_lines
 
     plan, out = outcome.plan, outcome.options.out
     assert plan is not None
@@ -224,14 +220,12 @@ def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
         click.echo(f"gpustack: warning: overwrote {path}, edited by hand (--force)", err=True)
     if fmt == "json":
         doc = write_json(plan, outcome.written, outcome.unchanged, outcome.removed, outcome.gitops)
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json.dumps({**doc, "rollout": list(outcome.rollout)}, indent=2))
         return
     if quiet:
         return
-    for name in outcome.written:
-        click.echo(f"wrote {plan.cluster_dir(name)}")
-    for name in outcome.removed:
-        click.echo(f"removed {plan.cluster_dir(name)}")
+    for line in write_lines(plan, outcome.written, outcome.removed, outcome.renamed):
+        click.echo(line)
     for kind, path in outcome.gitops:
         click.echo(f"{kind} {path}")
     click.echo(
@@ -242,3 +236,5 @@ def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
             * bool(outcome.forgotten)
         )
     )
+    for note in outcome.rollout:
+        click.echo(note)

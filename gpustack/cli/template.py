@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import exit_invalid
+from gpustack.cli.common import exit_invalid, exit_statuses
 from gpustack.cli.group import main
 
 
@@ -24,12 +24,13 @@ from gpustack.cli.group import main
     "`profile` parameter (ARGOCD_APP_PARAMETERS), relative to the working directory (its "
     "source path); every error is one line on stderr.",
 )
+@exit_statuses(failed="on an invalid profile")
 def template(profile: Path | None, argocd: bool) -> None:
     """Print the manifests `gpustack synth` writes for PROFILE's cluster folder as one YAML
     stream on stdout, in the order of its kustomization.yaml (install order), writing nothing.
 
     For pipes (`| kubeconform`, `| kubectl diff -f -`) and for rendering inside Argo CD. The
-    profile is validated first: on an issue the findings go to stderr and the exit status is 1.
+    profile is validated first: on an issue the findings go to stderr.
     """
     import sys
 

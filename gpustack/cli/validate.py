@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gpustack.cli.common import DEFAULT_PROFILES, color, count
+from gpustack.cli.common import DEFAULT_PROFILES, color, count, exit_statuses
 from gpustack.cli.group import main
 from gpustack.nodestate.cli import against_nodes, state_options
 
@@ -27,9 +27,10 @@ from gpustack.nodestate.cli import against_nodes, state_options
     help="text for people, json for machines, github for Actions annotations.",
 )
 @state_options
+@exit_statuses("when all are valid", "when any is not")
 def validate(paths: tuple[Path, ...], fmt: str, **node_state: Any) -> None:
     """Check profiles (files or folders, default: profiles/) against the schema and the
-    compatibility rules. Exit 0 when all are valid, 1 when any is not, 2 on usage errors.
+    compatibility rules.
 
     With --state FILE or --kubectl (one profile), every assumption the profile makes about
     the nodes its cluster.nodeSelector picks is checked against them (docs/node-rules.md).

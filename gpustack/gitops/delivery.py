@@ -58,11 +58,21 @@ def delivery_files(
     from gpustack.synth.plan import digests_of
 
     produced = {c.output.name for c in clusters} | set(kept)
+    # a cluster whose profile is part of this run but names another cluster now (a rename) is
+    # removed, not left out; and with no cluster delivering, there is no folder to update
+    in_run = {c.profile for c in clusters} | {e.profile for e in kept.values()}
     left_out = sorted(
         name
         for name, entry in (index.clusters.items() if index else ())
-        if name not in produced and profile_exists(entry.profile, out)
+        if name not in produced
+        and entry.profile not in in_run
+        and profile_exists(entry.profile, out)
     )
+    delivers = any(c.delivery for c in clusters) or any(
+        e.delivery for e in [*kept.values(), *(index.clusters.values() if index else ())]
+    )
+    if left_out and not delivers:
+        return Delivery(None)
     if left_out:
         return Delivery(
             None,

@@ -85,6 +85,9 @@ class SynthOutcome:
     - ``gitops``: ``(what, path)`` of the GitOps folder's files written (or, with ``check``,
       differing).
     - ``diffs``: unified diffs of ``stale`` (``check`` with ``diff``).
+    - ``renamed``: ``(old, new)`` cluster names whose folder this run renames (or would).
+    - ``rollout``: notes on what the nodes take only when told (a driver or MIG layout change;
+      :mod:`gpustack.synth.rollout`), after a write.
     """
 
     options: SynthOptions
@@ -99,6 +102,8 @@ class SynthOutcome:
     differences: tuple[Difference, ...] = ()
     gitops: tuple[tuple[str, Path], ...] = ()
     diffs: str = ""
+    renamed: tuple[tuple[str, str], ...] = ()
+    rollout: tuple[str, ...] = ()
 
 
 def run(options: SynthOptions) -> SynthOutcome:
@@ -216,6 +221,8 @@ def write_or_check(
     compared), and the fleet recorded once written."""
     from gpustack.gitops.delivery import delivery_files, write_or_compare
     from gpustack.synth import writer
+    from gpustack.synth.renames import renames
+    from gpustack.synth.rollout import changes, notes
 
     out, check, force, prune = options.out, options.check, options.force, options.prune
     kept: dict[str, IndexEntry] = {f.name: f.entry for f in fresh.values()}
@@ -224,6 +231,8 @@ def write_or_check(
     )
     if delivery.note:
         options.on_note(delivery.note)
+    # what the nodes take only when told, read from the folders before the write replaces them
+    rollout = () if check else tuple(notes(*changes(out, clusters)))
     done = writer.run(
         out, clusters, check=check, force=force, prune=prune, kept=kept, index_bytes=index_bytes
     )
@@ -242,6 +251,8 @@ def write_or_check(
         removed=tuple(summary.removed),
         forgotten=tuple(summary.forgotten),
         gitops=gitops,
+        renamed=renames(done.plan) if summary.removed else (),
+        rollout=rollout,
     )
 
 
@@ -252,10 +263,13 @@ def _checked(
     delivered: dict[str, bytes] | None,
 ) -> SynthOutcome:
     """A ``check`` run's outcome: every out-of-date file, and their diffs when asked for."""
-    from gpustack.synth.report import unified_diffs
+    from gpustack.synth.index import index_path
+    from gpustack.synth.renames import renames
+    from gpustack.synth.report import renamed_diffs, unified_diffs
 
     plan = done.plan
     stale = tuple((d.kind, d.path) for d in done.differences) + gitops
+    renamed = renames(plan)
     diffs = ""
     if options.diff:
         wanted = {
@@ -263,11 +277,14 @@ def _checked(
             for sc in plan.write
             for f in sc.output.files
         }
+        # the index as the run would write it: a diff of its entries, never a deletion
+        wanted[index_path(options.out)] = plan.after.to_bytes()
         if delivered is not None:
             from gpustack.gitops.objects import GITOPS_DIR
 
             wanted.update((options.out / GITOPS_DIR / r, c) for r, c in delivered.items())
-        diffs = unified_diffs(stale, wanted)
+        folders = [(plan.cluster_dir(a), plan.cluster_dir(b)) for a, b in renamed]
+        diffs = renamed_diffs(folders, wanted) + unified_diffs(stale, wanted, skip=folders)
     return SynthOutcome(
         options,
         plan=plan,
@@ -275,6 +292,7 @@ def _checked(
         differences=done.differences,
         gitops=gitops,
         diffs=diffs,
+        renamed=renamed,
     )
 
 

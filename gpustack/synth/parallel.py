@@ -165,6 +165,10 @@ def _in_workers(
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=_worker_env(),
+                # out of the terminal's process group: Ctrl-C reaches this process, which
+                # stops the workers (below) and says so in one line, not each worker and its
+                # Node with a traceback of their own
+                start_new_session=True,
             )
             procs.append(proc)
             t = threading.Thread(target=_feed_and_read, args=(proc, share, results), daemon=True)

@@ -8,23 +8,23 @@
   its files;
 * :func:`unified_diffs`: ``--check --diff``, the change a run would make to each file.
 
-Exit statuses (documented in docs/): 0 done or up to date, 1 invalid input or a refusal
-(one ``Error:`` line), 2 usage error, :data:`STALE` ``--check`` found the output out of date.
+Exit statuses: :mod:`gpustack.exits` (``synth --help`` states them from there).
 """
 
 from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from gpustack.exits import Exit
 from gpustack.synth.compare import Difference
 from gpustack.synth.plan import Plan
 
 #: ``synth --check``: the output is out of date (distinct from 1, invalid input).
-STALE = 3
+STALE = Exit.STALE
 
 
 class ProgressLine:
@@ -86,7 +86,10 @@ def write_json(
 
 
 def check_json(
-    plan: Plan, differences: Sequence[Difference], gitops: Sequence[tuple[str, Path]]
+    plan: Plan,
+    differences: Sequence[Difference],
+    gitops: Sequence[tuple[str, Path]],
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     by_cluster: dict[str, list[dict[str, str]]] = {}
     other: list[dict[str, str]] = []
@@ -112,6 +115,7 @@ def check_json(
         "upToDate": not differences and not gitops,
         "clusters": clusters,
         "other": other,
+        "renamed": [{"from": a, "to": b} for a, b in renamed],
     }
 
 
@@ -121,24 +125,99 @@ def _text(data: bytes | None) -> list[str]:
     return data.decode("utf-8", errors="replace").splitlines(keepends=True)
 
 
-def unified_diffs(differences: Sequence[tuple[str, Path]], wanted: Mapping[Path, bytes]) -> str:
-    """A unified diff per file that differs, is missing or is extra (what ``synth`` would do);
-    other differences (the index, leftovers) are named in the listing only."""
+def _diff(current: bytes | None, new: bytes | None, old_path: Path, new_path: Path) -> str:
+    lines = difflib.unified_diff(
+        _text(current),
+        _text(new),
+        fromfile=f"a/{old_path}" if current is not None else "/dev/null",
+        tofile=f"b/{new_path}" if new is not None else "/dev/null",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _under(path: Path, folders: Iterable[tuple[Path, Path]]) -> bool:
+    return any(path.is_relative_to(f) for pair in folders for f in pair)
+
+
+def unified_diffs(
+    differences: Sequence[tuple[str, Path]],
+    wanted: Mapping[Path, bytes],
+    *,
+    skip: Sequence[tuple[Path, Path]] = (),
+) -> str:
+    """A unified diff per file that differs, is missing or is extra (what ``synth`` would do),
+    but those in the renamed folders ``skip`` (:func:`renamed_diffs` shows them); leftovers of a
+    killed run are named in the listing only."""
     chunks: list[str] = []
     for kind, path in differences:
-        if kind not in ("differs", "missing", "extra"):
+        if kind not in ("differs", "missing", "extra") or _under(path, skip):
             continue
         current = None if kind == "missing" else _read(path)
         new = wanted.get(path) if kind != "extra" else None
-        lines = difflib.unified_diff(
-            _text(current),
-            _text(new),
-            fromfile=f"a/{path}" if current is not None else "/dev/null",
-            tofile=f"b/{path}" if new is not None else "/dev/null",
-        )
-        text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-        chunks.append(text)
+        chunks.append(_diff(current, new, path, path))
     return "".join(chunks)
+
+
+def renamed_diffs(renamed: Sequence[tuple[Path, Path]], wanted: Mapping[Path, bytes]) -> str:
+    """Per renamed cluster folder ``(old, new)``, a diff of each file from its old folder to its
+    new one, where the two differ (the rename itself is the summary's one line)."""
+    from gpustack.synth.plan import existing_files
+
+    chunks: list[str] = []
+    for old, new in renamed:
+        current = existing_files(old)
+        made = {p.relative_to(new).as_posix() for p in wanted if p.is_relative_to(new)}
+        names = set(current) | made
+        for rel in sorted(names):
+            before = _read(current[rel]) if rel in current else None
+            after = wanted.get(new / rel)
+            if before != after:
+                chunks.append(_diff(before, after, old / rel, new / rel))
+    return "".join(chunks)
+
+
+def renamed_line(plan: Plan, old: str, new: str) -> str:
+    """``renamed: <old folder> → <new folder> (N files, M changed)``, from the index."""
+    before, after = plan.before.clusters[old].files, plan.after.clusters[new].files
+    changed = sum(1 for rel, d in after.items() if before.get(rel) != d)
+    return (
+        f"renamed: {plan.cluster_dir(old)} → {plan.cluster_dir(new)} "
+        f"({len(after)} files, {changed} changed)"
+    )
+
+
+def check_lines(
+    plan: Plan, stale: Sequence[tuple[str, Path]], renamed: Sequence[tuple[str, str]]
+) -> list[str]:
+    """``--check``'s listing: one line per renamed cluster, then ``<change>: <path>`` per other
+    out-of-date file."""
+    folders = [(plan.cluster_dir(a), plan.cluster_dir(b)) for a, b in renamed]
+    return [renamed_line(plan, a, b) for a, b in renamed] + [
+        f"{kind}: {path}" for kind, path in stale if not _under(path, folders)
+    ]
+
+
+def write_lines(
+    plan: Plan,
+    written: Sequence[str],
+    removed: Sequence[str],
+    renamed: Sequence[tuple[str, str]],
+) -> list[str]:
+    """A write's listing: ``wrote``/``removed`` per cluster folder, ``renamed`` for a pair."""
+    old, new = {a for a, _ in renamed}, {b for _, b in renamed}
+    return (
+        [f"renamed {plan.cluster_dir(a)} → {plan.cluster_dir(b)}" for a, b in renamed]
+        + [f"wrote {plan.cluster_dir(n)}" for n in written if n not in new]
+        + [f"removed {plan.cluster_dir(n)}" for n in removed if n not in old]
+    )
+
+
+def stale_error(plan: Plan, files: int) -> str:
+    """``--check``'s error line: how many files are out of date, and the command that updates
+    them (with ``--prune`` when it deletes a cluster folder)."""
+    command = "gpustack synth --prune" if plan.removals and not plan.prune else "gpustack synth"
+    noun = "file" if files == 1 else "files"
+    return f"Error: {plan.out} is out of date ({files} {noun}); run `{command}` to update it"
 
 
 def _read(path: Path) -> bytes | None:

@@ -195,6 +195,10 @@ def _stage_all(plan: Plan, outputs: Sequence[ClusterOutput]) -> dict[str, Path]:
         raise SynthError(
             f"cannot write {where}: {exc.strerror}; {plan.out} was left unchanged"
         ) from exc
+    except BaseException:  # an interrupt: no staged folder is left behind either
+        for path in staged.values():
+            fsswap.remove(path)
+        raise
     return staged
 
 
@@ -269,13 +273,15 @@ def _apply_locked(plan: Plan) -> Summary:
         _write_index(out, OwnershipIndex(clusters=claimed))
         for name, path in staged.items():
             swapped.append((name, fsswap.swap_in(path, plan.cluster_dir(name))))
-    except OSError as exc:
+    except BaseException as exc:  # an OSError, or an interrupt: undo the swaps done so far
         for name, old in reversed(swapped):
             fsswap.swap_back(plan.cluster_dir(name), old, staged[name])
         for path in staged.values():
             if os.path.lexists(path):
                 fsswap.remove(path)
         _restore_index(out, original_index)
+        if not isinstance(exc, OSError):
+            raise
         where = exc.filename or out
         raise SynthError(
             f"cannot replace {where}: {exc.strerror}; {out} was left unchanged"
