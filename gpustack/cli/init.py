@@ -16,11 +16,27 @@ def _products() -> list[str]:
     return products()
 
 
+class _Product(click.Choice[str]):
+    """The catalog products; a GPU's name as nvidia-smi or GPU feature discovery spell it
+    (``NVIDIA-H100-80GB-HBM3``) gets its catalog name as "did you mean", as in ``validate``."""
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            from gpustack.profile.catalog import product_suggestion
+
+            hint = product_suggestion(str(value), self.choices) if isinstance(value, str) else None
+            if hint is None:
+                raise
+            self.fail(f"{value!r} is not a catalog product; {hint}", param, ctx)
+
+
 @main.command(short_help="Write a first profile for a cluster, and its schemas.")
 @click.argument("name")
 @click.option(
     "--product",
-    type=click.Choice(_products()),
+    type=_Product(_products()),
     required=True,
     help="GPU product on the nodes (as in gpus.product).",
 )
