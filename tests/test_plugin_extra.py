@@ -112,7 +112,9 @@ COMMANDS = [
 
 
 @pytest.mark.parametrize(("args", "codes"), COMMANDS, ids=[a[0] for a, _ in COMMANDS])
-def test_a_command_runs_without_the_extra(workdir: Path, args: tuple[str, ...], codes: set[int]) -> None:
+def test_a_command_runs_without_the_extra(
+    workdir: Path, args: tuple[str, ...], codes: set[int]
+) -> None:
     done = _run(_cli(*args), workdir)
     assert "blocked by the test" not in done.stderr, done.stderr
     assert done.returncode in codes, done.stdout + done.stderr

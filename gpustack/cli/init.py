@@ -20,7 +20,9 @@ class _Product(click.Choice[str]):
     """The catalog products; a GPU's name as nvidia-smi or GPU feature discovery spell it
     (``NVIDIA-H100-80GB-HBM3``) gets its catalog name as "did you mean", as in ``validate``."""
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> str:
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter:

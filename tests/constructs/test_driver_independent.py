@@ -72,4 +72,3 @@ def test_switching_a_gpu_client_leaves_the_driver_daemonset_alone(
     assert daemonsets, "no driver DaemonSet file"
     for p in daemonsets:
         assert new.get(p) == old[p], f"{p} changed when {section} was switched"
-

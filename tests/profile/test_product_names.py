@@ -47,9 +47,7 @@ def test_other_wrong_products_keep_the_list() -> None:
     assert found[0].hint is not None and "expected one of:" in found[0].hint
 
 
-@pytest.mark.parametrize(
-    ("name", "product"), [(n, p) for n, p in NODE_NAMES if p in products()]
-)
+@pytest.mark.parametrize(("name", "product"), [(n, p) for n, p in NODE_NAMES if p in products()])
 def test_init_suggests_the_catalog_name(tmp_path: Path, name: str, product: str) -> None:
     out = tmp_path / "profiles"
     result = CliRunner().invoke(main, ["init", "c", "--product", name, "--profiles", str(out)])
