@@ -6,6 +6,7 @@ and walking needs no YAML, schema or rules.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ def scan(paths: Sequence[Path]) -> Scan:
     for path in paths:
         if path.is_dir():
             inner: list[Path] = []
-            for root, dirs, names in os.walk(path, onerror=lambda e, top=path: failed(e, top)):
+            for root, dirs, names in os.walk(path, onerror=functools.partial(failed, top=path)):
                 here = Path(root)
                 in_base = _under_base(here, path)
                 # "_" folders are walked only to notice a complete profile put there
