@@ -108,6 +108,9 @@ class CheckResult:
     accepted: tuple[Accepted, ...] = ()
     #: Files in the folders checked that are not profiles (Kubernetes manifests); not counted.
     skipped: tuple[Skipped, ...] = ()
+    #: Complete profiles (with ``metadata.name``) under a ``_`` folder, where bases live: neither
+    #: checked nor synthesized, and each worth a note (:func:`base_note`).
+    bases: tuple[Skipped, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -162,12 +165,17 @@ def check_paths(
     loader = ProfileLoader()
     outcomes: list[_Outcome] = []
     skipped: list[Skipped] = []
+    bases: dict[Path, Skipped] = {}
     seen: set[Path] = set()
     whole_roots = True  # every path given is a whole profiles root (see _Accepts.unused)
     for given in paths:
         root = profiles_root(given)
         whole_roots = whole_roots and given.is_dir() and given.resolve() == root
         found = scan([given])
+        for base in found.bases:
+            name = _cluster_name(base)
+            if name is not None and base.resolve() not in bases:
+                bases[base.resolve()] = Skipped(display_path(base), base_note(base, given, name))
         for folder, why in found.unreadable:
             shown = display_path(folder)
             issue = Issue(
@@ -232,6 +240,38 @@ def check_paths(
         files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
         accepted=tuple(accepted),
         skipped=tuple(skipped),
+        bases=tuple(bases.values()),
+    )
+
+
+def _cluster_name(file: Path) -> str | None:
+    """``metadata.name`` of a YAML file that has one (a complete profile), else ``None`` (a base,
+    or anything unreadable: a base is read only when a profile extends it)."""
+    try:
+        text = limits.decode(limits.read_limited(file))
+        limits.check_shape(text, _YAML_LOADER, max_values=MAX_VALUES)
+        data: Any = yaml.load(text, Loader=_YAML_LOADER)
+    except (limits.Refused, yaml.YAMLError, OSError, UnicodeError):
+        return None
+    if not isinstance(data, dict) or not str(data.get("apiVersion", "")).startswith(
+        f"{_PROFILE_GROUP}/"
+    ):
+        return None
+    meta = data.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def base_note(file: Path, folder: Path, name: str) -> str:
+    """Why the complete profile ``file`` (``metadata.name`` ``name``) under a ``_`` name inside
+    ``folder`` makes no cluster, and how it would."""
+    parts = file.relative_to(folder).parts
+    hidden = next(p for p in parts if p.startswith("_"))
+    return (
+        f"a complete profile (metadata.name {name!r}) under {hidden!r}: a name starting with"
+        " '_' holds bases for `extends`, which are neither validated nor synthesized as clusters;"
+        f" move it to {display_path(folder / f'{name}.yaml')} to make it a cluster, or drop its"
+        " metadata to keep it a base"
     )
 
 

@@ -9,7 +9,7 @@ component list is derived from here.
 - :mod:`gpustack.synth.layout` sorts files by the registry order and refuses a component that is
   not registered (it can no longer sort last by accident);
 - :mod:`gpustack.constructs.placement` gives a deploy label to the rows with ``deploy_label``,
-  and the driver manager seeds the labels of the enabled ``gpu_client`` rows;
+  and the driver manager seeds the labels of every ``gpu_client`` row, on or off;
 - ``cluster.requireImageDigests`` (:mod:`gpustack.profile.rules.cluster`) checks the ``images``
   of every enabled row;
 - ``gpustack doctor`` (:mod:`gpustack.doctor.nodes`) walks the ``readiness`` stages in order.

@@ -6,6 +6,7 @@ and walking needs no YAML, schema or rules.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,14 @@ def _is_hidden(part: str) -> bool:
     return part.startswith("_") or part.startswith(".")
 
 
+def _under_base(path: Path, top: Path) -> bool:
+    """Whether ``path`` lies in a ``_`` folder inside ``top`` (where bases live)."""
+    try:
+        return any(part.startswith("_") for part in path.relative_to(top).parts)
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class Scan:
     """What :func:`scan` found: profile files, and folders it could not read (each an error:
@@ -25,6 +34,9 @@ class Scan:
 
     files: tuple[Path, ...]
     unreadable: tuple[tuple[Path, str], ...] = ()
+    #: ``*.yaml``/``*.yml`` files skipped because a name on their way starts with ``_`` (bases
+    #: for ``extends``): a complete profile among them is no cluster, which the user is told.
+    bases: tuple[Path, ...] = ()
 
 
 def scan(paths: Sequence[Path]) -> Scan:
@@ -33,27 +45,32 @@ def scan(paths: Sequence[Path]) -> Scan:
     the folder, which is where bases for ``extends`` live (``profiles/_bases/``). Every entry
     with a profile suffix that is not a folder is kept (a broken symlink, a FIFO), so that
     checking it reports it instead of silently dropping a profile; links to folders are not
-    followed. A folder that cannot be listed is reported in :attr:`Scan.unreadable`.
+    followed. A folder that cannot be listed is reported in :attr:`Scan.unreadable`. The
+    ``*.yaml``/``*.yml`` files skipped under ``_`` names are listed in :attr:`Scan.bases`.
 
     Raises ``FileNotFoundError`` for a path that does not exist.
     """
     found: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
+    bases: list[Path] = []
 
-    def failed(exc: OSError) -> None:
-        unreadable.append((Path(str(exc.filename)), exc.strerror or str(exc)))
+    def failed(exc: OSError, top: Path) -> None:
+        folder = Path(str(exc.filename))
+        if not _under_base(folder, top):  # a base folder nobody can read holds no cluster
+            unreadable.append((folder, exc.strerror or str(exc)))
 
     for path in paths:
         if path.is_dir():
             inner: list[Path] = []
-            for root, dirs, names in os.walk(path, onerror=failed):
+            for root, dirs, names in os.walk(path, onerror=functools.partial(failed, top=path)):
                 here = Path(root)
-                dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
-                inner.extend(
-                    here / n
-                    for n in names
-                    if Path(n).suffix in PROFILE_SUFFIXES and not _is_hidden(n)
-                )
+                in_base = _under_base(here, path)
+                # "_" folders are walked only to notice a complete profile put there
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for n in names:
+                    if Path(n).suffix not in PROFILE_SUFFIXES or n.startswith("."):
+                        continue
+                    (bases if in_base or n.startswith("_") else inner).append(here / n)
             found.extend(sorted(inner))
         elif os.path.lexists(path):
             found.append(path)
@@ -62,7 +79,7 @@ def scan(paths: Sequence[Path]) -> Scan:
     unique: dict[Path, None] = {}
     for p in found:
         unique.setdefault(p, None)
-    return Scan(tuple(unique), tuple(unreadable))
+    return Scan(tuple(unique), tuple(unreadable), tuple(sorted(bases)))
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:

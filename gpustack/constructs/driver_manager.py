@@ -9,10 +9,21 @@ the GPU clients' DaemonSets leave, waits for their pods (found by their ``app`` 
 (optionally drains the node), unloads the old modules, and sets the labels back to ``true``.
 
 It pauses only labels that are ``true``. With ``cluster.deployLabels: optional`` nobody has to
-set them, so a ``deploy-labels`` step runs first and sets each label of the components this
-profile deploys to ``true`` where it is absent or empty (never overriding ``false`` or a pause);
-it uses the ``kubectl`` of the GPU Operator image (``driver.upgrade.kubectlImage``),
-and the same ServiceAccount. With ``required`` the labels are the administrator's, untouched.
+set them, so a ``deploy-labels`` step runs first and sets the label of every GPU client gpustack
+knows (registry rows with ``gpu_client``) to ``true`` where it is absent or empty (never
+overriding ``false`` or a pause); it uses the ``kubectl`` of the GPU Operator image
+(``driver.upgrade.kubectlImage``), and the same ServiceAccount. With ``required`` the labels are
+the administrator's, untouched.
+
+Every GPU client's label, not only those of the components this profile switches on: the driver
+DaemonSet updates ``OnDelete``, so a pod template that changed with the DCGM exporter or GFD
+switched on would leave every driver pod out of date and ask for every GPU node to be drained.
+Seeding a label whose component does not run is harmless: the manager reads a fixed list of
+deploy labels, pauses those that are ``true`` and waits for the pods of fixed ``app`` labels on
+its node, which returns at once where none run (``fetchCurrentLabels``,
+``evictAllGPUOperatorComponents``, ``waitForPodsToTerminate`` in ``cmd/driver-manager/main.go``,
+k8s-driver-manager v0.12.0). The label is already ``true`` when the component is switched on
+later, so its first driver upgrade pauses it too.
 
 The driver manager calls the API, so the driver's ServiceAccount gets :func:`rules` (a
 ClusterRole: nodes are cluster-scoped, and GPU pods live in any namespace) and a token that only
@@ -143,8 +154,9 @@ class DriverManagerProps:
     - ``upgrade``: ``driver.upgrade`` (eviction, drain).
     - ``rdma``, ``use_host_mofed``: with GPUDirect RDMA it waits for the MOFED driver.
     - ``seed_labels``: the deploy labels the ``deploy-labels`` step sets where absent
-      (``cluster.deployLabels: optional``; empty with ``required``): those of the enabled
-      GPU clients (registry rows with ``gpu_client``) that have one.
+      (``cluster.deployLabels: optional``; empty with ``required``): those of every registered
+      GPU client (rows with ``gpu_client``) that has one, switched on or not, so the driver pod
+      does not change when another component is switched (see the module docstring).
     - ``kubectl_image``: the image whose ``kubectl`` that step runs.
     """
 
@@ -164,9 +176,7 @@ class DriverManagerProps:
         seed: tuple[str, ...] = ()
         if profile.cluster.deploy_labels == "optional":
             seed = tuple(
-                deploy_label(c.name)
-                for c in components.enabled(profile)
-                if c.gpu_client and c.deploy_label
+                deploy_label(c.name) for c in components.REGISTRY if c.gpu_client and c.deploy_label
             )
         return cls(
             image=d.upgrade.image_ref(),

@@ -54,6 +54,7 @@ def delivery_files(
     from gpustack.gitops.repository import check_output_path, output_location
     from gpustack.synth.digest import fleet_digest, generator_digest
     from gpustack.synth.fresh import kept_output, ref_path
+    from gpustack.synth.header import source_name
     from gpustack.synth.index import profile_exists
     from gpustack.synth.plan import digests_of
 
@@ -101,6 +102,7 @@ def delivery_files(
             c.output,
             plugin_source(s.profile, s.path, out),
             plugin_inputs(s.profile, s.files or (s.path,), out),
+            source_name(s.path),
         )
         for s, c in zip(sources, clusters, strict=True)
     ]
@@ -115,6 +117,7 @@ def delivery_files(
                 kept_output(out, n),
                 plugin_source(p.profile, p.path, out),
                 plugin_inputs(p.profile, p.files or (p.path,), out),
+                source_name(p.path),
             )
             for (n, _), p in zip(again, loaded.profiles, strict=True)
         ]

@@ -30,6 +30,7 @@ import yaml
 from gpustack.gitops import argocd_plugin
 from gpustack.profile.model import Profile
 from gpustack.synth.errors import SynthError
+from gpustack.synth.header import with_header
 from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, kustomization
 from gpustack.synth.serialize import dump_yaml
 
@@ -54,6 +55,9 @@ class Delivered:
     #: With the plugin: the repository paths of every file the profile is read from (itself,
     #: then each base), which its Application's manifest-generate-paths annotation names.
     inputs: tuple[str, ...] = ()
+    #: How the generated-file header names the profile (:func:`gpustack.synth.header.
+    #: source_name`).
+    origin: str = ""
 
 
 def cluster_path(profile: Profile) -> str:
@@ -125,11 +129,12 @@ def _argocd(delivered: Sequence[Delivered]) -> dict[str, bytes]:
                     "gitops.argocd.project"
                 )
         name = "gpustack" if project == "gpustack" else f"gpustack-{project}"
-        files[f"argocd/applicationset-{project}.yaml"] = dump_yaml(
-            _application_set(name, namespace, project, members)
+        origins = [m.origin for m in members]
+        files[f"argocd/applicationset-{project}.yaml"] = with_header(
+            dump_yaml(_application_set(name, namespace, project, members)), origins
         )
-        files[f"argocd/appproject-{project}.yaml"] = dump_yaml(
-            _app_project(namespace, project, members)
+        files[f"argocd/appproject-{project}.yaml"] = with_header(
+            dump_yaml(_app_project(namespace, project, members)), origins
         )
     return files
 
@@ -316,9 +321,11 @@ def _flux(d: Delivered) -> dict[str, bytes]:
     source_file = f"{source['kind'].lower()}-{FLUX_NAME}.yaml"
     flux_file = f"kustomization-{FLUX_NAME}.yaml"
     return {
-        f"{folder}/{source_file}": dump_yaml(source),
-        f"{folder}/{flux_file}": dump_yaml(kustomize),
-        f"{folder}/{KUSTOMIZATION_FILE}": kustomization([source_file, flux_file]),
+        f"{folder}/{source_file}": with_header(dump_yaml(source), (d.origin,)),
+        f"{folder}/{flux_file}": with_header(dump_yaml(kustomize), (d.origin,)),
+        f"{folder}/{KUSTOMIZATION_FILE}": with_header(
+            kustomization([source_file, flux_file]), (d.origin,)
+        ),
     }
 
 

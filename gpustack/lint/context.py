@@ -46,10 +46,17 @@ class Pool:
     per_node: int
 
     def offers(self, resource: str) -> tuple[int, str] | None:
+        """How many ``resource`` one node offers, and what they are (0: advertised, but a MIG
+        layout leaves none); ``None`` when the pool does not advertise it."""
         for name, count, what in self.capacity:
             if name == resource:
                 return count, what
         return None
+
+    def has(self, resource: str) -> bool:
+        """Whether one node of the pool has at least one ``resource`` to give a pod."""
+        found = self.offers(resource)
+        return found is not None and found[0] > 0
 
 
 @dataclass(frozen=True)
@@ -76,17 +83,10 @@ def generic() -> LintContext:
 
 def _capacity(view: Profile) -> tuple[tuple[str, int, str], ...]:
     out = []
-    per_node = view.gpus.per_node
-    mixed = view.device_plugin.mig_strategy == "mixed"
     for resource in derive.advertised_resources(view):
         found = derive.node_capacity(view, resource)
         if found is not None:
             out.append((resource, *found))
-        elif mixed and resource.startswith(derive.MIG_RESOURCE_PREFIX):
-            # the MIG layout is per GPU: each GPU of the node has that many of the profile
-            per_gpu = dict(view.gpus.mig).get(resource.removeprefix(derive.MIG_RESOURCE_PREFIX))
-            if per_gpu:
-                out.append((resource, per_gpu * per_node, "MIG devices"))
     return tuple(out)
 
 

@@ -9,6 +9,7 @@ adding a product here is all it takes to accept it in profiles.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 DriverVersion = tuple[int, ...]
@@ -373,6 +374,20 @@ def product_from_name(name: str) -> str | None:
     if name in SMI_PRODUCT_NAMES:
         return SMI_PRODUCT_NAMES[name]
     return _GFD_PRODUCTS.get(_GFD_SUFFIX.sub("", gfd_product_name(name), count=1))
+
+
+def product_suggestion(name: str, options: Iterable[str]) -> str | None:
+    """A hint for ``name`` given where a catalog product is expected: when it is what
+    ``nvidia-smi`` or GPU feature discovery call a product of ``options`` (``NVIDIA H100 80GB
+    HBM3``, ``NVIDIA-H100-80GB-HBM3``), "did you mean" its catalog name; ``None`` otherwise.
+    ``validate`` and ``init`` both offer it."""
+    known = product_from_name(name)
+    if known is None or known not in set(options) or known == name:
+        return None
+    return (
+        f"did you mean {known!r}? {name!r} is what nvidia-smi and GPU feature discovery call it;"
+        " a profile names the catalog product"
+    )
 
 
 @dataclass(frozen=True)

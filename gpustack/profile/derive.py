@@ -113,15 +113,39 @@ def mig_resources_unknown(profile: Profile) -> bool:
 
 def node_capacity(profile: Profile, wanted: str) -> tuple[int, str] | None:
     """How many ``wanted`` one node of this config offers, and what they are; ``None`` when it
-    offers none (MIG devices are not counted: their number per GPU is not known here)."""
+    does not advertise ``wanted``. ``validate`` (the example jobs) and ``lint`` (the team's own)
+    both ask this one function, so they cannot disagree on what fits a node.
+
+    A MIG layout is applied to every GPU of the node (the MIG manager's config says
+    ``devices: all``), so with ``migStrategy: mixed`` a node offers each MIG profile's count per
+    GPU times its GPUs, and no whole GPU: the plugin's own resource counts 0. With ``single`` it
+    offers the layout's slices under the plugin's resource. Without a layout (mixed, nodes
+    partitioned by someone else) the MIG resources are unknown here and whole GPUs are counted as
+    ``gpus.perNode``. Sharing multiplies by the entry's replicas."""
+    if wanted not in advertised_resources(profile):
+        return None
     dp = profile.device_plugin
-    shared = shared_entry(profile, wanted)
-    if shared is not None:
+    per_node = profile.gpus.per_node
+    layout = dict(profile.gpus.mig)
+    entry = shared_entry(profile, wanted)
+    base = entry.name if entry is not None else wanted
+    if base.startswith(MIG_RESOURCE_PREFIX) and dp.mig_strategy == "mixed":
+        per_gpu = layout.get(base.removeprefix(MIG_RESOURCE_PREFIX))
+        if per_gpu is None:
+            return None
+        count, what = per_gpu * per_node, "MIG devices"
+    elif base != dp.resource_name:
+        return None
+    elif layout and dp.mig_strategy == "mixed":
+        count, what = 0, "whole GPUs: the MIG layout splits every GPU"
+    elif layout and dp.mig_strategy == "single":
+        count, what = sum(layout.values()) * per_node, "MIG devices"
+    else:
+        count, what = per_node, "GPU" if per_node == 1 else "GPUs"
+    if entry is not None:
         kind = "MPS" if dp.mps is not None else "time-sliced"
-        return profile.gpus.per_node * shared.replicas, f"{kind} replicas"
-    if wanted == dp.resource_name and wanted in advertised_resources(profile):
-        return profile.gpus.per_node, "GPU" if profile.gpus.per_node == 1 else "GPUs"
-    return None
+        return count * entry.replicas, f"{kind} replicas"
+    return count, what
 
 
 #: Handlers the toolkit registers next to the main one (fixed names in nvidia-ctk-installer).

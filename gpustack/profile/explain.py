@@ -16,6 +16,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from gpustack import fields
+from gpustack.profile import catalog
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 from gpustack.profile.schema import validator
@@ -80,9 +81,11 @@ def _example_hint(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: The product field, whose values nodes spell their own way (see :func:`_enum_hint`).
+_PRODUCT: tuple[str | int, ...] = ("gpus", "product")
 #: What else to do when a value is not in its enum, where there is a way around it.
 _ENUM_ALTERNATIVES: dict[tuple[str | int, ...], str] = {
-    ("gpus", "product"): "for a product not listed, set gpus.architecture instead",
+    _PRODUCT: "for a product not listed, set gpus.architecture instead",
 }
 
 
@@ -90,6 +93,10 @@ def _enum_hint(path: tuple[str | int, ...], enum: list[Any], value: Any) -> str:
     """A typo's correction (``mixd`` -> ``mixed``) or the values a prefix names (``H100`` ->
     the H100 products) first, then every allowed value."""
     options = [str(v) for v in enum]
+    if path == _PRODUCT and isinstance(value, str):
+        named = catalog.product_suggestion(value, options)
+        if named:  # what GFD or nvidia-smi call it: the catalog name is the one answer
+            return named
     close = difflib.get_close_matches(str(value), options, n=1, cutoff=0.8)
     if not close and isinstance(value, str) and value:
         close = [o for o in options if o.lower().startswith(value.lower())]

@@ -117,6 +117,8 @@ def run(options: SynthOptions) -> SynthOutcome:
             trust = trusted(options.out, index, base=options.base, full=options.full)
             fresh = find_fresh(options, inputs, trust.index)
             result = validate(inputs, fresh)
+            for base in result.bases if not options.quiet else ():
+                options.on_note(f"{base.file}: note: {base.what}")
             if not result.ok:
                 raise _Refused(result)  # leaves the lock as a failure: no folder created stays
             if not result.profiles and not fresh:

@@ -14,8 +14,9 @@ from gpustack.profile.model import Profile
 from gpustack.synth.digest import cluster_digest, generator_digest
 from gpustack.synth.errors import SynthError
 from gpustack.synth.fresh import input_digests, input_ref
+from gpustack.synth.header import source_name, with_header
 from gpustack.synth.index import profile_ref
-from gpustack.synth.layout import check_cluster_name
+from gpustack.synth.layout import ClusterOutput, ManifestFile, check_cluster_name
 from gpustack.synth.node import prepare_node
 from gpustack.synth.parallel import Progress
 from gpustack.synth.writer import SourcedCluster
@@ -62,6 +63,7 @@ def synthesize_clusters(
     from gpustack.synth.parallel import synthesize_many
 
     outputs = synthesize_many([(s.path, s.profile) for s in sources], jobs, on_done)
+    outputs = [labelled(o, source_name(s.path)) for s, o in zip(sources, outputs, strict=True)]
     generator = generator_digest()
     clusters = []
     for s, output in zip(sources, outputs, strict=True):
@@ -78,3 +80,12 @@ def synthesize_clusters(
             )
         )
     return clusters
+
+
+def labelled(output: ClusterOutput, source: str) -> ClusterOutput:
+    """``output`` with the generated-file header (:mod:`gpustack.synth.header`) naming
+    ``source`` on every file, the kustomization included."""
+    return ClusterOutput(
+        output.name,
+        tuple(ManifestFile(f.path, with_header(f.content, (source,))) for f in output.files),
+    )

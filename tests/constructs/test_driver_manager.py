@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from gpustack import components
 from gpustack.constructs import SynthObject
 from gpustack.constructs.driver_manager import CLUSTER_ROLE, CONTAINER, LABELS_CONTAINER, rules
 from gpustack.constructs.rbac import TOKEN_DIR
@@ -195,9 +196,12 @@ esac
 """
 
 
+#: The two labels the cases below are about; the node carries the other clients' labels.
+CASE_LABELS = ("nvidia.com/gpu.deploy.container-toolkit", "nvidia.com/gpu.deploy.device-plugin")
+
+
 def _script(synth: Synth) -> tuple[str, dict[str, str]]:
-    # toolkit and plugin only: the labels of the other components are seeded alike
-    objects = synth(profile(gpuFeatureDiscovery={"enabled": False}))
+    objects = synth(profile())
     data = find(objects, "ConfigMap", "nvidia-driver-manager-scripts")["data"]
     step = container(driver(objects), LABELS_CONTAINER, init=True)
     return data["deploy-labels.sh"], {k: v for k, v in env(step).items() if isinstance(v, str)}
@@ -225,6 +229,9 @@ def test_deploy_labels_step_sets_only_absent_labels(
     synth: Synth, tmp_path: Path, node_labels: str, expected: list[str] | None
 ) -> None:
     script, step_env = _script(synth)
+    seeded = step_env["DEPLOY_LABELS"].split()
+    assert set(CASE_LABELS) <= set(seeded)
+    others = "".join(f"{key}=true\\n" for key in seeded if key not in CASE_LABELS)
     (tmp_path / "deploy-labels.sh").write_text(script)
     kubectl = tmp_path / "bin" / "kubectl"
     kubectl.parent.mkdir()
@@ -236,7 +243,7 @@ def test_deploy_labels_step_sets_only_absent_labels(
         "NODE_NAME": "gpu-1",
         "PATH": f"{kubectl.parent}:{os.environ['PATH']}",
         "KUBECTL_LOG": str(log),
-        "NODE_LABELS": node_labels,
+        "NODE_LABELS": others + node_labels,
     }
     proc = subprocess.run(
         ["sh", str(tmp_path / "deploy-labels.sh")], env=run_env, capture_output=True, text=True
@@ -264,3 +271,23 @@ def test_resource_claims_readable_from_v0_12(
     claims = [r for r in got if r["apiGroups"] == ["resource.k8s.io"]]
     assert claims == ([{"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"],
                         "verbs": ["get"]}] if reads_claims else [])  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["optional", "required"])
+def test_every_registered_gpu_client_label_is_seeded_on_or_off(synth: Synth, mode: str) -> None:
+    """The step seeds each GPU client's label whether or not the profile switches it on (the
+    driver pod must not change with another component: tests/constructs/
+    test_driver_independent.py); with ``required`` the labels are the administrator's."""
+    objects = synth(profile(cluster={"deployLabels": mode}, dcgmExporter={"enabled": False}))
+    names = [c["name"] for c in pod_spec(driver(objects))["initContainers"]]
+    if mode == "required":
+        assert names == [CONTAINER]
+        return
+    step = container(driver(objects), LABELS_CONTAINER, init=True)
+    wanted = [
+        f"nvidia.com/gpu.deploy.{c.name}"
+        for c in components.REGISTRY
+        if c.gpu_client and c.deploy_label
+    ]
+    assert "nvidia.com/gpu.deploy.dcgm-exporter" in wanted
+    assert env(step)["DEPLOY_LABELS"].split() == wanted

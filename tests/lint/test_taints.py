@@ -44,8 +44,13 @@ def job(tmp_path: Path, tolerations: str = "") -> str:
 
 
 def advertises_whole_gpus(path: Path) -> bool:
+    """Some node of the profile has a whole ``nvidia.com/gpu`` to give (a MIG layout under
+    migStrategy mixed splits every GPU: a100-mig-mixed has none), or another plugin runs."""
     result = check_paths([path])
-    return "nvidia.com/gpu" in from_profile(result.profiles[0].profile, str(path)).known
+    ctx = from_profile(result.profiles[0].profile, str(path))
+    if not ctx.pools or not any(p.capacity for p in ctx.pools):
+        return "nvidia.com/gpu" in ctx.known
+    return any(p.has("nvidia.com/gpu") for p in ctx.pools)
 
 
 EXAMPLES = [p for p in sorted((REPO / "profiles").glob("*.yaml")) if advertises_whole_gpus(p)]

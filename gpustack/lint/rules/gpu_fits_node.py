@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from gpustack.lint.context import LintContext
 from gpustack.lint.pods import PodSite, per_pod, show
 from gpustack.lint.rules.common import gpu_entries, in_profile
+from gpustack.profile.derive import MIG_RESOURCE_PREFIX
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 
@@ -29,10 +30,13 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
         need = per_pod(site, name)
         if need > most:
             per_node = "gpus.perNode" if pool.name is None else f"node config {pool.name}"
+            mig = [n for n, _, _ in pool.capacity if n.startswith(MIG_RESOURCE_PREFIX)]
             yield Finding(
                 path,
                 f"{site.where} needs {show(need)} {name} in one pod, but the largest node"
                 f"{in_profile(ctx)} offers {most} {what} ({per_node}: {pool.per_node}), "
                 "so it stays Pending",
-                f"ask for at most {most} per pod; spread the work over more pods",
+                f"ask for at most {most} per pod; spread the work over more pods"
+                if most
+                else f"ask for a MIG resource: {', '.join(mig)}",
             )

@@ -77,8 +77,8 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
     wanted = wants_gpu(site, ctx)
     if not wanted or not ctx.pools:
         return
-    pools = [p for p in ctx.pools if any(p.offers(n) or n in ctx.known for n in wanted)]
-    pools = [p for p in pools if any(p.offers(n) for n in wanted)] or pools
+    pools = [p for p in ctx.pools if any(p.has(n) or n in ctx.known for n in wanted)]
+    pools = [p for p in pools if any(p.has(n) for n in wanted)] or pools
     found = [conflict(site, p) for p in pools]
     if pools and all(found):
         first = found[0]

@@ -25,7 +25,7 @@ from gpustack.profile.derive import (
     workload_resource,
 )
 from gpustack.profile.finding import Finding
-from gpustack.profile.model import Profile
+from gpustack.profile.model import Example, Profile
 from gpustack.profile.rules.common import example_path, gpu_minimum, sharing_kind, well_formed
 
 
@@ -117,13 +117,12 @@ def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
     if not dp.enabled:
         return  # another plugin advertises resources gpustack does not know about
     advertised = advertised_anywhere(p)
-    mixed_layout = dp.mig_strategy == "mixed" and bool(p.gpus.mig)
     for i, ex in enumerate(p.workloads.examples):
-        if ex.resource_name is None and mixed_layout:
+        if _must_name_mig(p, ex):
             yield Finding(
                 example_path(i),
                 "with migStrategy mixed, an example must say which MIG resource it requests",
-                f"set resourceName to one of: {', '.join(advertised_resources(p)[1:])}",
+                f"set resourceName to one of: {', '.join(_mig_resources(p))}",
             )
             continue
         wanted = workload_resource(p, ex)
@@ -169,27 +168,39 @@ def workload_fits_sharing(p: Profile) -> Iterator[Finding]:
 
 
 def workload_fits_node(p: Profile) -> Iterator[Finding]:
+    # node_capacity is what lint's gpu-fits-node asks too: the two agree on every node pool,
+    # MIG layouts included
     dp = p.device_plugin
     if not dp.enabled:
         return  # another plugin: capacity unknown here
     configs = plugin_configs(p)
-    whole = [(n, v) for n, v in configs if v.device_plugin.mig_strategy == "none"]
-    mig = [v for _, v in configs if v.device_plugin.mig_strategy != "none"]
     for i, ex in enumerate(p.workloads.examples):
+        if _must_name_mig(p, ex):
+            continue  # workload-resource-advertised reports it
         wanted = workload_resource(p, ex)
-        if any(
-            wanted in advertised_resources(v) or wanted.startswith(MIG_RESOURCE_PREFIX) for v in mig
-        ):
-            continue  # MIG devices per GPU: capacity unknown here
-        offers = [(c, n, v) for n, v in whole if (c := node_capacity(v, wanted)) is not None]
+        offers = [(c, n, v) for n, v in configs if (c := node_capacity(v, wanted)) is not None]
         if not offers:
             continue  # not advertised: workload-resource-advertised reports it
         (capacity, what), name, view = max(offers, key=lambda o: o[0][0])
         if ex.gpus > capacity:
             per_node = "gpus.perNode" if name is None else f"perNode of node config {name}"
+            hint = (
+                f"request at most {capacity}, or set gpus.perNode to what the nodes have"
+                if capacity
+                else f"request a MIG resource: {', '.join(_mig_resources(view))}"
+            )
             yield Finding(
                 example_path(i, "gpus"),
                 f"the job requests {ex.gpus} {wanted}, but a node offers {capacity} {what} "
                 f"({per_node}: {view.gpus.per_node}), so it never schedules",
-                f"request at most {capacity}, or set gpus.perNode to what the nodes have",
+                hint,
             )
+
+
+def _mig_resources(view: Profile) -> list[str]:
+    return [r for r in advertised_resources(view) if r.startswith(MIG_RESOURCE_PREFIX)]
+
+
+def _must_name_mig(p: Profile, ex: Example) -> bool:
+    """With migStrategy mixed and a layout, an example must name the MIG resource it wants."""
+    return ex.resource_name is None and p.device_plugin.mig_strategy == "mixed" and bool(p.gpus.mig)
