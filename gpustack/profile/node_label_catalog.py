@@ -41,6 +41,11 @@ MANAGERS: Final = "the deploy labels of gpustack and the GPU Operator"
 KUBELET: Final = "the kubelet"
 CLOUD: Final = "the cloud provider"
 
+#: Labellers that are pods of gpustack's own stack and nothing else: a label of theirs in the
+#: stack's node selector is there only if one of those pods reached the node first
+#: (:meth:`gpustack.profile.graph.Graph.self_placed`).
+STACK_ONLY: Final = frozenset({GFD, GPU_NODE_RULE})
+
 TRUE: Final = ("true",)
 BOOLEAN: Final = ("true", "false")
 
