@@ -52,14 +52,14 @@ class Edge:
     """A readiness file one component waits for, with the components that write it.
 
     ``writers``: enabled components that write it on every node of the waiter; ``elsewhere``:
-    enabled ones that write it only on some; ``external``: why the cluster provides it, for a
-    file no gpustack pod writes (:data:`gpustack.profile.readiness.EXTERNAL`)."""
+    enabled ones that write it only on some; ``external``: who provides it and the setting that
+    needs it, for a file no gpustack pod writes (:data:`gpustack.profile.readiness.EXTERNAL`)."""
 
     file: str
     waiter: Pods
     writers: tuple[Pods, ...]
     elsewhere: tuple[Pods, ...]
-    external: str | None
+    external: tuple[str, str] | None
 
     @property
     def satisfied(self) -> bool:

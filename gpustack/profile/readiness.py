@@ -37,12 +37,14 @@ TOOLKIT_READY: Final = "toolkit-ready"
 #: Where a MOFED driver container (NVIDIA's network operator) announces its driver is loaded.
 MOFED_READY: Final = "/run/mellanox/drivers/.driver-ready"
 
-#: Files a pod may wait for that no gpustack pod writes: a stated prerequisite of the cluster,
-#: with the reason (``gpustack validate`` does not refuse a wait for them).
+#: Files a pod may wait for that no gpustack pod writes: path -> (who writes it, the profile
+#: setting that makes a pod wait for it). ``gpustack validate`` does not refuse a wait for them;
+#: the cluster folder states them as prerequisites (:mod:`gpustack.profile.prerequisites`).
 EXTERNAL: Final = {
-    MOFED_READY: "NVIDIA's network operator's MOFED driver container writes it on nodes with a"
-    " Mellanox device (GPUDirect RDMA without driver.rdma.useHostMofed); gpustack does not"
-    " deploy it",
+    MOFED_READY: (
+        "NVIDIA's network operator (its MOFED driver container, on nodes with a Mellanox device)",
+        "driver.rdma.enabled without driver.rdma.useHostMofed",
+    ),
 }
 
 
