@@ -12,7 +12,7 @@ Sources, each read from the labeller's code or documentation at the version gpus
   ``nvidia.com/gpu.*``, ``nvidia.com/cuda.*``, ``nvidia.com/mig.*``, per-MIG-profile
   ``nvidia.com/mig-<profile>.*``, ``nvidia.com/mps.capable``, ``nvidia.com/vgpu.*`` and
   ``nvidia.com/gpu.clique`` (``imex.go``) labels; ``mig.capable`` is ``true``/``false``.
-- gpustack's GPU node rule (its NodeFeatureRule): ``nvidia.com/gpu.present=true``.
+- gpustack's GPU node rule (an NFD rule): ``nvidia.com/gpu.present=true``.
 - Node Feature Discovery v0.19.0 (``docs/usage/features.md``): ``feature.node.kubernetes.io/``
   followed by ``cpu-*``, ``kernel-*``, ``memory-*``, ``network-*``, ``pci-<device>.present``,
   ``usb-<device>.present``, ``storage-nonrotationaldisk``, ``system-os_release.*`` and the

@@ -50,24 +50,29 @@ SERVICE_MONITOR: Final = ExternalApi(
     "monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors", "the Prometheus Operator"
 )
 NODE_FEATURE_RULE: Final = ExternalApi(
-    NFD_GROUP, NFD_VERSION, "NodeFeatureRule", "nodefeaturerules", "the cluster's Node Feature"
-    " Discovery",
+    NFD_GROUP,
+    NFD_VERSION,
+    "NodeFeatureRule",
+    "nodefeaturerules",
+    "the cluster's Node Feature Discovery",
 )
 
 
 @dataclass(frozen=True)
 class Prerequisite:
-    """One thing the cluster must have: a CRD (``kind: crd``, ``name``: the CRD's name) or a
-    file a pod waits for (``kind: file``, ``name``: its host path); who provides it, and the
-    profile setting that needs it."""
+    """One thing the cluster must have: a CRD (``kind: crd``, ``name``: the CRD's name, ``api``:
+    the kind the folder creates) or a file a pod waits for (``kind: file``, ``name``: its host
+    path); who provides it, and the profile setting that needs it."""
 
     kind: str
     name: str
     provider: str
     because: str
+    api: ExternalApi | None = None
 
     def as_dict(self) -> dict[str, str]:
-        return {"name": self.name, "from": self.provider, "because": self.because}
+        kind = {"apiVersion": self.api.api_version, "kind": self.api.kind} if self.api else {}
+        return {"name": self.name, **kind, "from": self.provider, "because": self.because}
 
 
 def prerequisites(profile: Profile) -> tuple[Prerequisite, ...]:
@@ -76,12 +81,12 @@ def prerequisites(profile: Profile) -> tuple[Prerequisite, ...]:
     monitor = profile.dcgm_exporter.service_monitor
     if profile.dcgm_exporter.enabled and monitor.enabled:
         api = SERVICE_MONITOR
-        found.append(Prerequisite("crd", api.crd, api.provider, "dcgmExporter.serviceMonitor"))
+        found.append(Prerequisite("crd", api.crd, api.provider, "dcgmExporter.serviceMonitor", api))
     nfd = profile.node_feature_discovery
     if nfd.gpu_node_rule and not nfd.enabled:
         api = NODE_FEATURE_RULE
         because = "nodeFeatureDiscovery.gpuNodeRule with nodeFeatureDiscovery.enabled: false"
-        found.append(Prerequisite("crd", api.crd, api.provider, because))
+        found.append(Prerequisite("crd", api.crd, api.provider, because, api))
     files: dict[str, Prerequisite] = {}
     for edge in graph_edges(profile).edges:
         if edge.external is not None and not edge.writers:

@@ -19,7 +19,7 @@ from gpustack.profile.finding import Finding
 from gpustack.profile.graph import graph_edges
 from gpustack.profile.model import Profile
 
-#: The label the GPU node rule (Node Feature Discovery's NodeFeatureRule) sets.
+#: The label the GPU node rule (a rule of Node Feature Discovery) sets.
 GPU_PRESENT: Final = "nvidia.com/gpu.present"
 
 
@@ -82,6 +82,6 @@ def node_selector_not_self_labelled(p: Profile) -> Iterator[Finding]:
             ("cluster", "nodeSelector", key),
             f"only {who} writes {key}, and its pods are placed by this same node selector: no"
             " fresh GPU node ever gets the stack",
-            f'select {GPU_PRESENT}: "true" (gpustack\'s NodeFeatureRule sets it), a label'
+            f'select {GPU_PRESENT}: "true" (gpustack\'s GPU node rule sets it), a label'
             " your cloud or node pool sets, or accept this if you label the nodes yourself",
         )
