@@ -60,6 +60,9 @@ GPU_PRESENT: Final = "nvidia.com/gpu.present"
 #: Where the worker reads feature files (GPU feature discovery writes its labels there).
 FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
 CONF_DIR: Final = "/etc/kubernetes/node-feature-discovery"
+#: The worker's ConfigMap and its file (which holds the GPU node rule with gpustack's NFD).
+WORKER_CONF_MAP: Final = "nfd-worker-conf"
+WORKER_CONF_KEY: Final = "nfd-worker.conf"
 #: Role names (Role for the worker, ClusterRoles for master and gc), as in the README.
 WORKER_ROLE: Final = "gpustack-nfd-worker"
 MASTER_ROLE: Final = "gpustack-nfd-master"
@@ -286,8 +289,8 @@ class NodeFeatureDiscovery(Construct):
         )
         conf = ds.config_map(
             "config",
-            "nfd-worker-conf",
-            {"nfd-worker.conf": worker_config(props.gpu_rule)},
+            WORKER_CONF_MAP,
+            {WORKER_CONF_KEY: worker_config(props.gpu_rule)},
             checksum=CONFIG_CHECKSUM,
             volume="nfd-worker-conf",
         )
