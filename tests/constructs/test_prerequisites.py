@@ -11,7 +11,7 @@ cannot create it in the call that creates the CRD, so the folder would not apply
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ def stated(manifests: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, s
     return statement
 
 
-def check(manifests: list[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
+def check(manifests: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
     statement = stated(manifests)
     assert set(statement) == {"crds", "files"}
     shipped = {

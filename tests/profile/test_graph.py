@@ -40,13 +40,14 @@ def make(**sections: Any) -> Profile:
     return Profile.from_dict({"metadata": {"name": "graph"}, **sections})
 
 
-def graph_findings(profile: Profile) -> list[tuple[str | None, str]]:
-    found = []
-    for rule_id in GRAPH_RULES:
-        rule = rules.get(rule_id)
-        assert isinstance(rule, rules.Rule)
-        found += [(f.rule, format_path(f.path)) for f in rule(profile)]
+def rule(rule_id: str) -> rules.Rule:
+    found = rules.get(rule_id)
+    assert isinstance(found, rules.Rule), rule_id
     return found
+
+
+def graph_findings(profile: Profile) -> list[tuple[str | None, str]]:
+    return [(f.rule, format_path(f.path)) for r in GRAPH_RULES for f in rule(r)(profile)]
 
 
 @pytest.mark.parametrize("path", discover([REPO_PROFILES, CASES / "valid"]), ids=lambda p: p.stem)
@@ -150,7 +151,7 @@ def test_a_writer_on_fewer_nodes_is_refused_at_the_waiter(swap_registry: Any) ->
         "node-feature-discovery",
         waits_for=lambda p: frozenset({TOOLKIT_READY}),
     )
-    (finding,) = rules.get("readiness-files-written")(make())  # type: ignore[misc]
+    (finding,) = rule("readiness-files-written")(make())
     assert format_path(finding.path) == "$.nodeFeatureDiscovery"
     assert "device-plugin writes, on other nodes" in finding.message
 
@@ -158,7 +159,7 @@ def test_a_writer_on_fewer_nodes_is_refused_at_the_waiter(swap_registry: Any) ->
 def test_a_file_no_component_writes_is_refused_at_the_waiter(swap_registry: Any) -> None:
     swap_registry("dcgm-exporter", waits_for=lambda p: frozenset({"/run/nvidia/nobody"}))
     profile = make(dcgmExporter={"enabled": True})
-    (finding,) = rules.get("readiness-files-written")(profile)  # type: ignore[misc]
+    (finding,) = rule("readiness-files-written")(profile)
     assert format_path(finding.path) == "$.dcgmExporter"
     assert finding.hint == "set dcgmExporter.enabled: false"
 
