@@ -12,7 +12,10 @@ component list is derived from here.
   and the driver manager seeds the labels of every ``gpu_client`` row, on or off;
 - ``cluster.requireImageDigests`` (:mod:`gpustack.profile.rules.cluster`) checks the ``images``
   of every enabled row;
-- ``gpustack doctor`` (:mod:`gpustack.doctor.nodes`) walks the ``readiness`` stages in order.
+- ``gpustack doctor`` (:mod:`gpustack.doctor.nodes`) walks the ``readiness`` stages in order;
+- :mod:`gpustack.profile.graph` (``gpustack validate``) reads ``waits_for``, ``writes_files``,
+  ``writes_labels`` and ``placement``: every readiness file a pod waits for has a writer on its
+  nodes, and no pod is placed by a label only a pod placed the same way writes.
 
 So a new component is one :class:`Component` entry here plus its construct module; the tests in
 ``tests/constructs/test_component_steps.py`` fail, naming the step, when a part is forgotten.
@@ -36,6 +39,15 @@ if TYPE_CHECKING:
 
     #: The images a component runs under a profile, each with the profile field that pins it.
     Images = Callable[[Profile], Iterator[tuple[JsonPath, str]]]
+    #: Host paths of the readiness files its pods wait for, or write, under a profile.
+    Files = Callable[[Profile], frozenset[str]]
+    #: The node labellers (:mod:`gpustack.profile.node_label_catalog` sources) its pods are.
+    Labels = Callable[[Profile], frozenset[str]]
+
+#: Its pods are placed by ``cluster.nodeSelector`` (and its own deploy label, if it has one).
+GPU_NODES = "gpu-nodes"
+#: Its pods run on every node, whatever ``cluster.nodeSelector`` says (NFD's worker).
+EVERY_NODE = "every-node"
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,10 @@ class Readiness:
 
 def no_images(profile: Profile) -> Iterator[tuple[JsonPath, str]]:
     return iter(())
+
+
+def nothing(profile: Profile) -> frozenset[str]:
+    return frozenset()
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,12 @@ class Component:
     - ``gpu_client``: its pods hold the GPU or the driver's files, so NVIDIA's driver manager
       pauses it (its deploy label is seeded) before it unloads the driver.
     - ``readiness``: its stage in ``gpustack doctor``'s per-node walk, if it has one.
+    - ``waits_for`` / ``writes_files``: host paths of the readiness files its pods wait for /
+      write under a profile (decided in :mod:`gpustack.profile.readiness`, which the constructs
+      build their scripts from; a test reads them back out of the synthesized scripts).
+    - ``writes_labels``: the node labellers its pods are, as
+      :mod:`gpustack.profile.node_label_catalog` names them (GFD writes the ``GFD`` labels).
+    - ``placement``: :data:`GPU_NODES` or :data:`EVERY_NODE`.
 
     The order (file order in a cluster folder, synthesis order, doctor's stage order) is the
     entry's position in :data:`REGISTRY`: stated once, by where it is written.
@@ -98,6 +120,10 @@ class Component:
     deploy_label: bool = False
     gpu_client: bool = False
     readiness: Readiness | None = None
+    waits_for: Files = nothing
+    writes_files: Files = nothing
+    writes_labels: Labels = nothing
+    placement: str = GPU_NODES
 
     @property
     def folder(self) -> str:
@@ -120,6 +146,46 @@ def _mig_manager_enabled(profile: Profile) -> bool:
     from gpustack.profile.derive import mig_manager_enabled  # the model imports this module
 
     return mig_manager_enabled(profile)
+
+
+def _readiness(decision: str) -> Files:
+    """The :mod:`gpustack.profile.readiness` function ``decision``, imported when called (that
+    module reads the profile model, which imports this one)."""
+
+    def files(p: Profile) -> frozenset[str]:
+        from gpustack.profile import readiness
+
+        found: frozenset[str] = getattr(readiness, decision)(p)
+        return found
+
+    files.__name__ = decision
+    return files
+
+
+def _nfd_labels(p: Profile) -> frozenset[str]:
+    from gpustack.profile import node_label_catalog as catalog
+
+    rule = {catalog.GPU_NODE_RULE} if p.node_feature_discovery.gpu_node_rule else set()
+    return frozenset(rule | ({catalog.NFD} if p.node_feature_discovery.enabled else set()))
+
+
+def _gfd_labels(p: Profile) -> frozenset[str]:
+    from gpustack.profile import node_label_catalog as catalog
+
+    return frozenset({catalog.GFD})
+
+
+def _manager_labels(p: Profile) -> frozenset[str]:
+    # the driver pod's deploy-labels step, the MIG manager's mig.config.state: labels
+    # administrators set too, so never the only writer
+    from gpustack.profile import node_label_catalog as catalog
+
+    return frozenset({catalog.MANAGERS})
+
+
+def _driver_labels(p: Profile) -> frozenset[str]:
+    seeds = p.driver.upgrade.driver_manager and p.cluster.deploy_labels == "optional"
+    return _manager_labels(p) if seeds else frozenset()
 
 
 def _section_image(section: str) -> Images:
@@ -167,6 +233,8 @@ REGISTRY: tuple[Component, ...] = (
         section="node_feature_discovery",
         turn_on={"nodeFeatureDiscovery": {"enabled": True}},
         images=_section_image("node_feature_discovery"),
+        writes_labels=_nfd_labels,
+        placement=EVERY_NODE,
     ),
     Component(
         "driver",
@@ -179,6 +247,9 @@ REGISTRY: tuple[Component, ...] = (
         images=_driver_images,
         deploy_label=True,
         readiness=Readiness("driver-not-ready", "driver"),
+        waits_for=_readiness("driver_waits"),
+        writes_files=_readiness("driver_writes"),
+        writes_labels=_driver_labels,
     ),
     Component(
         "container-toolkit",
@@ -192,6 +263,8 @@ REGISTRY: tuple[Component, ...] = (
         deploy_label=True,
         gpu_client=True,
         readiness=Readiness("toolkit-not-ready", "container toolkit"),
+        waits_for=_readiness("toolkit_waits"),
+        writes_files=_readiness("toolkit_writes"),
     ),
     Component(
         "device-plugin",
@@ -205,6 +278,8 @@ REGISTRY: tuple[Component, ...] = (
         deploy_label=True,
         gpu_client=True,
         readiness=Readiness("device-plugin-missing", "device plugin", plugin=True),
+        waits_for=_readiness("plugin_waits"),
+        writes_files=_readiness("plugin_writes"),
     ),
     Component(
         "gpu-feature-discovery",
@@ -217,6 +292,8 @@ REGISTRY: tuple[Component, ...] = (
         images=_section_image("gpu_feature_discovery"),
         deploy_label=True,
         gpu_client=True,
+        waits_for=_readiness("gpu_client_waits"),
+        writes_labels=_gfd_labels,
     ),
     Component(
         "mig-manager",
@@ -229,6 +306,8 @@ REGISTRY: tuple[Component, ...] = (
         images=_section_image("mig_manager"),
         deploy_label=True,
         gpu_client=True,
+        waits_for=_readiness("mig_manager_waits"),
+        writes_labels=_manager_labels,
     ),
     Component(
         "dcgm-exporter",
@@ -241,6 +320,7 @@ REGISTRY: tuple[Component, ...] = (
         images=_section_image("dcgm_exporter"),
         deploy_label=True,
         gpu_client=True,
+        waits_for=_readiness("gpu_client_waits"),
     ),
     Component(
         "examples",

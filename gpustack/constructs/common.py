@@ -1,5 +1,7 @@
 """Objects every other component depends on: the Namespace, the RuntimeClasses and a
-NetworkPolicy that lets no connection into the stack's pods.
+NetworkPolicy that lets no connection into the stack's pods; and the folder's statement of what
+the cluster must have before it is applied (the ``gpustack-prerequisites`` ConfigMap, see
+:mod:`gpustack.profile.prerequisites`).
 
 The Namespace is labelled for the ``privileged`` Pod Security level: the driver and toolkit pods
 are privileged host daemons, and the ``baseline``/``restricted`` levels would reject them.
@@ -23,17 +25,23 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import dcgm_exporter
+from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.kube import object_meta
 from gpustack.constructs.labels import PART_OF, Identity, selector_labels
 from gpustack.constructs.rbac import Access
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
 from gpustack.profile.model.cluster import GKE_LIMITED_PRIORITY_CLASSES
+from gpustack.profile.prerequisites import statement
 
 #: Namespaces Kubernetes owns: gpustack deploys into them but never declares (and so never prunes)
 #: them.
 SYSTEM_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
+#: The folder's statement of its prerequisites, and its one key (a YAML document: ``crds`` and
+#: ``files``, each a list of ``name``, ``from``, ``because``).
+PREREQUISITES: Final = "gpustack-prerequisites"
+PREREQUISITES_KEY: Final = "prerequisites.yaml"
 #: Denies all ingress to the stack's pods (see :class:`Common`).
 NETWORK_POLICY: Final = "gpustack-deny-ingress"
 #: On GKE: the quota that lets the stack's critical-priority pods into its namespace.
@@ -80,6 +88,8 @@ class CommonProps:
     - ``openshift``: ``cluster.runtime.distribution: openshift`` (the SCC grant, see above).
     - ``critical_quota``: on GKE (``cluster.platform: gke``), the priority classes a ResourceQuota
       in the namespace must name so GKE admits the stack's critical pods there; empty elsewhere.
+    - ``prerequisites``: the text of :data:`PREREQUISITES` (CRDs of other projects the folder
+      creates objects of, files a pod waits for that something outside gpustack writes).
 
     No ``version``: nothing here runs a versioned image, so these objects carry no version label
     and a toolkit or driver bump leaves them alone.
@@ -91,6 +101,7 @@ class CommonProps:
     metrics_from: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None
     openshift: bool
     critical_quota: tuple[str, ...]
+    prerequisites: str
 
     @classmethod
     def from_profile(cls, profile: Profile) -> CommonProps:
@@ -112,6 +123,7 @@ class CommonProps:
                 if profile.cluster.platform == "gke" and profile.cluster.namespace != "kube-system"
                 else ()
             ),
+            prerequisites=config_yaml(statement(profile)),
         )
 
 
@@ -165,6 +177,19 @@ class Common(Construct):
                     ),
                 ),
             )
+        # Read before the folder is applied (by people, the end-to-end tier, tools); in the
+        # cluster it says what the stack expected to find there.
+        k8s.KubeConfigMap(
+            self,
+            "prerequisites",
+            metadata=object_meta(
+                PREREQUISITES,
+                namespace=props.namespace,
+                labels=ident.labels(),
+                annotations=ident.annotations(),
+            ),
+            data={PREREQUISITES_KEY: props.prerequisites},
+        )
         # No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),
         # so none accepts connections. Only gpustack's pods are selected: the namespace may be
         # shared. Egress stays open: the driver container may fetch kernel headers.

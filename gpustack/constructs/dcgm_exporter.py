@@ -28,6 +28,7 @@ from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDae
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.profile.model import Counter, Profile
+from gpustack.profile.prerequisites import SERVICE_MONITOR
 
 NAME: Final = "nvidia-dcgm-exporter"
 COMPONENT: Final = "dcgm-exporter"
@@ -173,8 +174,8 @@ class DcgmExporter(Construct):
             monitor = cdk8s.ApiObject(
                 self,
                 "service-monitor",
-                api_version="monitoring.coreos.com/v1",
-                kind="ServiceMonitor",
+                api_version=SERVICE_MONITOR.api_version,
+                kind=SERVICE_MONITOR.kind,
                 metadata=cdk8s.ApiObjectMetadata(
                     name=NAME,
                     namespace=props.placement.namespace,

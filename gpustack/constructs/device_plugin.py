@@ -25,6 +25,7 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
+from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.mps import (
@@ -53,9 +54,8 @@ from gpustack.constructs.runtime import gpu_runtime_class, is_simulated
 from gpustack.constructs.scripts import (
     DRIVER_ROOT_CTR_PATH,
     RUNTIME_CHECK,
-    TOOLKIT_CONFIGURED,
-    TOOLKIT_READY,
 )
+from gpustack.profile import readiness
 from gpustack.profile.derive import plugin_configs
 from gpustack.profile.model import (
     PLUGIN_IMAGES,
@@ -176,17 +176,17 @@ class DevicePluginProps:
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
         dp, toolkit, driver = profile.device_plugin, profile.toolkit, profile.driver
         simulated = is_simulated(profile)
-        wait_for: WaitFor | None = None
+        # what the pods wait for is decided in the profile layer (readiness), which the
+        # validation graph reads too: the plugin pod proves the runtime after the toolkit's
+        # toolkit-configured; the MPS daemons (and a plugin without that check) wait like GPU
+        # clients; a simulated stack must come up on nodes without GPUs: nothing to wait for
+        wait_for = None if simulated else gpu_wait(profile)
         runtime_check: WaitFor | None = None
-        if simulated:
-            pass  # a simulated stack must come up on nodes without GPUs: nothing to wait for
-        elif toolkit.enabled:
-            image, pull = toolkit.image_ref(), toolkit.image_pull_policy
-            wait_for = WaitFor(f"{VALIDATIONS_DIR}/{TOOLKIT_READY}", image, pull)
-            runtime_check = WaitFor(f"{VALIDATIONS_DIR}/{TOOLKIT_CONFIGURED}", image, pull)
-        elif driver.enabled:
-            wait_for = WaitFor(
-                f"{VALIDATIONS_DIR}/driver-ready", driver.image_ref(), driver.image_pull_policy
+        if readiness.runtime_checked(profile):
+            runtime_check = WaitFor(
+                readiness.validation(readiness.TOOLKIT_CONFIGURED),
+                toolkit.image_ref(),
+                toolkit.image_pull_policy,
             )
         extra: list[tuple[str, str]] = []
         if dp.implementation == "nvidia":

@@ -32,6 +32,7 @@ from gpustack.constructs.scripts import (
     HOST_ROOT_CTR_PATH,
     SCRIPTS_DIR,
 )
+from gpustack.profile import readiness
 from gpustack.profile.model import (
     DRIVER_CONTAINER_ROOT,
     DRIVER_OS_PATHS,
@@ -364,7 +365,7 @@ class NvidiaDriver(Construct):
 
 
 #: Where a MOFED driver container (NVIDIA's network operator) announces its driver is loaded.
-MOFED_READY: Final = "/run/mellanox/drivers/.driver-ready"
+MOFED_READY: Final = readiness.MOFED_READY
 #: Init container that waits for it (GPUDirect RDMA without a host MOFED).
 MOFED_WAIT_CONTAINER: Final = "mofed-validation"
 #: Node Feature Discovery's labels for ``/etc/os-release`` ``ID`` and ``VERSION_ID``.

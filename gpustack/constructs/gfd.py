@@ -27,14 +27,12 @@ from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
-from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.nfd import FEATURES_D
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
-from gpustack.constructs.scripts import TOOLKIT_CONFIGURED, TOOLKIT_READY
-from gpustack.profile.derive import is_simulated
+from gpustack.profile import readiness
 from gpustack.profile.model import MigStrategy, Profile
 
 NAME: Final = "gpu-feature-discovery"
@@ -49,18 +47,15 @@ def gpu_wait(profile: Profile) -> WaitFor | None:
     ``toolkit-ready`` is written only by the device plugin pod's runtime check (a real plugin,
     not the simulated backend); without that pod the clients wait for the toolkit's own
     ``toolkit-configured`` instead, or they would wait forever (issue 20, item 2: a cluster that
-    allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``).
+    allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``). Which file is
+    :func:`gpustack.profile.readiness.gpu_client_wait`'s decision; this adds the image.
     """
-    toolkit, driver = profile.toolkit, profile.driver
-    if toolkit.enabled:
-        plugin_checks = profile.device_plugin.enabled and not is_simulated(profile)
-        ready = TOOLKIT_READY if plugin_checks else TOOLKIT_CONFIGURED
-        return WaitFor(f"{VALIDATIONS_DIR}/{ready}", toolkit.image_ref(), toolkit.image_pull_policy)
-    if driver.enabled:
-        return WaitFor(
-            f"{VALIDATIONS_DIR}/driver-ready", driver.image_ref(), driver.image_pull_policy
-        )
-    return None
+    file = readiness.gpu_client_wait(profile)  # the one decision; the graph reads it too
+    if file is None:
+        return None
+    # the waiting container needs a shell: the toolkit's image, else the driver's
+    section = profile.toolkit if profile.toolkit.enabled else profile.driver
+    return WaitFor(file, section.image_ref(), section.image_pull_policy)
 
 
 @dataclass(frozen=True)

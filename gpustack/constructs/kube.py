@@ -15,8 +15,9 @@ from cdk8s_plus_33 import k8s
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.profile.model import EnvVar, Resources
 
-#: Host directory where the driver and toolkit leave their readiness files.
-VALIDATIONS_DIR = "/run/nvidia/validations"
+# the readiness files' host folder, declared in the profile layer
+from gpustack.profile.readiness import VALIDATIONS_DIR as VALIDATIONS_DIR
+
 #: Where container runtimes read CDI specs (the toolkit's and the device plugin's are written here).
 CDI_ROOT = "/var/run/cdi"
 

@@ -54,6 +54,7 @@ from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
+from gpustack.profile import readiness
 from gpustack.profile.derive import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_layouts
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least
@@ -106,16 +107,17 @@ def cluster_rules(version: str) -> tuple[Access, ...]:
     return CLUSTER_RULES
 
 
+_DRIVER_READY: Final = readiness.validation(readiness.DRIVER_READY)
 _ENTRYPOINT: Final = f"""\
 #!/bin/sh
 # MIG manager entrypoint: take the driver's paths from driver-ready, then run the manager.
 set -eu
-until [ -f "{VALIDATIONS_DIR}/driver-ready" ]; do
-  echo "waiting for {VALIDATIONS_DIR}/driver-ready"
+until [ -f "{_DRIVER_READY}" ]; do
+  echo "waiting for {_DRIVER_READY}"
   sleep 5
 done
 set -a
-. "{VALIDATIONS_DIR}/driver-ready"
+. "{_DRIVER_READY}"
 set +a
 exec nvidia-mig-manager
 """

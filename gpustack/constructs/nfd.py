@@ -1,5 +1,5 @@
 """Node Feature Discovery (kubernetes-sigs, the version the GPU Operator's chart depends on), and
-the NodeFeatureRule that labels NVIDIA GPU nodes ``nvidia.com/gpu.present=true``.
+the GPU node rule that labels NVIDIA GPU nodes ``nvidia.com/gpu.present=true``.
 
 Why gpustack ships it: the default node selector is ``nvidia.com/gpu.present``, and GPU feature
 discovery's labels reach the nodes only through NFD's worker (GFD writes them to a file in
@@ -19,8 +19,17 @@ v0.19.0: the worker's NodeFeature owner references come from ``-owner-refs`` (de
 ``ds``): the pod's from ``POD_NAME``/``POD_UID`` (set here), the DaemonSet's from a get of its own
 pod (granted); only the ``node`` owner, not used here, would need ``nodes`` get.
 
-With ``nodeFeatureDiscovery.enabled: false`` only the rule is synthesized, for the cluster's own
-NFD.
+Where the GPU node rule lives: with gpustack's NFD, in the worker's configuration
+(``sources.custom``, the same rule syntax as a NodeFeatureRule: NFD v0.19.0's
+``source/custom/custom.go`` runs those rules over every feature the worker discovered, and
+``pkg/nfd-worker/nfd-worker.go`` publishes a custom rule's labels unmangled, so the master
+applies ``nvidia.com/gpu.present`` as it applies GFD's labels). The PCI source discovers every
+device with its ``class`` and ``vendor`` whatever ``deviceClassWhitelist`` says (that list only
+picks the ``pci-*`` labels, ``source/pci``). So the folder creates no custom resource of a CRD
+it ships, and ``kubectl apply -k`` applies it in one pass (a custom resource cannot be created
+in the call that creates its CRD: issue 20, item 4). With ``nodeFeatureDiscovery.enabled:
+false`` the rule is a NodeFeatureRule for the cluster's own NFD, whose CRD is then a stated
+prerequisite of the folder (:mod:`gpustack.profile.prerequisites`).
 """
 
 from __future__ import annotations
@@ -45,12 +54,15 @@ COMPONENT: Final = "node-feature-discovery"
 MASTER: Final = "nfd-master"
 WORKER: Final = "nfd-worker"
 GC: Final = "nfd-gc"
-#: The NodeFeatureRule that labels GPU nodes.
+#: The NodeFeatureRule that labels GPU nodes (for a cluster's own NFD).
 GPU_RULE: Final = "gpustack-nvidia-gpu-nodes"
 GPU_PRESENT: Final = "nvidia.com/gpu.present"
 #: Where the worker reads feature files (GPU feature discovery writes its labels there).
 FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
 CONF_DIR: Final = "/etc/kubernetes/node-feature-discovery"
+#: The worker's ConfigMap and its file (which holds the GPU node rule with gpustack's NFD).
+WORKER_CONF_MAP: Final = "nfd-worker-conf"
+WORKER_CONF_KEY: Final = "nfd-worker.conf"
 #: Role names (Role for the worker, ClusterRoles for master and gc), as the docs name them.
 WORKER_ROLE: Final = "gpustack-nfd-worker"
 MASTER_ROLE: Final = "gpustack-nfd-master"
@@ -105,7 +117,8 @@ class NfdProps:
     ``cluster`` (the profile model owns the defaults).
 
     - ``deploy``: synthesize NFD itself (``enabled``); else only the rule.
-    - ``gpu_rule``: the NodeFeatureRule :data:`GPU_RULE`.
+    - ``gpu_rule``: the GPU node rule: a custom rule in the worker's config with ``deploy``,
+      else the NodeFeatureRule :data:`GPU_RULE` for the cluster's own NFD.
     - ``container``: NFD image, pull policy, resources (every NFD container).
     - ``placement``: namespace, pull secrets and tolerations; the worker ignores the node
       selector (it runs on every node) and the master and gc take no node selector.
@@ -135,15 +148,15 @@ class NfdProps:
         )
 
 
-def worker_config() -> str:
-    """``nfd-worker.conf``: PCI devices of :data:`PCI_CLASSES` labelled by vendor."""
-    conf = {
-        "core": {"sleepInterval": "60s"},
-        "sources": {
-            "pci": {"deviceClassWhitelist": list(PCI_CLASSES), "deviceLabelFields": ["vendor"]}
-        },
+def worker_config(gpu_rule: bool) -> str:
+    """``nfd-worker.conf``: PCI devices of :data:`PCI_CLASSES` labelled by vendor, and with
+    ``gpu_rule`` the GPU node rule as a custom rule (see the module docstring)."""
+    sources: dict[str, object] = {
+        "pci": {"deviceClassWhitelist": list(PCI_CLASSES), "deviceLabelFields": ["vendor"]}
     }
-    return config_yaml(conf)
+    if gpu_rule:
+        sources["custom"] = gpu_rules()
+    return config_yaml({"core": {"sleepInterval": "60s"}, "sources": sources})
 
 
 def master_config() -> str:
@@ -152,24 +165,27 @@ def master_config() -> str:
 
 
 def gpu_rule_spec() -> dict[str, object]:
+    """The NodeFeatureRule's spec (for a cluster's own NFD): :func:`gpu_rules`."""
+    return {"rules": gpu_rules()}
+
+
+def gpu_rules() -> list[dict[str, object]]:
     """The rule: a PCI display (0300) or 3D controller (0302) of vendor 10de -> gpu.present."""
-    return {
-        "rules": [
-            {
-                "name": "nvidia-gpu-present",
-                "labels": {GPU_PRESENT: "true"},
-                "matchFeatures": [
-                    {
-                        "feature": "pci.device",
-                        "matchExpressions": {
-                            "vendor": {"op": "In", "value": ["10de"]},
-                            "class": {"op": "In", "value": ["0300", "0302"]},
-                        },
-                    }
-                ],
-            }
-        ]
-    }
+    return [
+        {
+            "name": "nvidia-gpu-present",
+            "labels": {GPU_PRESENT: "true"},
+            "matchFeatures": [
+                {
+                    "feature": "pci.device",
+                    "matchExpressions": {
+                        "vendor": {"op": "In", "value": ["10de"]},
+                        "class": {"op": "In", "value": ["0300", "0302"]},
+                    },
+                }
+            ],
+        }
+    ]
 
 
 def _probe() -> k8s.Probe:
@@ -206,7 +222,7 @@ class NodeFeatureDiscovery(Construct):
             self._worker()
             self._deployment(MASTER, MASTER_ROLE, MASTER_RULES, master=True)
             self._deployment(GC, GC_ROLE, GC_RULES, master=False)
-        if props.gpu_rule:
+        if props.gpu_rule and not props.deploy:
             ident = Identity(MASTER, COMPONENT, props.version, props.placement.labels)
             rule = cdk8s.ApiObject(
                 self,
@@ -273,8 +289,8 @@ class NodeFeatureDiscovery(Construct):
         )
         conf = ds.config_map(
             "config",
-            "nfd-worker-conf",
-            {"nfd-worker.conf": worker_config()},
+            WORKER_CONF_MAP,
+            {WORKER_CONF_KEY: worker_config(props.gpu_rule)},
             checksum=CONFIG_CHECKSUM,
             volume="nfd-worker-conf",
         )

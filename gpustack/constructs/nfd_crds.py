@@ -5,16 +5,18 @@ Why here and not as upstream YAML: gpustack builds every object from code. The s
 state the structure of NFD v0.19.0's (unchanged since v0.18.2)
 ``deployment/base/nfd-crds/nfd-api-crds.yaml`` (types,
 required fields, the match operators, list-map keys); upstream's field descriptions are left out
-(they are documentation, not validation). The tests validate gpustack's NodeFeatureRule against
-the schema synthesized here, so both must agree.
+(they are documentation, not validation). The tests validate gpustack's NodeFeatureRule (for a
+cluster's own NFD) against the schema synthesized here, so both must agree.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-GROUP: Final = "nfd.k8s-sigs.io"
-VERSION: Final = "v1alpha1"
+from gpustack.profile.prerequisites import NFD_GROUP, NFD_VERSION
+
+GROUP: Final = NFD_GROUP
+VERSION: Final = NFD_VERSION
 
 Schema = dict[str, Any]
 

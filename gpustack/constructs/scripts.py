@@ -23,15 +23,18 @@ from typing import Final
 
 import jinja2
 
+from gpustack.profile import readiness
+
 #: Where every consumer mounts the driver root (host ``/`` for a preinstalled driver).
 DRIVER_ROOT_CTR_PATH: Final = "/driver-root"
 #: Where the toolkit mounts the host's ``/``.
 HOST_ROOT_CTR_PATH: Final = "/host"
 #: Where scripts ConfigMaps are mounted in the containers.
 SCRIPTS_DIR: Final = "/usr/local/lib/gpustack"
-#: Readiness files under the validations folder (see the module docstring).
-TOOLKIT_CONFIGURED: Final = "toolkit-configured"
-TOOLKIT_READY: Final = "toolkit-ready"
+#: Readiness files under the validations folder: named in :mod:`gpustack.profile.readiness`,
+#: which also decides who waits for them.
+TOOLKIT_CONFIGURED: Final = readiness.TOOLKIT_CONFIGURED
+TOOLKIT_READY: Final = readiness.TOOLKIT_READY
 
 _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined,

@@ -12,7 +12,7 @@ Sources, each read from the labeller's code or documentation at the version gpus
   ``nvidia.com/gpu.*``, ``nvidia.com/cuda.*``, ``nvidia.com/mig.*``, per-MIG-profile
   ``nvidia.com/mig-<profile>.*``, ``nvidia.com/mps.capable``, ``nvidia.com/vgpu.*`` and
   ``nvidia.com/gpu.clique`` (``imex.go``) labels; ``mig.capable`` is ``true``/``false``.
-- gpustack's GPU node rule (its NodeFeatureRule): ``nvidia.com/gpu.present=true``.
+- gpustack's GPU node rule (an NFD rule): ``nvidia.com/gpu.present=true``.
 - Node Feature Discovery v0.19.0 (``docs/usage/features.md``): ``feature.node.kubernetes.io/``
   followed by ``cpu-*``, ``kernel-*``, ``memory-*``, ``network-*``, ``pci-<device>.present``,
   ``usb-<device>.present``, ``storage-nonrotationaldisk``, ``system-os_release.*`` and the
@@ -40,6 +40,11 @@ NFD: Final = "Node Feature Discovery"
 MANAGERS: Final = "the deploy labels of gpustack and the GPU Operator"
 KUBELET: Final = "the kubelet"
 CLOUD: Final = "the cloud provider"
+
+#: Labellers that are pods of gpustack's own stack and nothing else: a label of theirs in the
+#: stack's node selector is there only if one of those pods reached the node first
+#: (:meth:`gpustack.profile.graph.Graph.self_placed`).
+STACK_ONLY: Final = frozenset({GFD, GPU_NODE_RULE})
 
 TRUE: Final = ("true",)
 BOOLEAN: Final = ("true", "false")

@@ -31,7 +31,7 @@ def _documents() -> list[tuple[str, Any]]:
         if layouts:
             text = mig_manager.render_config(layouts)
             docs.append((f"{p.metadata.name}: mig-parted config", yaml.safe_load(text)))
-    docs.append(("nfd worker", yaml.safe_load(nfd.worker_config())))
+    docs.append(("nfd worker", yaml.safe_load(nfd.worker_config(gpu_rule=True))))
     docs.append(("nfd master", yaml.safe_load(nfd.master_config())))
     # what the pure emitter handles on its own terms: long lines, quoting, unicode, empties
     docs.append(

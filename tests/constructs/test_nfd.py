@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from gpustack.constructs import nfd
@@ -24,9 +26,10 @@ def test_objects(synth: Synth) -> None:
         ("Role", nfd.WORKER_ROLE),
         ("ClusterRole", nfd.MASTER_ROLE),
         ("ClusterRole", nfd.GC_ROLE),
-        ("NodeFeatureRule", nfd.GPU_RULE),
     ]:
         assert (kind, name) in got
+    # the folder creates no custom resource of a CRD it ships (one kubectl apply pass)
+    assert "NodeFeatureRule" not in {kind for kind, _ in got}
 
 
 def test_cluster_runs_its_own_nfd_only_the_rule(synth: Synth) -> None:
@@ -36,8 +39,26 @@ def test_cluster_runs_its_own_nfd_only_the_rule(synth: Synth) -> None:
     assert kinds(synth(off), "node-feature-discovery") == []
 
 
+OWN_NFD = profile(nodeFeatureDiscovery={"enabled": False})
+
+
+def worker_rules(objects: list[Any]) -> list[dict[str, Any]]:
+    conf = yaml.safe_load(find(objects, "ConfigMap", "nfd-worker-conf")["data"]["nfd-worker.conf"])
+    rules: list[dict[str, Any]] = conf["sources"].get("custom", [])
+    return rules
+
+
+def test_with_gpustacks_nfd_the_rule_is_the_workers_custom_rule(synth: Synth) -> None:
+    # NFD v0.19.0 source/custom: the worker's custom rules take a NodeFeatureRule's rule syntax
+    # and run over every discovered feature; the cluster's own NFD gets the NodeFeatureRule
+    rule = find(synth(OWN_NFD), "NodeFeatureRule", nfd.GPU_RULE)
+    assert worker_rules(synth(profile())) == rule["spec"]["rules"]
+    off = profile(nodeFeatureDiscovery={"gpuNodeRule": False})
+    assert worker_rules(synth(off)) == []
+
+
 def test_rule_labels_nvidia_display_and_3d_controllers(synth: Synth) -> None:
-    rule = find(synth(profile()), "NodeFeatureRule", nfd.GPU_RULE)
+    rule = find(synth(OWN_NFD), "NodeFeatureRule", nfd.GPU_RULE)
     assert errors(rule, "1.33") == []
     (only,) = rule["spec"]["rules"]
     assert only["labels"] == {"nvidia.com/gpu.present": "true"}
@@ -81,7 +102,7 @@ def test_rbac_is_the_documented_tables(synth: Synth) -> None:
 
 
 def test_crd_schema_rejects_a_broken_rule(synth: Synth) -> None:
-    rule = find(synth(profile()), "NodeFeatureRule", nfd.GPU_RULE)
+    rule = find(synth(OWN_NFD), "NodeFeatureRule", nfd.GPU_RULE)
     broken = yaml.safe_load(yaml.safe_dump(rule))
     broken["spec"]["rules"][0]["matchFeatures"][0]["matchExpressions"]["vendor"]["op"] = "Equals"
     assert any("'Equals' is not one of" in e for e in errors(broken, "1.33"))

@@ -322,7 +322,10 @@ def test_privileged_namespace(stacks: dict[str, list[SynthObject]]) -> None:
     ns = find(stacks["defaults"], "Namespace", "gpustack-system")
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     # kube-system is not ours to declare; only the stack's own NetworkPolicy goes there
-    assert kinds(stacks["crio-hooks"], "common") == [("NetworkPolicy", "gpustack-deny-ingress")]
+    assert kinds(stacks["crio-hooks"], "common") == [
+        ("ConfigMap", "gpustack-prerequisites"),
+        ("NetworkPolicy", "gpustack-deny-ingress"),
+    ]
 
 
 def test_no_ingress_to_any_pod(stacks: dict[str, list[SynthObject]]) -> None:

@@ -17,6 +17,8 @@ import yaml
 
 from gpustack.checker import check_paths
 from gpustack.constructs import device_plugin
+from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
+from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
 from gpustack.profile import catalog
 from gpustack.profile.derive import (
     advertised_resources,
@@ -29,7 +31,8 @@ from gpustack.profile.model import Profile
 REPO: Final = Path(__file__).resolve().parents[2]
 CLUSTERS: Final = REPO / "dist" / "clusters"
 PROFILES: Final = REPO / "profiles"
-#: CRDs of other projects a folder may use (the Prometheus Operator's ServiceMonitor).
+#: CRDs of other projects, by the name a folder's statement gives them (the Prometheus
+#: Operator's ServiceMonitor): what a cluster that meets the prerequisites has installed.
 EXTERNAL_CRDS: Final = REPO / "tests" / "crds"
 
 #: Label prefixes the kubelet or the cloud sets when a node joins; a selector on them is the
@@ -51,6 +54,7 @@ NFD_NVIDIA_LABEL: Final = f"{NFD_PREFIX}pci-{NVIDIA_VENDOR}.present"
 #: The PCI class of a 3D controller (datacenter GPUs), as NFD reports it.
 GPU_PCI_CLASS: Final = "0302"
 NFD_COMPONENT: Final = "node-feature-discovery"
+
 #: Stages of a GPU node's life, in order.
 STAGES: Final = ("fresh", "labelled", "advertised")
 
@@ -87,17 +91,29 @@ class Folder:
     def of_kind(self, kind: str) -> Iterator[Mapping[str, Any]]:
         return (o for o in self.objects if o["kind"] == kind)
 
+    def prerequisites(self) -> dict[str, list[dict[str, str]]]:
+        """The folder's own statement of what the cluster must have before it is applied
+        (the ``gpustack-prerequisites`` ConfigMap: ``crds`` and ``files``)."""
+        (statement,) = [
+            o["data"][PREREQUISITES_KEY]
+            for o in self.of_kind("ConfigMap")
+            if o["metadata"]["name"] == PREREQUISITES
+        ]
+        found: dict[str, list[dict[str, str]]] = yaml.safe_load(statement)
+        return found
+
     def external_crds(self) -> list[Path]:
-        """CRDs the folder's objects need that the folder does not define (stated prerequisites
-        the cluster must have): those under tests/crds/ whose kind the folder uses."""
-        defined = {c["spec"]["names"]["kind"] for c in self.of_kind("CustomResourceDefinition")}
-        used = {o["kind"] for o in self.objects} - defined
-        out = []
-        for crd_path in sorted(EXTERNAL_CRDS.glob("*.yaml")):
-            crd = yaml.safe_load(crd_path.read_text())
-            if crd["spec"]["names"]["kind"] in used:
-                out.append(crd_path)
-        return out
+        """The CRDs the folder states as prerequisites, each from tests/crds/ (by its name):
+        the tier installs what the statement names, and knows nothing else about the folder's
+        needs."""
+        available = {
+            yaml.safe_load(p.read_text())["metadata"]["name"]: p
+            for p in sorted(EXTERNAL_CRDS.glob("*.yaml"))
+        }
+        wanted = [c["name"] for c in self.prerequisites()["crds"]]
+        missing = [name for name in wanted if name not in available]
+        assert not missing, f"{self.name} states CRDs tests/crds/ lacks: {missing}"
+        return [available[name] for name in wanted]
 
     def namespaces(self) -> list[str]:
         names = {o["metadata"]["namespace"] for o in self.objects if o["metadata"].get("namespace")}
@@ -165,13 +181,17 @@ class Folder:
 
     def nfd_labels(self) -> dict[str, str]:
         """What NFD (gpustack's, or the cluster's own when gpustack's is off) and the folder's
-        NodeFeatureRules leave on a GPU node: the rules' labels where they match an NVIDIA 3D
-        controller."""
+        rules leave on a GPU node: the labels of its NodeFeatureRules and of its worker's custom
+        rules (``sources.custom``) where they match an NVIDIA 3D controller."""
         labels = {NFD_NVIDIA_LABEL: "true", **self.system_labels()}
-        for rule_obj in self.of_kind("NodeFeatureRule"):
-            for rule in rule_obj["spec"]["rules"]:
-                if _matches_nvidia_gpu(rule.get("matchFeatures", [])):
-                    labels.update(rule.get("labels", {}))
+        rules = [r for o in self.of_kind("NodeFeatureRule") for r in o["spec"]["rules"]]
+        for conf in self.of_kind("ConfigMap"):
+            text = conf.get("data", {}).get(WORKER_CONF_KEY)
+            if conf["metadata"]["name"] == WORKER_CONF_MAP and text:
+                rules += yaml.safe_load(text).get("sources", {}).get("custom", [])
+        for rule in rules:
+            if _matches_nvidia_gpu(rule.get("matchFeatures", [])):
+                labels.update(rule.get("labels", {}))
         return labels
 
     def system_labels(self) -> dict[str, str]:

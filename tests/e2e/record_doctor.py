@@ -151,11 +151,8 @@ def record(cp: ControlPlane, name: str, scenario: Scenario, out: Path) -> Path:
     try:
         path = _synthesize(scenario, root)
         folder = Folder.load(path, root / "profiles")
-        crds = sorted(
-            str(path / r)
-            for r in folder.resources()
-            if r.rpartition("/")[2].startswith("customresourcedefinition-")
-        )
+        # the cluster has what the folder states it needs; the folder applies in one pass
+        crds = [str(p) for p in folder.external_crds()]
         if crds:
             cp.kubectl(
                 "apply", "--server-side", f"--field-manager={FIELD_MANAGER}",

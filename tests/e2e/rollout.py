@@ -112,22 +112,16 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
     )
     assert left == "", f"left from a previous folder: {left}"
     seen = Observed()
-    # Prerequisites the folder states: CRDs of other projects it uses, and its own CRDs (a custom
-    # resource cannot be applied in the same kubectl call that creates its CRD).
+    # The cluster meets the prerequisites the folder states (CRDs of other projects), and
+    # nothing else: the folder itself must apply in one pass.
     external = [str(p) for p in folder.external_crds()]
-    own = sorted(
-        str(folder.path / rel)
-        for rel in folder.resources()
-        if rel.rpartition("/")[2].startswith("customresourcedefinition-")
-    )
-    for files in (external, own):
-        if files:
-            cp.kubectl(
-                "apply", "--server-side", f"--field-manager={FIELD_MANAGER}",
-                *[a for f in files for a in ("-f", f)],
-            )  # fmt: skip
-            _wait_established(cp, files)
-    seen.prerequisites = [p.rpartition("/")[2] for p in external + own]
+    if external:
+        cp.kubectl(
+            "apply", "--server-side", f"--field-manager={FIELD_MANAGER}",
+            *[a for f in external for a in ("-f", f)],
+        )  # fmt: skip
+        _wait_established(cp, external)
+    seen.prerequisites = [p.rpartition("/")[2] for p in external]
 
     platform = folder.platform_labels()
     for node, pool in folder.pools().items():

@@ -57,6 +57,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "node-selector-gfd-label-cycle",
         "$.cluster.nodeSelector['nvidia.com/gpu.product']",
     ),
+    "readiness-files-written": ("mig-manager-without-driver", "$.driver.enabled"),
     "gke-platform-stated": ("gke-driver-without-platform", "$.driver.hostDriverRoot"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),

@@ -83,14 +83,17 @@ class GpuFeatureDiscovery:
 class NodeFeatureDiscovery:
     """Node Feature Discovery (kubernetes-sigs): worker DaemonSet, master and garbage collector
     Deployments, their RBAC and the ``nfd.k8s-sigs.io`` CRDs. Turn ``enabled`` off where the
-    cluster already runs NFD; ``gpuNodeRule`` (the NodeFeatureRule that labels NVIDIA GPU nodes
-    ``nvidia.com/gpu.present=true``, the default node selector) also works with that NFD."""
+    cluster already runs NFD; ``gpuNodeRule`` (the rule that labels NVIDIA GPU nodes
+    ``nvidia.com/gpu.present=true``, the default node selector) also works with that NFD: in the
+    worker's configuration of gpustack's NFD, a NodeFeatureRule for the cluster's own."""
 
     enabled: bool = enabled("Deploy Node Feature Discovery; false: the cluster runs its own.")
     gpu_node_rule: bool = key(
         "GPU node rule",
-        "A NodeFeatureRule that labels nodes with an NVIDIA display or 3D controller"
-        " nvidia.com/gpu.present=true (the default node selector).",
+        "A rule that labels nodes with an NVIDIA display or 3D controller"
+        " nvidia.com/gpu.present=true (the default node selector): a custom rule in the"
+        " worker's configuration of gpustack's NFD, a NodeFeatureRule for the cluster's own"
+        " (its CRD is then a stated prerequisite).",
         default=True,
     )
     image: str = _image(NFD_IMAGE[0])

@@ -16,9 +16,10 @@ from typing import Final
 from gpustack import components
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.finding import Finding
+from gpustack.profile.graph import graph_edges
 from gpustack.profile.model import Profile
 
-#: The label the GPU node rule (Node Feature Discovery's NodeFeatureRule) sets.
+#: The label the GPU node rule (a rule of Node Feature Discovery) sets.
 GPU_PRESENT: Final = "nvidia.com/gpu.present"
 
 
@@ -64,19 +65,23 @@ def node_selector_labels_deployed(p: Profile) -> Iterator[Finding]:
 
 
 def node_selector_not_self_labelled(p: Profile) -> Iterator[Finding]:
-    """A node selector label that only GPU feature discovery writes is a cycle: GFD's pods are
-    placed by ``cluster.nodeSelector`` like every other stack pod, so GFD runs only on nodes that
-    already carry the label, and a fresh GPU node never gets any of the stack (issue 20: the
-    ``a100-mig-mixed`` example selected ``nvidia.com/gpu.product`` and placed nothing)."""
-    gfd = _gfd()
-    if not gfd.enabled(p):
-        return  # node-selector-labels-deployed reports GFD labels without GFD
+    """A node selector label that only pods placed by that selector write is a cycle (the
+    placement graph, :meth:`gpustack.profile.graph.Graph.self_placed`): GPU feature discovery's
+    pods are placed by ``cluster.nodeSelector`` like every other stack pod, so GFD runs only on
+    nodes that already carry its labels, and a fresh GPU node never gets any of the stack
+    (issue 20: the ``a100-mig-mixed`` example selected ``nvidia.com/gpu.product`` and placed
+    nothing). A labeller the profile does not deploy is ``node-selector-labels-deployed``'s."""
+    graph = graph_edges(p)
     for key, _ in p.cluster.node_selector:
-        if label_source(key) == gfd.name:
-            yield Finding(
-                ("cluster", "nodeSelector", key),
-                f"only GPU feature discovery writes {key}, and its pods are placed by this same"
-                " node selector: no fresh GPU node ever gets the stack",
-                f'select {GPU_PRESENT}: "true" (gpustack\'s NodeFeatureRule sets it), a label'
-                " your cloud or node pool sets, or accept this if you label the nodes yourself",
-            )
+        writers = graph.self_placed(key)
+        if not writers:
+            continue
+        known = catalog.lookup(key)
+        who = known.source if known is not None else " and ".join(w.name for w in writers)
+        yield Finding(
+            ("cluster", "nodeSelector", key),
+            f"only {who} writes {key}, and its pods are placed by this same node selector: no"
+            " fresh GPU node ever gets the stack",
+            f'select {GPU_PRESENT}: "true" (gpustack\'s GPU node rule sets it), a label'
+            " your cloud or node pool sets, or accept this if you label the nodes yourself",
+        )

@@ -34,6 +34,7 @@ from gpustack.profile.rules import (
     node_configs,
     node_labels,
     profiles,
+    readiness,
     selector_labels,
     sharing,
     taints,
@@ -273,11 +274,22 @@ RULES: tuple[Rule, ...] = (
         id="node-selector-not-self-labelled",
         check=node_labels.node_selector_not_self_labelled,
         section="cluster",
-        summary="no node selector label is one only GPU feature discovery writes: GFD's pods"
-        " are placed by the same selector, so they would never reach a node without it",
+        summary="no node selector label is one only pods placed by that selector write (GPU"
+        " feature discovery's): those pods would never reach a node without it (the placement"
+        " graph)",
         fix='select `nvidia.com/gpu.present: "true"` or a label the cloud or node pool sets, or'
         " accept it when the nodes are labelled otherwise",
         acceptable=True,
+    ),
+    Rule(
+        id="readiness-files-written",
+        check=readiness.readiness_files_written,
+        section="any",
+        summary="every readiness file a pod waits for (`driver-ready`, `toolkit-configured`,"
+        " `toolkit-ready` under `/run/nvidia/validations`) is written by a pod this profile"
+        " places on the same nodes; the MOFED driver's file is a stated external prerequisite",
+        fix="turn on the component the finding names (the driver or the toolkit writes"
+        " `driver-ready`), or turn off the one that waits",
     ),
     Rule(
         id="gke-platform-stated",
