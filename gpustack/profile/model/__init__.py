@@ -70,6 +70,7 @@ from gpustack.profile.model.device_plugin import (
     TimeSlicing,
     TimeSlicingResource,
 )
+from gpustack.profile.model.dra import DRA_DRIVER_IMAGE, Dra
 from gpustack.profile.model.driver import (
     DRIVER_CONTAINER_ROOT,
     DRIVER_MANAGER_IMAGE,
@@ -90,6 +91,7 @@ from gpustack.profile.model.workloads import Example, Workloads
 __all__ = [
     "API_VERSION",
     "DCGM_EXPORTER_IMAGE",
+    "DRA_DRIVER_IMAGE",
     "DRIVER_MANAGER_IMAGE",
     "KUBECTL_IMAGE",
     "MIG_MANAGER_IMAGE",
@@ -121,6 +123,7 @@ __all__ = [
     "DeviceIdStrategy",
     "DeviceListStrategy",
     "DevicePlugin",
+    "Dra",
     "Distribution",
     "Driver",
     "EnvVar",
@@ -213,6 +216,11 @@ class Profile:
         "DCGM exporter",
         "NVIDIA's DCGM exporter: GPU metrics for Prometheus.",
         factory=DcgmExporter,
+    )
+    dra: Dra = key(
+        "DRA",
+        "NVIDIA's DRA driver for GPUs: ResourceClaims for GPUs and ComputeDomains.",
+        factory=Dra,
     )
     workloads: Workloads = key(
         "Workloads", "Workloads shipped next to the stack.", factory=Workloads
