@@ -171,7 +171,6 @@ def attribute_equals(expr: Any, domain: str, name: str) -> str | None:
 
 # --- evaluating the simplest selectors ----------------------------------------------------------
 
-_TERM = re.compile(r"^\(*\s*(?P<body>.*?)\s*\)*$", re.DOTALL)
 _SIMPLE_REF = re.compile(r"^(?:" + _REF.pattern + r"|(?P<drv>device\s*\.\s*driver))$")
 
 
@@ -193,6 +192,19 @@ def _split_and(expr: str) -> list[str] | None:
             last = i + 2
     terms.append(expr[last:])
     return [t.strip() for t in terms]
+
+
+def _unwrap(term: str) -> str:
+    """``term`` without parentheses around all of it (``(a == 'x')`` -> ``a == 'x'``)."""
+    while term.startswith("(") and term.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(term):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(term) - 1:
+                return term  # the first parenthesis closes before the end: (a) == (b)
+        term = term[1:-1].strip()
+    return term
 
 
 def _value_of(device: Mapping[str, Any], driver_name: str, ref: re.Match[str]) -> Any:
@@ -224,8 +236,7 @@ def evaluate(expr: Any, device: Mapping[str, Any], driver_name: str) -> bool | N
         return None
     result = True
     for term in terms:
-        body = _TERM.match(term)
-        text = body.group("body") if body else term
+        text = _unwrap(term)
         comparison = re.match(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*" + _LITERAL + r"$", text)
         if comparison is None:
             return None
