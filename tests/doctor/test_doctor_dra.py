@@ -63,7 +63,7 @@ def test_every_scenario_is_checked_and_its_fixture_is_current() -> None:
     assert sorted(CAUSES) == sorted(dra_states.SCENARIOS)
     for scenario in dra_states.SCENARIOS:
         written = (FIXTURES / f"{scenario}.json").read_text()
-        assert written == dra_states.text(scenario), f"run python -m tests.doctor.dra_states"
+        assert written == dra_states.text(scenario), "run python -m tests.doctor.dra_states"
 
 
 @pytest.mark.parametrize("scenario", sorted(CAUSES))
