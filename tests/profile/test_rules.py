@@ -66,6 +66,10 @@ TRIGGERS: dict[str, tuple[str, str]] = {
     ),
     "dra-device-plugin-same-gpus": ("dra-and-device-plugin-same-gpus", "$.dra.gpus"),
     "dra-extended-resource-gate": ("dra-extended-resource-on-135", "$.dra.extendedResourceName"),
+    "dra-examples-supported": (
+        "dra-example-without-compute-domains",
+        "$.workloads.examples[0].dra.computeDomain",
+    ),
     "gke-platform-stated": ("gke-driver-without-platform", "$.driver.hostDriverRoot"),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),

@@ -23,6 +23,7 @@ from typing import Final
 from gpustack.profile.catalog import parse_driver
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
+from gpustack.profile.rules.common import example_path
 
 #: The first Kubernetes minor release that serves ``resource.k8s.io/v1``; NVIDIA's floor patch.
 DRA_KUBERNETES: Final = (1, 34)
@@ -114,3 +115,43 @@ def dra_extended_resource_gate(p: Profile) -> Iterator[Finding]:
             "set dra.extendedResourceName: false, or turn the gate on in the API server,"
             " scheduler and kubelets and accept this finding",
         )
+
+
+def dra_examples_supported(p: Profile) -> Iterator[Finding]:
+    """An example's claims need the DRA driver part that serves them."""
+    dra = p.dra
+    for i, ex in enumerate(p.workloads.examples):
+        if ex.dra is None:
+            continue
+        if not dra.enabled:
+            yield Finding(
+                example_path(i, "dra"),
+                "the example claims devices from NVIDIA's DRA driver, which the profile does"
+                " not deploy",
+                "set dra.enabled: true, or remove the example's dra",
+            )
+            continue
+        if ex.dra.gpus and not dra.gpus:
+            yield Finding(
+                example_path(i, "dra", "gpus"),
+                "the example claims GPUs, but the DRA driver's GPU allocation is off",
+                "set dra.gpus: true, or the example's dra.gpus: false",
+            )
+        if not ex.dra.gpus and (ex.dra.product_name or ex.dra.mig_profile):
+            yield Finding(
+                example_path(i, "dra", "productName" if ex.dra.product_name else "migProfile"),
+                "a GPU selector has no effect when the example does not claim its GPUs",
+                "set the example's dra.gpus: true, or remove the selector",
+            )
+        if ex.dra.compute_domain and not dra.compute_domains:
+            yield Finding(
+                example_path(i, "dra", "computeDomain"),
+                "the example runs in a ComputeDomain, but the DRA driver's ComputeDomains are off",
+                "set dra.computeDomains: true",
+            )
+        elif ex.dra.compute_domain and ex.kind != "multinode-ddp":
+            yield Finding(
+                example_path(i, "dra", "computeDomain"),
+                f"a ComputeDomain spans nodes, but a {ex.kind} example runs one pod",
+                "set the example's kind: multinode-ddp, or computeDomain: false",
+            )

@@ -608,6 +608,15 @@ RULES: tuple[Rule, ...] = (
         acceptable=True,
     ),
     Rule(
+        id="dra-examples-supported",
+        check=dra.dra_examples_supported,
+        section="workloads",
+        summary="an example's `dra` claims only what the profile's DRA driver serves (GPU"
+        " claims with `dra.gpus`, a ComputeDomain with `dra.computeDomains` and a"
+        " `multinode-ddp` job)",
+        fix="turn the DRA driver part on, or change the example's `dra`",
+    ),
+    Rule(
         id="gitops-source-set",
         check=gitops.gitops_source_set,
         section="gitops",
