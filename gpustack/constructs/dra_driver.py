@@ -75,8 +75,8 @@ CONTROLLER_ROLE: Final = "gpustack-nvidia-dra-driver-controller"
 DAEMON_CLUSTER_ROLE: Final = "gpustack-compute-domain-daemon"
 SLICE_POLICY: Final = "gpustack-dra-resourceslices"
 
-CRD_GROUP: Final = "resource.nvidia.com"
-CRD_VERSION: Final = "v1beta1"
+CRD_GROUP: Final = dra_upstream.COMPUTE_DOMAIN_API_GROUP
+CRD_VERSION: Final = dra_upstream.COMPUTE_DOMAIN_API_VERSION
 
 #: The plugin's gRPC health ports (the chart's ``healthcheckPort`` values, as NVIDIA renders
 #: them) and metrics endpoints.

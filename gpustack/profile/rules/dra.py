@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from gpustack.profile.catalog import parse_driver
+from gpustack.profile.derive import mig_layouts
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
 from gpustack.profile.rules.common import example_path
@@ -142,6 +143,15 @@ def dra_examples_supported(p: Profile) -> Iterator[Finding]:
                 example_path(i, "dra", "productName" if ex.dra.product_name else "migProfile"),
                 "a GPU selector has no effect when the example does not claim its GPUs",
                 "set the example's dra.gpus: true, or remove the selector",
+            )
+        profiles = {name for layout in mig_layouts(p).values() for name, _ in layout}
+        if ex.dra.gpus and ex.dra.mig_profile and ex.dra.mig_profile not in profiles:
+            yield Finding(
+                example_path(i, "dra", "migProfile"),
+                f"no MIG layout of the profile makes {ex.dra.mig_profile} devices, so the claim"
+                " is never allocated",
+                "add the profile to gpus.mig (or a node config's layout), or claim one of: "
+                + (", ".join(sorted(profiles)) or "none: the profile sets no MIG layout"),
             )
         if ex.dra.compute_domain and not dra.compute_domains:
             yield Finding(
