@@ -175,7 +175,7 @@ class DevicePluginProps:
     device_plugin_host_dir: str
     mps: bool
     runtime_check: WaitFor | None
-    avoid: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    avoid: tuple[tuple[str, str, tuple[str, ...]], ...]
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:

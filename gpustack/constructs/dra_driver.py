@@ -69,9 +69,11 @@ CONTROLLER: Final = "nvidia-dra-driver-controller"
 DAEMON_SA: Final = "compute-domain-daemon-service-account"
 
 KUBELET_PLUGIN_CLUSTER_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin"
-KUBELET_PLUGIN_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin"
+KUBELET_PLUGIN_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin-cliques"
+#: The plugin's ComputeDomain reads, a ClusterRole of their own so each role's rules are fixed.
+KUBELET_PLUGIN_CD_CLUSTER_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin-domains"
 CONTROLLER_CLUSTER_ROLE: Final = "gpustack-nvidia-dra-driver-controller"
-CONTROLLER_ROLE: Final = "gpustack-nvidia-dra-driver-controller"
+CONTROLLER_ROLE: Final = "gpustack-nvidia-dra-driver-controller-daemons"
 DAEMON_CLUSTER_ROLE: Final = "gpustack-compute-domain-daemon"
 SLICE_POLICY: Final = "gpustack-dra-resourceslices"
 
@@ -186,15 +188,6 @@ DAEMON_RULES: Final = (
 )
 
 
-def kubelet_plugin_rules(compute_domains: bool) -> tuple[Access, ...]:
-    """The kubelet plugin's ClusterRole rules: the ComputeDomain read only with its container."""
-    return (
-        (*KUBELET_PLUGIN_CD_RULES, *KUBELET_PLUGIN_RULES)
-        if compute_domains
-        else (KUBELET_PLUGIN_RULES)
-    )
-
-
 def dra_wait(profile: Profile) -> WaitFor | None:
     """The readiness file the kubelet plugin waits for: the runtime configured by gpustack's
     toolkit (``toolkit-configured``: CDI devices can be injected), else the driver loaded by
@@ -307,7 +300,7 @@ class DraDriver(Construct):
             )
 
     def _crds(self) -> None:
-        for kind, plural, schema, status in _CRDS:
+        for kind, plural, schema, status in CRDS:
             version: dict[str, Any] = {
                 "name": CRD_VERSION,
                 "served": True,
@@ -416,10 +409,19 @@ class DraDriver(Construct):
             name=KUBELET_PLUGIN_CLUSTER_ROLE,
             namespace=namespace,
             service_account=KUBELET_PLUGIN_SA,
-            rules=kubelet_plugin_rules(props.compute_domains),
+            rules=KUBELET_PLUGIN_RULES,
             cluster=True,
         )
         if props.compute_domains:
+            grant(
+                self,
+                app.ident,
+                name=KUBELET_PLUGIN_CD_CLUSTER_ROLE,
+                namespace=namespace,
+                service_account=KUBELET_PLUGIN_SA,
+                rules=KUBELET_PLUGIN_CD_RULES,
+                cluster=True,
+            )
             grant(
                 self,
                 app.ident,
@@ -586,17 +588,12 @@ class DraDriver(Construct):
         k8s.KubeDeployment(
             self,
             "controller",
-            metadata=kube.object_meta(
-                CONTROLLER,
-                namespace=namespace,
-                labels=ident.workload_labels(),
-                annotations=ident.annotations(),
-            ),
+            metadata=meta,
             spec=k8s.DeploymentSpec(
                 replicas=1,
                 selector=k8s.LabelSelector(match_labels=labels),
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=ident.workload_labels()),
+                    metadata=k8s.ObjectMeta(labels=ident.labels()),
                     spec=k8s.PodSpec(
                         service_account_name=CONTROLLER,
                         automount_service_account_token=False,
@@ -640,6 +637,8 @@ class DraDriver(Construct):
                 labels=ident.labels(),
                 annotations=ident.annotations(),
             ),
+            # the daemon pods (their template is in the driver's image) call the API with it
+            automount_service_account_token=True,
         )
         grant(
             self,
@@ -721,7 +720,7 @@ _CLIQUE: Final = _obj(
     }
 )
 #: (kind, plural, schema, status subresource)
-_CRDS: Final = (
+CRDS: Final = (
     ("ComputeDomain", "computedomains", _COMPUTE_DOMAIN, True),
     ("ComputeDomainClique", "computedomaincliques", _CLIQUE, False),
 )

@@ -109,8 +109,8 @@ class ExampleJob:
     command: tuple[str, ...]
     kind: str
     nodes: int
-    claim: GpuClaim | None = None
-    compute_domain: bool = False
+    claim: GpuClaim | None
+    compute_domain: bool
 
     @classmethod
     def from_example(cls, example: Example, resource: str) -> ExampleJob:
