@@ -34,6 +34,10 @@ GPU_DRIVER: Final = "gpu.nvidia.com"
 #: cmd/compute-domain-kubelet-plugin/main.go ``DriverName``.
 COMPUTE_DOMAIN_DRIVER: Final = "compute-domain.nvidia.com"
 
+#: api/nvidia.com/resource/v1beta1: the ComputeDomain custom resource's group and version.
+COMPUTE_DOMAIN_API_GROUP: Final = "resource.nvidia.com"
+COMPUTE_DOMAIN_API_VERSION: Final = "v1beta1"
+
 # --- Pools and slices -------------------------------------------------------------------------
 # cmd/gpu-kubelet-plugin/driver.go publishResources (without the DynamicMIG feature gate): ONE
 # ResourceSlice per node holding every GPU, MIG and VFIO device; pool name = the node name

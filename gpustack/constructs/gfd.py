@@ -34,7 +34,7 @@ from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import TOOLKIT_CONFIGURED, TOOLKIT_READY
-from gpustack.profile.derive import is_simulated
+from gpustack.profile.derive import dra_allocates_gpus, is_simulated
 from gpustack.profile.model import MigStrategy, Profile
 
 NAME: Final = "gpu-feature-discovery"
@@ -49,11 +49,17 @@ def gpu_wait(profile: Profile) -> WaitFor | None:
     ``toolkit-ready`` is written only by the device plugin pod's runtime check (a real plugin,
     not the simulated backend); without that pod the clients wait for the toolkit's own
     ``toolkit-configured`` instead, or they would wait forever (issue 20, item 2: a cluster that
-    allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``).
+    allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``). The same holds
+    when NVIDIA's DRA driver allocates the GPUs of a node pool: no plugin pod runs there, and
+    one DaemonSet serves both pools.
     """
     toolkit, driver = profile.toolkit, profile.driver
     if toolkit.enabled:
-        plugin_checks = profile.device_plugin.enabled and not is_simulated(profile)
+        plugin_checks = (
+            profile.device_plugin.enabled
+            and not is_simulated(profile)
+            and not dra_allocates_gpus(profile)
+        )
         ready = TOOLKIT_READY if plugin_checks else TOOLKIT_CONFIGURED
         return WaitFor(f"{VALIDATIONS_DIR}/{ready}", toolkit.image_ref(), toolkit.image_pull_policy)
     if driver.enabled:

@@ -227,3 +227,9 @@ def device_plugin_avoids(profile: Profile) -> tuple[tuple[str, str, tuple[str, .
     if not dra_allocates_gpus(profile):
         return ()
     return tuple((key, "NotIn", (value,)) for key, value in profile.dra.node_selector)
+
+
+def claims_gpus(example: Example) -> bool:
+    """Whether an example gets its GPUs by a ResourceClaim (``dra.gpus``), not by requesting an
+    extended resource of the device plugin."""
+    return example.dra is not None and example.dra.gpus

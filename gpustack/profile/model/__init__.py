@@ -86,7 +86,7 @@ from gpustack.profile.model.driver import (
 from gpustack.profile.model.gitops import ArgoCd, Flux, GitOps
 from gpustack.profile.model.gpus import Gpus
 from gpustack.profile.model.toolkit import Cdi, Toolkit
-from gpustack.profile.model.workloads import Example, Workloads
+from gpustack.profile.model.workloads import Example, ExampleDra, Workloads
 
 __all__ = [
     "API_VERSION",
@@ -128,6 +128,7 @@ __all__ = [
     "Driver",
     "EnvVar",
     "Example",
+    "ExampleDra",
     "Flux",
     "GitOps",
     "Gpus",

@@ -16,6 +16,7 @@ from gpustack.profile.derive import (
     advertised_anywhere,
     advertised_resources,
     architecture_of,
+    claims_gpus,
     mig_resources_unknown,
     node_capacity,
     plugin_configs,
@@ -119,6 +120,8 @@ def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
     advertised = advertised_anywhere(p)
     mixed_layout = dp.mig_strategy == "mixed" and bool(p.gpus.mig)
     for i, ex in enumerate(p.workloads.examples):
+        if claims_gpus(ex):
+            continue  # a ResourceClaim, not an extended resource: the dra-example rules
         if ex.resource_name is None and mixed_layout:
             yield Finding(
                 example_path(i),
@@ -152,7 +155,7 @@ def workload_fits_sharing(p: Profile) -> Iterator[Finding]:
         return
     for i, ex in enumerate(p.workloads.examples):
         wanted = workload_resource(p, ex)
-        if ex.gpus <= 1:
+        if ex.gpus <= 1 or claims_gpus(ex):
             continue
         for name, view in plugin_configs(p):
             ts = sharing(view)
@@ -177,6 +180,8 @@ def workload_fits_node(p: Profile) -> Iterator[Finding]:
     mig = [v for _, v in configs if v.device_plugin.mig_strategy != "none"]
     for i, ex in enumerate(p.workloads.examples):
         wanted = workload_resource(p, ex)
+        if claims_gpus(ex):
+            continue
         if any(
             wanted in advertised_resources(v) or wanted.startswith(MIG_RESOURCE_PREFIX) for v in mig
         ):
