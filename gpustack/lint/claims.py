@@ -154,8 +154,29 @@ class Defined:
         return None
 
 
+#: NVIDIA's ComputeDomain controller makes, for each ComputeDomain, a ResourceClaimTemplate named
+#: ``spec.channel.resourceClaimTemplate.name`` in the ComputeDomain's namespace that asks for one
+#: IMEX channel (dra-driver-nvidia-gpu v0.4.1 cmd/compute-domain-controller/computedomain.go
+#: ``resourceClaimTemplateManager.Create(ctx, cd.Namespace, cd.Spec.Channel.ResourceClaimTemplate
+#: .Name, cd)``, resourceclaimtemplate.go: ``computeDomainDefaultChannelDeviceClass``).
+COMPUTE_DOMAIN = "ComputeDomain"
+_CHANNEL_TEMPLATE: JsonPath = ("spec", "channel", "resourceClaimTemplate", "name")
+
+
+def _channel_template(m: Manifest) -> Named | None:
+    api = _str(m.data.get("apiVersion")) or ""
+    name = _str(_get(m.data, _CHANNEL_TEMPLATE))
+    if m.kind != COMPUTE_DOMAIN or not api.startswith(f"{upstream.COMPUTE_DOMAIN_API_GROUP}/"):
+        return None
+    if name is None:
+        return None
+    channel = upstream.COMPUTE_DOMAIN_DEVICE_CLASSES[1]
+    return Named(name, _namespace(m.data), (Choice("channel", channel, (), ()),))
+
+
 def index(objects: Iterable[Manifest]) -> Defined:
-    """Every DeviceClass, ResourceClaim and ResourceClaimTemplate among ``objects``."""
+    """Every DeviceClass, ResourceClaim and ResourceClaimTemplate among ``objects`` (with the
+    templates NVIDIA's ComputeDomain controller makes for their ComputeDomains)."""
     classes: dict[str, tuple[str, ...]] = {}
     found: dict[str, list[Named]] = {CLAIM: [], TEMPLATE: []}
     for m in objects:
@@ -166,6 +187,8 @@ def index(objects: Iterable[Manifest]) -> Defined:
             classes[name] = tuple(e for e, _ in selectors(_get(m.data, ("spec",)), ()))
         elif m.kind in found:
             found[m.kind].append(Named(name, _namespace(m.data), tuple(choices(m.data, m.kind))))
+        elif (made := _channel_template(m)) is not None:
+            found[TEMPLATE].append(made)
     return Defined(classes, tuple(found[CLAIM]), tuple(found[TEMPLATE]))
 
 

@@ -20,10 +20,25 @@ def distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+def _within(short: str, long: str) -> bool:
+    """Whether ``short`` is ``long`` with characters left out (a word dropped in typing)."""
+    rest = iter(long)
+    return all(ch in rest for ch in short)
+
+
 def nearest(name: str, known: Iterable[str]) -> str:
-    """The known name closest to ``name`` (case first ignored, then counted; ties by name).
+    """The known name closest to ``name`` by edit distance (case first ignored, then counted;
+    ties by name); when none is within two edits, the closest of those ``name`` abbreviates
+    (a word left out: ``compute-domain-channel`` of ``compute-domain-default-channel``), if any.
     ``known`` must not be empty."""
-    return min(sorted(known), key=lambda k: (distance(name.lower(), k.lower()), distance(name, k)))
+    names = sorted(known)
+
+    def key(k: str) -> tuple[int, int]:
+        return distance(name.lower(), k.lower()), distance(name, k)
+
+    best = min(names, key=key)
+    within = [k for k in names if _within(name.lower(), k.lower())]
+    return best if key(best)[0] <= 2 or not within else min(within, key=key)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
