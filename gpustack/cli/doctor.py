@@ -41,8 +41,8 @@ def doctor(
     toolkit not ready, device plugin missing or crash-looping, no allocatable GPUs, MIG layout
     not applied) and per Pending GPU pod (nodes with the resource, nodes excluded by taints or
     selectors, requests larger than any node; an unallocated ResourceClaim: no DeviceClass, no
-    ResourceSlice of its driver, no device that matches its selectors). Exit 0 when healthy, 1 on any finding, 2 on
-    usage errors. kubectl runs only with --kubectl (read-only: get/list).
+    ResourceSlice of its driver, no device that matches its selectors). Exit 0 when healthy, 1
+    on any finding, 2 on usage errors. kubectl runs only with --kubectl (read-only: get/list).
     """
     import sys
 
