@@ -38,13 +38,17 @@ NVIDIA_CLASSES: tuple[str, ...] = tuple(c.name for c in upstream.DEVICE_CLASSES)
 _NVIDIA_DRIVERS = (upstream.GPU_DRIVER, upstream.COMPUTE_DOMAIN_DRIVER)
 #: Domain of the standard attributes (``resource.kubernetes.io/pciBusID``).
 STANDARD_DOMAIN = upstream.PCI_BUS_ID.split("/", 1)[0]
-_LOOKS_NVIDIA = re.compile(r"nvidia|gpu|(^|[.-])mig([.-]|$)", re.IGNORECASE)
+#: Edits within which a name is taken for a misspelling of one of NVIDIA's.
+_TYPO_EDITS = 3
 
 
-def looks_nvidia(name: str) -> bool:
-    """A DeviceClass or domain meant as NVIDIA's: one naming NVIDIA, GPUs or MIG. Another
-    vendor's class (a NIC, an FPGA) is not lint's to judge."""
-    return bool(_LOOKS_NVIDIA.search(name))
+def looks_nvidia(name: str, known: Iterable[str] = ()) -> bool:
+    """A DeviceClass or attribute domain meant as NVIDIA's: one naming NVIDIA, or within a few
+    edits of one of ``known`` (NVIDIA's names: ``gpu.nvdia.com``). Another vendor's (AMD's
+    ``gpu.amd.com``, a NIC, an FPGA) is not lint's to judge."""
+    if "nvidia" in name.lower():
+        return True
+    return any(distance(name.lower(), k.lower()) <= _TYPO_EDITS for k in known)
 
 
 def _get(data: Any, path: JsonPath) -> Any:
@@ -370,7 +374,7 @@ def misreads(expr: str, kind: DeviceKind, pub: Published) -> Iterator[Misread]:
     kind. Only NVIDIA's domains are judged (another domain is not lint's to know)."""
     judged = {kind.driver, STANDARD_DOMAIN, *_NVIDIA_DRIVERS}
     for ref in cel.refs(expr):
-        if ref.domain not in judged and not looks_nvidia(ref.domain):
+        if ref.domain not in judged and not looks_nvidia(ref.domain, judged):
             continue
         if ref.field == "capacity":
             if not pub.has_capacity(ref.qualified):

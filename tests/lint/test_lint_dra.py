@@ -158,6 +158,7 @@ spec:
         ("gb200-nvl72", "gpu.nvidia.com", "turn on dra.gpus"),
         ("h100-dra", "vfio.gpu.nvidia.com", "PassthroughSupport"),
         ("h100-dra", "gpu.nvdia.com", "did you mean gpu.nvidia.com?"),
+        ("h100-dra", "gpu-nvidia", "did you mean gpu.nvidia.com?"),
         ("gb200-nvl72", "compute-domain-channel.nvidia.com",
          "did you mean compute-domain-default-channel.nvidia.com?"),
         ("lab-1gpu", "mig.nvidia.cmo", "did you mean mig.nvidia.com?"),  # no DRA: NVIDIA's classes
@@ -170,8 +171,9 @@ def test_a_class_the_drivers_do_not_create_names_the_fix(profile: str, cls: str,
 
 
 @pytest.mark.parametrize("profile", ["h100-dra", "gb200-nvl72", "lab-1gpu"])
-def test_another_vendors_class_is_not_judged(profile: str) -> None:
-    assert rules_of(CLAIM.format(cls="rdma.example.com"), profile_context(profile)) == []
+@pytest.mark.parametrize("cls", ["rdma.example.com", "gpu.amd.com", "gpu.intel.com", "mig.example"])
+def test_another_vendors_class_is_not_judged(profile: str, cls: str) -> None:
+    assert rules_of(CLAIM.format(cls=cls), profile_context(profile)) == []
 
 
 def test_dra_serving_nvidia_com_gpu_too_quiets_gpu_claim_and_limit() -> None:

@@ -6,7 +6,8 @@ gpu.nvidia.co does not exist" and the pod stays Pending. With a profile that dep
 DRA driver the classes are exactly those it creates
 (:func:`gpustack.profile.derive.dra_device_classes`: ``computeDomains`` off means no
 ComputeDomain classes); otherwise every class NVIDIA's driver can create counts. Only names meant
-as NVIDIA's (naming NVIDIA, GPUs or MIG) are judged: another vendor's class is not lint's to know.
+as NVIDIA's (naming NVIDIA, or a few edits from one of its classes) are judged: another vendor's
+class (``gpu.amd.com``) is not lint's to know.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def check(obj: Manifest, ctx: LintContext) -> Iterator[Finding]:
     )
     for choice in choices(obj.data, obj.kind):
         name = choice.device_class
-        if name is None or name in known or not looks_nvidia(name):
+        if name is None or name in known or not looks_nvidia(name, NVIDIA_CLASSES):
             continue
         where = f"{obj.kind}/{obj.name} request {choice.request}"
         if name in NVIDIA_CLASSES:
