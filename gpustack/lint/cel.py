@@ -38,6 +38,11 @@ _LITERAL = (
 _AFTER = re.compile(r"\s*" + _OP + r"\s*" + _LITERAL + r"(?!\s*[.(\[])")
 _BEFORE = re.compile(_LITERAL + r"\s*" + _OP + r"\s*$")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+#: k8s.io/api resource/v1 types.go ``CELSelectorExpressionMaxLength``: the API server refuses a
+#: longer selector, so one is not read at all (and reading stays linear in what it may hold).
+MAX_LENGTH = 10 * 1024
+#: How far before a read a ``literal op`` is looked for.
+_LOOK_BACK = 256
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,10 @@ class Ref:
 
 
 def _strings(expr: str) -> list[tuple[int, int]] | None:
-    """Spans of the string literals; ``None`` when a string or bracket is left open."""
+    """Spans of the string literals; ``None`` when a string or bracket is left open (or the
+    expression is longer than the API server accepts)."""
+    if len(expr) > MAX_LENGTH:
+        return None
     spans: list[tuple[int, int]] = []
     stack: list[str] = []
     i = 0
@@ -114,7 +122,7 @@ def _compared(expr: str, start: int, end: int) -> Comparison | None:
     if after is not None:
         kind, value = _literal(after)
         return Comparison(after.group("op"), kind, value, after.group("lit"))
-    before = _BEFORE.search(expr[:start])
+    before = _BEFORE.search(expr[max(0, start - _LOOK_BACK) : start])
     if before is not None:
         kind, value = _literal(before)
         return Comparison(before.group("op"), kind, value, before.group("lit"))
@@ -180,7 +188,10 @@ def _split_and(expr: str) -> list[str] | None:
     spans = _strings(expr)
     if spans is None:
         return None
-    plain = "".join(" " if _inside(spans, i) else ch for i, ch in enumerate(expr))
+    chars = list(expr)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    plain = "".join(chars)
     if re.search(r"\|\||\?|![^=]|\w\s*\(", plain.replace("semver(", "semver_")):
         return None
     terms, depth, last = [], 0, 0
