@@ -29,16 +29,25 @@ class KubectlError(Exception):
     """kubectl is missing, failed or timed out; the message says which, in one line."""
 
 
-def fetch(kubectl: str = "kubectl", extra: Sequence[str] = (), timeout: float = 60) -> str:
-    """The cluster's state as JSON text (``extra``: e.g. ``--context``, ``--kubeconfig``)."""
+def fetch(
+    kubectl: str = "kubectl",
+    extra: Sequence[str] = (),
+    timeout: float = 60,
+    *,
+    dra: bool = True,
+) -> str:
+    """The cluster's state as JSON text (``extra``: e.g. ``--context``, ``--kubeconfig``);
+    ``dra=False`` reads the core kinds only, for a caller that needs no claims (and so no list
+    permission on them)."""
+    args = ARGS if dra else CORE_ARGS
     binary = shutil.which(kubectl)
     if binary is None:
         raise KubectlError(
             f"{kubectl} not found on PATH; record the state elsewhere with "
-            f"`kubectl {' '.join(ARGS)} > state.json` and pass --state state.json"
+            f"`kubectl {' '.join(args)} > state.json` and pass --state state.json"
         )
-    done = _run([binary, *extra, *ARGS], timeout)
-    if done.returncode != 0 and _NOT_SERVED in done.stderr:
+    done = _run([binary, *extra, *args], timeout)
+    if dra and done.returncode != 0 and _NOT_SERVED in done.stderr:
         done = _run([binary, *extra, *CORE_ARGS], timeout)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]

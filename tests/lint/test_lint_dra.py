@@ -239,6 +239,15 @@ def test_selectors_are_judged_only_where_read(
         assert len(found) == 1 and says in f"{found[0].message} ({found[0].hint})", found
 
 
+def test_a_selector_longer_than_the_api_server_accepts_is_not_read() -> None:
+    typo = "device.attributes['gpu.nvidia.com'].productNmae == 'x'"
+    pub = claims.published(GPU)
+    assert pub is not None
+    assert list(claims.misreads(typo, GPU, pub))
+    padded = typo + " && true" * (cel.MAX_LENGTH // 8)
+    assert len(padded) > cel.MAX_LENGTH and list(claims.misreads(padded, GPU, pub)) == []
+
+
 def test_class_kinds_come_from_nvidia_or_the_manifests() -> None:
     defined = claims.Defined(
         device_classes={
