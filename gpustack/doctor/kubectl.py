@@ -4,8 +4,8 @@ Read-only: the kinds it lists need ``get``/``list`` on nodes, pods, daemonsets a
 every namespace, and on Dynamic Resource Allocation's resourceclaims, resourceslices and
 deviceclasses (``resource.k8s.io``), nothing more. A cluster without that API (before 1.34, or
 with it turned off) makes kubectl refuse the whole list ("the server doesn't have a resource
-type"); then the four core kinds are read alone. Isolated here so that the diagnosis runs on
-files in tests.
+type"), and so does a user who may not list them; then the four core kinds are read alone.
+Isolated here so that the diagnosis runs on files in tests.
 """
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ ARGS = ("get", f"{CORE_KINDS},{DRA_KINDS}", "-A", "-o", "json")
 CORE_ARGS = ("get", CORE_KINDS, "-A", "-o", "json")
 #: kubectl's words for a kind the API server does not serve.
 _NOT_SERVED = "doesn't have a resource type"
+#: The API group of the DRA kinds, as a refusal to list them names it ("resourceclaims.resource.
+#: k8s.io is forbidden: User ... cannot list resource ...").
+_DRA_GROUP = "resource.k8s.io"
+
+
+def _without_dra(stderr: str) -> bool:
+    """Whether kubectl failed only because of the DRA kinds: not served, or not permitted."""
+    return _NOT_SERVED in stderr or (_DRA_GROUP in stderr and "forbidden" in stderr)
 
 
 class KubectlError(Exception):
@@ -47,7 +55,7 @@ def fetch(
             f"`kubectl {' '.join(args)} > state.json` and pass --state state.json"
         )
     done = _run([binary, *extra, *args], timeout)
-    if dra and done.returncode != 0 and _NOT_SERVED in done.stderr:
+    if dra and done.returncode != 0 and _without_dra(done.stderr):
         done = _run([binary, *extra, *CORE_ARGS], timeout)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
