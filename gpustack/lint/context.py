@@ -68,6 +68,8 @@ class LintContext:
     #: (:func:`~gpustack.profile.derive.dra_device_classes`), or every class NVIDIA's driver can
     #: create when gpustack does not deploy it (another installation may).
     device_classes: tuple[str, ...] = NVIDIA_CLASSES
+    #: The profile deploys NVIDIA's DRA driver (``dra.enabled``).
+    dra_driver: bool = False
     #: The profile's DRA driver hands out GPUs, and whether ``nvidia.com/gpu`` limits are met
     #: from DRA too (``dra.extendedResourceName``).
     dra_gpus: bool = False
@@ -140,6 +142,7 @@ def from_profile(profile: Profile, source: str) -> LintContext:
         device_classes=derive.dra_device_classes(profile)
         if profile.dra.enabled
         else NVIDIA_CLASSES,
+        dra_driver=profile.dra.enabled,
         dra_gpus=derive.dra_allocates_gpus(profile),
         dra_extended_resource=derive.dra_allocates_gpus(profile)
         and profile.dra.extended_resource_name,

@@ -170,6 +170,16 @@ def test_a_class_the_drivers_do_not_create_names_the_fix(profile: str, cls: str,
     assert hint in (found[0][1] or "")
 
 
+@pytest.mark.parametrize(
+    ("profile", "driver"),
+    [("h100-dra", "the DRA driver in "), ("lab-1gpu", "NVIDIA's DRA driver creates")],
+)
+def test_the_message_names_whose_classes_count(profile: str, driver: str) -> None:
+    result = lint(["-"], profile_context(profile), stdin=CLAIM.format(cls="gpu.nvdia.com"))
+    assert [i.rule for i in result.issues] == ["device-class-known"]
+    assert driver in result.issues[0].message
+
+
 @pytest.mark.parametrize("profile", ["h100-dra", "gb200-nvl72", "lab-1gpu"])
 @pytest.mark.parametrize("cls", ["rdma.example.com", "gpu.amd.com", "gpu.intel.com", "mig.example"])
 def test_another_vendors_class_is_not_judged(profile: str, cls: str) -> None:

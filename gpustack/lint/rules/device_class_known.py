@@ -35,28 +35,24 @@ def check(obj: Manifest, ctx: LintContext) -> Iterator[Finding]:
     if obj.kind not in REQUESTS_AT:
         return
     known = sorted({*ctx.device_classes, *ctx.defined.device_classes})
-    creates = (
-        f"the DRA driver{in_profile(ctx)} creates"
-        if ctx.has_profile
-        else "NVIDIA's DRA driver creates"
-    )
+    driver = f"the DRA driver{in_profile(ctx)}" if ctx.dra_driver else "NVIDIA's DRA driver"
     for choice in choices(obj.data, obj.kind):
         name = choice.device_class
         if name is None or name in known or not looks_nvidia(name, NVIDIA_CLASSES):
             continue
         where = f"{obj.kind}/{obj.name} request {choice.request}"
-        if name in NVIDIA_CLASSES:
+        if name in NVIDIA_CLASSES:  # one the profile's driver leaves out
             yield Finding(
                 choice.class_path,
-                f"{where} asks for DeviceClass {name}, which {creates.removesuffix(' creates')}"
-                f" does not create (it creates {', '.join(ctx.device_classes) or 'none'}), so the"
-                " claim is never allocated",
+                f"{where} asks for DeviceClass {name}, which {driver} does not create (it "
+                f"creates {', '.join(ctx.device_classes) or 'none'}), so the claim is never "
+                "allocated",
                 _turn_on(name),
             )
             continue
         yield Finding(
             choice.class_path,
             f"{where} asks for DeviceClass {name}, which neither the linted manifests define nor "
-            f"{creates}, so the scheduler finds no such class and the pod stays Pending",
+            f"{driver} creates, so the scheduler finds no such class and the pod stays Pending",
             f"{did_you_mean(name, known)} Known classes: {', '.join(known)}",
         )
