@@ -82,6 +82,7 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
       resourceClaims:
         - {{name: gpu, resourceClaimTemplateName: {template}}}
       containers:
@@ -99,7 +100,7 @@ def test_a_template_of_another_file_is_found(tmp_path: Path) -> None:
     (tmp_path / "b-job.yaml").write_text(JOB.format(namespace="ml", template="singel-gpu"))
     result = lint([str(tmp_path)], context())
     assert [(Path(i.file).name, i.line, i.rule) for i in result.issues] == [
-        ("b-job.yaml", 9, "claim-reference-known")
+        ("b-job.yaml", 10, "claim-reference-known")
     ]
     assert (result.issues[0].hint or "").startswith("did you mean single-gpu?")
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack import dra_upstream as upstream
-from gpustack.lint.claims import class_kind, pod_claims
 from gpustack.lint.context import LintContext
 from gpustack.lint.pods import PodSite
-from gpustack.lint.rules.common import in_profile, wants_gpu
+from gpustack.lint.rules.common import claimed_gpus, in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 
 
@@ -26,24 +24,13 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
     wanted = wants_gpu(site, ctx)
     if not wanted:
         return
-    meta = site.manifest.data.get("metadata")
-    namespace = meta.get("namespace") if isinstance(meta, dict) else None
-    ns = namespace if isinstance(namespace, str) else None
-    for claim in pod_claims(site.spec, site.path):
-        if claim.kind is None or claim.target is None:
-            continue
-        named = ctx.defined.find(claim.kind, claim.target, ns)
-        for choice in named.choices if named is not None else ():
-            kind = class_kind(choice.device_class, ctx.defined) if choice.device_class else None
-            if kind is None or kind.driver != upstream.GPU_DRIVER:
-                continue
-            yield Finding(
-                claim.path,
-                f"{site.where} asks for {', '.join(wanted)} (the device plugin) and for GPUs by "
-                f"its claim {claim.name} ({choice.device_class}, DRA); in the cluster"
-                f"{in_profile(ctx)} a node's GPUs go to one or the other (dra.nodeSelector), so "
-                "no node offers both and the pod stays Pending",
-                "ask for GPUs one way: drop the resource limits or the claim (or turn on "
-                "dra.extendedResourceName, so that DRA serves nvidia.com/gpu too)",
-            )
-            return
+    for claim, cls, path in claimed_gpus(site, ctx):
+        yield Finding(
+            path,
+            f"{site.where} asks for {', '.join(wanted)} (the device plugin) and for GPUs by its "
+            f"claim {claim} ({cls}, DRA); in the cluster{in_profile(ctx)} a node's GPUs go to one "
+            "or the other (dra.nodeSelector), so no node offers both and the pod stays Pending",
+            "ask for GPUs one way: drop the resource limits or the claim (or turn on "
+            "dra.extendedResourceName, so that DRA serves nvidia.com/gpu too)",
+        )
+        return
