@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from gpustack.doctor import kubectl as doctor_kubectl
+from gpustack.doctor import state as doctor_state
+from gpustack.doctor.claims import diagnose_claims
 from tests.e2e import access, dra
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import STAGES, Folder, folders
@@ -146,3 +149,11 @@ def test_a_claim_no_device_matches_stays_pending_with_the_schedulers_reason(
     until(lambda: bool(reason()), seconds=30)
     assert cp.kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.spec.nodeName}") == ""
     assert "cannot allocate all claims" in reason(), reason()
+    # gpustack doctor, on what this control plane holds, names the selector and what the
+    # published devices have instead (and quotes the scheduler)
+    cluster = doctor_state.load(cp.kubectl(*doctor_kubectl.ARGS), "e2e")
+    found = [d for d in diagnose_claims(cluster) if d.subject == f"pod/{namespace}/{pod}"]
+    assert [d.check for d in found] == ["claim-unallocated"], found
+    says = found[0].message
+    assert "matches the selector `device.attributes['gpu.nvidia.com'].productName" in says, says
+    assert "(the devices have productName: 'NVIDIA " in says and "cannot allocate all" in says
