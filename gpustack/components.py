@@ -322,6 +322,26 @@ REGISTRY: tuple[Component, ...] = (
         gpu_client=True,
         waits_for=_readiness("gpu_client_waits"),
     ),
+    # NVIDIA's DRA driver: GPUs by ResourceClaims on its node pool, and ComputeDomains.
+    Component(
+        "dra-driver",
+        1,
+        lambda p: p.dra.enabled,
+        "gpustack.constructs.dra_driver:DraDriver",
+        "gpustack.constructs.dra_driver:DraDriverProps",
+        section="dra",
+        turn_on={
+            "dra": {
+                "enabled": True,
+                "computeDomains": True,
+                "nodeSelector": {"nvidia.com/gpu.allocation": "dra"},
+            },
+            "cluster": {"kubernetesVersion": "1.34"},
+        },
+        images=_section_image("dra"),
+        deploy_label=True,
+        gpu_client=True,
+    ),
     Component(
         "examples",
         2,

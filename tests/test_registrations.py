@@ -68,7 +68,7 @@ def test_every_profile_rule_function_is_registered() -> None:
 
 
 def test_every_lint_rule_module_is_registered() -> None:
-    registered = {r.check.__module__ for r in lint_registry.RULES}
+    registered = {r.module for r in lint_registry.RULES}
     modules = _modules(gpustack.lint.rules, {"common"})
     unregistered = [
         f"{m.__name__} has a lint rule check, but no LintRule in gpustack.lint.registry.RULES"

@@ -22,7 +22,8 @@ from gpustack.cli.group import main
     "--state",
     "state_path",
     type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
-    help="Output of `kubectl get nodes,pods,daemonsets,events -A -o json` (- for stdin).",
+    help="Output of `kubectl get nodes,pods,daemonsets,events,resourceclaims,resourceslices,"
+    "deviceclasses -A -o json` (- for stdin; without the last three on clusters before 1.34).",
 )
 @click.option("--kubectl", "use_kubectl", is_flag=True, help="Run kubectl to read the state.")
 @click.option("--context", "kube_context", help="kubectl context (with --kubectl).")
@@ -40,8 +41,9 @@ def doctor(
     """Diagnose the GPU stack of a cluster from its state: per node (not selected, driver or
     toolkit not ready, device plugin missing or crash-looping, no allocatable GPUs, MIG layout
     not applied) and per Pending GPU pod (nodes with the resource, nodes excluded by taints or
-    selectors, requests larger than any node). kubectl runs only with --kubectl (read-only:
-    get/list).
+    selectors, requests larger than any node; an unallocated ResourceClaim: no DeviceClass, no
+    ResourceSlice of its driver, no device that matches its selectors). kubectl runs only with
+    --kubectl (read-only: get/list).
     """
     import sys
 

@@ -39,7 +39,9 @@ def lint(
 ) -> None:
     """Lint Kubernetes manifests (files, folders of *.yaml/*.yml, or - for stdin) for GPU
     pitfalls: Pod, Job, CronJob, Deployment, StatefulSet, DaemonSet, ReplicaSet, Kubeflow
-    PyTorchJob/MPIJob and Ray RayCluster/RayJob pod templates.
+    PyTorchJob/MPIJob and Ray RayCluster/RayJob pod templates, and the ResourceClaims,
+    ResourceClaimTemplates, DeviceClasses and ComputeDomains they use (across all the files
+    given).
 
     Without --profile only the rules that hold on any cluster run; with it, the resources,
     capacity, taints, node labels, driver and runtime classes of the profile are checked too.

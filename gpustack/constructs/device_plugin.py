@@ -40,6 +40,7 @@ from gpustack.constructs.node_daemonset import (
     NodeApp,
     NodeDaemonSet,
     WaitFor,
+    with_node_requirements,
 )
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.plugin_config import (
@@ -56,7 +57,7 @@ from gpustack.constructs.scripts import (
     RUNTIME_CHECK,
 )
 from gpustack.profile import readiness
-from gpustack.profile.derive import plugin_configs
+from gpustack.profile.derive import device_plugin_avoids, plugin_configs
 from gpustack.profile.model import (
     PLUGIN_IMAGES,
     Implementation,
@@ -151,6 +152,9 @@ class DevicePluginProps:
       started through the pod's ``nvidia`` runtime) runs ``nvidia-smi`` and writes
       ``toolkit-ready``, which ``wait_for`` names for everything else (the MPS daemon); ``None``
       waits for ``wait_for`` alone.
+    - ``avoid``: node affinity requirements that keep every plugin DaemonSet off the node pool
+      whose GPUs NVIDIA's DRA driver allocates (``dra.nodeSelector``): a GPU is handed out by
+      one of the two, never both.
     """
 
     container: ContainerSettings
@@ -171,6 +175,7 @@ class DevicePluginProps:
     device_plugin_host_dir: str
     mps: bool
     runtime_check: WaitFor | None
+    avoid: tuple[tuple[str, str, tuple[str, ...]], ...]
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DevicePluginProps:
@@ -227,6 +232,7 @@ class DevicePluginProps:
             node_config_label=dp.node_config_label,
             mps=dp.mps is not None,
             runtime_check=runtime_check,
+            avoid=device_plugin_avoids(profile),
         )
 
     @property
@@ -289,6 +295,8 @@ class DevicePlugin(Construct):
         names = [nc.name for nc in props.node_configs]
         # NotIn also matches nodes without the label: every node no node config claims.
         default_affinity = _node_affinity(label, "NotIn", names) if names else None
+        # off the node pool whose GPUs NVIDIA's DRA driver hands out (``dra.nodeSelector``)
+        default_affinity = with_node_requirements(default_affinity, props.avoid)
         _plugin(self, "", ident, service_account, CONFIG_MAP, DAEMONSET, props, default_affinity)
         if props.mps:
             mps = _mps_props(props, MPS_DAEMON, service_account, CONFIG_MAP, default_affinity)
@@ -300,7 +308,7 @@ class DevicePlugin(Construct):
             own = replace(
                 props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy, mps=nc.mps
             )
-            affinity = _node_affinity(label, "In", [nc.name])
+            affinity = with_node_requirements(_node_affinity(label, "In", [nc.name]), props.avoid)
             prefix = f"{nc.name}-"
             _plugin(self, prefix, pool, service_account, nc.config_map, nc.daemonset, own, affinity)
             if nc.mps:

@@ -18,9 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+import cdk8s
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
+from gpustack import dra_upstream
 from gpustack.constructs import kube
 from gpustack.constructs.labels import Identity, label_value
 from gpustack.constructs.placement import Placement
@@ -34,7 +36,7 @@ from gpustack.constructs.training import (
     command,
     render_script,
 )
-from gpustack.profile.derive import workload_resource
+from gpustack.profile.derive import claims_gpus, workload_resource
 from gpustack.profile.model import Example, Profile
 
 SERVICE_ACCOUNT: Final = "gpustack-example"
@@ -54,6 +56,34 @@ IMMUTABLE_ANNOTATIONS: Final = {
 
 
 @dataclass(frozen=True)
+class GpuClaim:
+    """What an example claims from NVIDIA's DRA driver: a DeviceClass and CEL selectors on the
+    attributes the driver publishes (:mod:`gpustack.dra_upstream`: ``productName`` of a GPU,
+    ``profile`` of a MIG device)."""
+
+    device_class: str
+    selectors: tuple[str, ...]
+
+    @classmethod
+    def of(cls, product_name: str | None, mig_profile: str | None) -> GpuClaim:
+        attrs = f"device.attributes['{dra_upstream.GPU_DRIVER}']"
+        selectors = []
+        if product_name:
+            selectors.append(f"{attrs}.productName == '{product_name}'")
+        if mig_profile:
+            selectors.append(f"{attrs}.profile == '{mig_profile}'")
+        device_class = (
+            dra_upstream.MIG_DEVICE_CLASS if mig_profile else dra_upstream.GPU_DEVICE_CLASS
+        )
+        return cls(device_class, tuple(selectors))
+
+
+#: The names of a pod's claims (``resourceClaims[].name``) and their requests.
+GPU_CLAIM: Final = "gpus"
+CHANNEL_CLAIM: Final = "channel"
+
+
+@dataclass(frozen=True)
 class ExampleJob:
     """One resolved example: what to run and which extended resource to request.
 
@@ -67,6 +97,9 @@ class ExampleJob:
       or the training script's (:func:`gpustack.constructs.training.command`).
     - ``kind``: ``check``, ``train``, ``ddp`` or ``multinode-ddp``.
     - ``nodes``: pods of a ``multinode-ddp`` job (1 for the other kinds).
+    - ``claim``: the GPUs by a ResourceClaimTemplate of NVIDIA's DRA driver instead of
+      ``resource`` (:class:`GpuClaim`), ``None`` for none.
+    - ``compute_domain``: the pods run in a ComputeDomain and claim its IMEX channel.
     """
 
     name: str
@@ -76,6 +109,8 @@ class ExampleJob:
     command: tuple[str, ...]
     kind: str
     nodes: int
+    claim: GpuClaim | None
+    compute_domain: bool
 
     @classmethod
     def from_example(cls, example: Example, resource: str) -> ExampleJob:
@@ -85,6 +120,7 @@ class ExampleJob:
             if example.kind == "check"
             else tuple(command(example.kind, example.gpus, nodes))
         )
+        dra = example.dra
         return cls(
             name=example.name,
             image=example.image,
@@ -93,6 +129,12 @@ class ExampleJob:
             command=example.command or default,
             kind=example.kind,
             nodes=nodes,
+            claim=(
+                GpuClaim.of(dra.product_name, dra.mig_profile)
+                if dra is not None and claims_gpus(example)
+                else None
+            ),
+            compute_domain=dra is not None and dra.compute_domain,
         )
 
     @property
@@ -228,15 +270,14 @@ class Examples(Construct):
             ports=[k8s.ContainerPort(container_port=RENDEZVOUS_PORT, name="rendezvous")]
             if job.multinode
             else None,
-            resources=k8s.ResourceRequirements(
-                limits={job.resource: k8s.Quantity.from_number(job.gpus)}
-            ),
+            resources=self._resources(job),
             # PyTorch images write caches (kernels, compiled graphs) under the root filesystem.
             security_context=kube.unprivileged(read_only_root=False),
             volume_mounts=mounts,
         )
         if job.multinode:
             self._rendezvous(job, ident)
+        pod_claims = self._claims(job, ident)
         k8s.KubeJob(
             self,
             f"job-{job.name}",
@@ -261,8 +302,10 @@ class Examples(Construct):
                         subdomain=job.name if job.multinode else None,
                         service_account_name=SERVICE_ACCOUNT,
                         automount_service_account_token=False,
-                        runtime_class_name=props.runtime_class,
+                        # the DRA driver's CDI spec brings the claimed GPUs: no GPU runtime
+                        runtime_class_name=None if job.claim else props.runtime_class,
                         security_context=kube.pod_security_context(),
+                        resource_claims=pod_claims or None,
                         containers=[container],
                         volumes=volumes,
                         **kube.pod_placement(props.placement, priority=False),
@@ -270,6 +313,83 @@ class Examples(Construct):
                 ),
             ),
         )
+
+    def _resources(self, job: ExampleJob) -> k8s.ResourceRequirements:
+        """The container's GPUs: its claims (``resources.claims`` names the pod's claims),
+        else a limit on the device plugin's resource."""
+        claims = [GPU_CLAIM] if job.claim else []
+        if job.compute_domain:
+            claims.append(CHANNEL_CLAIM)
+        return k8s.ResourceRequirements(
+            limits=None if job.claim else {job.resource: k8s.Quantity.from_number(job.gpus)},
+            claims=[k8s.ResourceClaim(name=c) for c in claims] or None,
+        )
+
+    def _claims(self, job: ExampleJob, ident: Identity) -> list[k8s.PodResourceClaim]:
+        """The pod's claims, each from a template: the GPUs' (synthesized here, one claim per
+        pod) and the ComputeDomain's channel (its template is made by the ComputeDomain
+        controller, named in the ComputeDomain synthesized here)."""
+        out: list[k8s.PodResourceClaim] = []
+        if job.claim is not None:
+            template = f"{job.name}-gpus"
+            request: dict[str, object] = {
+                "deviceClassName": job.claim.device_class,
+                "allocationMode": "ExactCount",
+                "count": job.gpus,
+            }
+            if job.claim.selectors:
+                request["selectors"] = [{"cel": {"expression": e}} for e in job.claim.selectors]
+            self._raw(
+                f"claim-template-{job.name}",
+                "resource.k8s.io/v1",
+                "ResourceClaimTemplate",
+                template,
+                ident,
+                {
+                    "spec": {
+                        "spec": {"devices": {"requests": [{"name": GPU_CLAIM, "exactly": request}]}}
+                    }
+                },
+            )
+            out.append(k8s.PodResourceClaim(name=GPU_CLAIM, resource_claim_template_name=template))
+        if job.compute_domain:
+            channel = f"{job.name}-channel"
+            self._raw(
+                f"compute-domain-{job.name}",
+                f"{dra_upstream.COMPUTE_DOMAIN_API_GROUP}/{dra_upstream.COMPUTE_DOMAIN_API_VERSION}",
+                "ComputeDomain",
+                job.name,
+                ident,
+                {"spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": channel}}}},
+            )
+            out.append(
+                k8s.PodResourceClaim(name=CHANNEL_CLAIM, resource_claim_template_name=channel)
+            )
+        return out
+
+    def _raw(
+        self,
+        id: str,
+        api_version: str,
+        kind: str,
+        name: str,
+        ident: Identity,
+        body: dict[str, object],
+    ) -> None:
+        obj = cdk8s.ApiObject(
+            self,
+            id,
+            api_version=api_version,
+            kind=kind,
+            metadata=cdk8s.ApiObjectMetadata(
+                name=name,
+                namespace=self.props.placement.namespace,
+                labels=ident.labels(),
+                annotations=ident.annotations(),
+            ),
+        )
+        for field, value in body.items():
+            obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
 
     def _rendezvous(self, job: ExampleJob, ident: Identity) -> None:
         """The headless Service that names each pod of a multinode job in DNS, and the

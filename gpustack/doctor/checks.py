@@ -56,6 +56,12 @@ CHECKS: tuple[DoctorCheck, ...] = (
     DoctorCheck("mig-not-applied", "node", "fewer MIG devices than gpus.mig x perNode"),
     DoctorCheck("pod-pending", "pod", "why a Pending GPU pod fits no node"),
     DoctorCheck(
+        "claim-unallocated",
+        "pod",
+        "why a Pending pod's ResourceClaim gets no device (no claim, no DeviceClass, no "
+        "ResourceSlice of its driver, no device that matches, all taken)",
+    ),
+    DoctorCheck(
         "pods-not-created",
         "controller",
         "why the API server refuses a Job's or other controller's pods (FailedCreate)",

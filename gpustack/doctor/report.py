@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from gpustack.doctor.claims import diagnose_claims
 from gpustack.doctor.created import diagnose_refusals
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.nodes import diagnose_nodes
@@ -17,12 +18,18 @@ def _pending(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
     return diagnose_pending(state)
 
 
+def _claims(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
+    return diagnose_claims(state)
+
+
 #: The check modules, in the order they report: nodes (in the order kubectl lists them), then
-#: Pending GPU pods, then controllers whose pods the API server refuses. A test finds every
+#: Pending GPU pods, then Pending pods with unallocated ResourceClaims, then controllers whose
+#: pods the API server refuses. A test finds every
 #: ``diagnose_*`` module of the package here.
 DIAGNOSES: tuple[Callable[[ClusterState, Profile], Iterator[Diagnosis]], ...] = (
     diagnose_nodes,
     _pending,
+    _claims,
     diagnose_refusals,
 )
 

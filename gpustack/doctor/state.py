@@ -1,7 +1,12 @@
-"""The cluster's state, read from a ``kubectl get nodes,pods,daemonsets,events -A -o json`` List.
+"""The cluster's state, read from the List that ``kubectl get nodes,pods,daemonsets,events,
+resourceclaims,resourceslices,deviceclasses -A -o json`` prints (:data:`gpustack.doctor.kubectl.
+ARGS`).
 
 Only the fields the diagnosis reads are looked at, each with a safe default, so a state recorded
-from any Kubernetes release (or trimmed by hand) loads.
+from any Kubernetes release (or trimmed by hand) loads. A state recorded before doctor read
+Dynamic Resource Allocation (without the last three kinds) loads too: :attr:`ClusterState.
+has_dra` says whether any DRA object is in it, and the claim diagnosis then claims nothing about
+slices or classes it cannot see.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpustack import limits
+from gpustack.doctor.kubectl import ARGS
 
 JSON = dict[str, Any]
 #: A recorded state of a cluster with a few thousand pods (a few KiB each) is tens of MiB;
@@ -36,6 +42,15 @@ class ClusterState:
     pods: list[JSON] = field(default_factory=list)
     daemonsets: list[JSON] = field(default_factory=list)
     events: list[JSON] = field(default_factory=list)
+    resourceclaims: list[JSON] = field(default_factory=list)
+    resourceslices: list[JSON] = field(default_factory=list)
+    deviceclasses: list[JSON] = field(default_factory=list)
+
+    @property
+    def has_dra(self) -> bool:
+        """Whether the state holds any ResourceClaim, ResourceSlice or DeviceClass (a cluster
+        that serves DRA and was recorded with them has at least its DeviceClasses)."""
+        return bool(self.resourceclaims or self.resourceslices or self.deviceclasses)
 
 
 def read(path: Path | IO[bytes], source: str) -> str:
@@ -59,16 +74,16 @@ def load(text: str, source: str = "state") -> ClusterState:
         raise StateError(f"{where}: {exc}") from None
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise StateError(
-            f"{source}: not a kubectl List; record it with "
-            "`kubectl get nodes,pods,daemonsets,events -A -o json`"
-        )
+        raise StateError(f"{source}: not a kubectl List; record it with `kubectl {' '.join(ARGS)}`")
     state = ClusterState()
     by_kind = {
         "Node": state.nodes,
         "Pod": state.pods,
         "DaemonSet": state.daemonsets,
         "Event": state.events,
+        "ResourceClaim": state.resourceclaims,
+        "ResourceSlice": state.resourceslices,
+        "DeviceClass": state.deviceclasses,
     }
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("kind"), str) and item["kind"] in by_kind:

@@ -8,14 +8,15 @@ commands print alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from gpustack.checker import Issue
-from gpustack.lint import manifests
+from gpustack.lint import claims, manifests
 from gpustack.lint.context import LintContext
 from gpustack.lint.pods import pod_sites
 from gpustack.lint.registry import LOAD, RULES, LintRule
+from gpustack.profile.finding import Finding
 from gpustack.profile.loader import format_path
 
 
@@ -46,10 +47,8 @@ def lint(
 
     Raises ``FileNotFoundError`` for a path that does not exist.
     """
-    issues: list[Issue] = []
-    files = failed = objects = pods = 0
+    loaded: list[tuple[str, list[manifests.Manifest], list[Issue]]] = []
     for path in manifests.discover(paths):
-        files += 1
         found: list[Issue] = []
         try:
             objs = manifests.read(path, stdin)
@@ -57,26 +56,40 @@ def lint(
             file, line, col = exc.loc
             found.append(Issue(file, line, col, "$", exc.message, exc.hint, LOAD))
             objs = []
+        loaded.append((path, objs, found))
+    # a pod of one file may use a claim template or DeviceClass of another: index them all first
+    ctx = replace(ctx, defined=claims.index(o for _, objs, _ in loaded for o in objs))
+    issues: list[Issue] = []
+    failed = objects = pods = 0
+    for _, objs, found in loaded:
         for obj in objs:
             objects += 1
+            for rule in rules:
+                found += _located(obj, rule.on_object(obj, ctx))
             for site in pod_sites(obj):
                 pods += 1
                 for rule in rules:
-                    for finding in rule(site, ctx):
-                        file, line, col = obj.locate(finding.path)
-                        found.append(
-                            Issue(
-                                file,
-                                line,
-                                col,
-                                format_path(finding.path),
-                                finding.message,
-                                finding.hint,
-                                finding.rule,
-                            )
-                        )
+                    found += _located(obj, rule(site, ctx))
         unique = list(dict.fromkeys(found))
         unique.sort(key=lambda i: (i.line, i.col))
         failed += bool(unique)
         issues += unique
-    return LintResult(tuple(issues), files, failed, objects, pods, ctx.source)
+    return LintResult(tuple(issues), len(loaded), failed, objects, pods, ctx.source)
+
+
+def _located(obj: manifests.Manifest, findings: Iterable[Finding]) -> list[Issue]:
+    out = []
+    for finding in findings:
+        file, line, col = obj.locate(finding.path)
+        out.append(
+            Issue(
+                file,
+                line,
+                col,
+                format_path(finding.path),
+                finding.message,
+                finding.hint,
+                finding.rule,
+            )
+        )
+    return out

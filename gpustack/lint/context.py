@@ -10,8 +10,9 @@ profile do not run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from gpustack.lint.claims import NVIDIA_CLASSES, Defined
 from gpustack.profile import catalog, derive
 from gpustack.profile.model import Profile, Taint
 
@@ -70,6 +71,19 @@ class LintContext:
     extended_resource_toleration: bool = False
     driver: str | None = None
     runtime_classes: tuple[str, ...] = ()
+    #: DeviceClasses the cluster has without the linted manifests: the profile's DRA driver's
+    #: (:func:`~gpustack.profile.derive.dra_device_classes`), or every class NVIDIA's driver can
+    #: create when gpustack does not deploy it (another installation may).
+    device_classes: tuple[str, ...] = NVIDIA_CLASSES
+    #: The profile deploys NVIDIA's DRA driver (``dra.enabled``).
+    dra_driver: bool = False
+    #: The profile's DRA driver hands out GPUs, and whether ``nvidia.com/gpu`` limits are met
+    #: from DRA too (``dra.extendedResourceName``).
+    dra_gpus: bool = False
+    dra_extended_resource: bool = False
+    #: What the linted manifests define (every file of the run); :func:`gpustack.lint.check.lint`
+    #: fills it before the rules run.
+    defined: Defined = field(default_factory=Defined)
 
     @property
     def has_profile(self) -> bool:
@@ -125,4 +139,11 @@ def from_profile(profile: Profile, source: str) -> LintContext:
         extended_resource_toleration=profile.cluster.extended_resource_toleration,
         driver=profile.driver.version,
         runtime_classes=derive.runtime_classes(profile),
+        device_classes=derive.dra_device_classes(profile)
+        if profile.dra.enabled
+        else NVIDIA_CLASSES,
+        dra_driver=profile.dra.enabled,
+        dra_gpus=derive.dra_allocates_gpus(profile),
+        dra_extended_resource=derive.dra_allocates_gpus(profile)
+        and profile.dra.extended_resource_name,
     )

@@ -12,10 +12,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.manifests import Manifest
 from gpustack.lint.pods import PodSite
 from gpustack.lint.rules import (
+    claim_reference_known,
+    container_claim_known,
     cuda_fits_driver,
     dev_shm,
+    device_attribute_known,
+    device_class_known,
+    gpu_claim_and_limit,
     gpu_count_whole,
     gpu_fits_node,
     gpu_node_selector,
@@ -28,6 +34,8 @@ from gpustack.lint.rules import (
 from gpustack.profile.finding import Finding
 
 Check = Callable[[PodSite, LintContext], Iterator[Finding]]
+#: A rule about whole objects (ResourceClaims, templates, DeviceClasses) rather than pod specs.
+ObjectCheck = Callable[[Manifest, LintContext], Iterator[Finding]]
 
 #: ID of findings about the file itself (not YAML, unreadable).
 LOAD = "load"
@@ -35,18 +43,33 @@ LOAD = "load"
 
 @dataclass(frozen=True, kw_only=True)
 class LintRule:
-    """One rule. ``needs_profile``: it compares with what the profile says and is skipped
-    without ``--profile``."""
+    """One rule: ``check`` runs on every pod spec, ``check_object`` on every object (one of
+    the two). ``needs_profile``: it compares with what the profile says and is skipped without
+    ``--profile``."""
 
     id: str
     summary: str
-    check: Check
+    check: Check | None = None
+    check_object: ObjectCheck | None = None
     needs_profile: bool = False
 
+    @property
+    def module(self) -> str:
+        """The module that holds the rule's check (one rule per module)."""
+        found = self.check or self.check_object
+        assert found is not None, self.id
+        return found.__module__
+
     def __call__(self, site: PodSite, ctx: LintContext) -> Iterator[Finding]:
-        if self.needs_profile and not ctx.has_profile:
+        if self.check is None or (self.needs_profile and not ctx.has_profile):
             return
         for finding in self.check(site, ctx):
+            yield replace(finding, rule=self.id)
+
+    def on_object(self, obj: Manifest, ctx: LintContext) -> Iterator[Finding]:
+        if self.check_object is None or (self.needs_profile and not ctx.has_profile):
+            return
+        for finding in self.check_object(obj, ctx):
             yield replace(finding, rule=self.id)
 
 
@@ -105,6 +128,32 @@ RULES: tuple[LintRule, ...] = (
         id="runtime-class-known",
         summary="A GPU pod's runtimeClassName is one the stack declares.",
         check=runtime_class_known.check,
+        needs_profile=True,
+    ),
+    LintRule(
+        id="device-class-known",
+        summary="A ResourceClaim (template) asks for a DeviceClass that exists.",
+        check_object=device_class_known.check,
+    ),
+    LintRule(
+        id="claim-reference-known",
+        summary="A pod's resourceClaims name a claim or template the manifests define.",
+        check=claim_reference_known.check,
+    ),
+    LintRule(
+        id="device-attribute-known",
+        summary="A CEL selector reads attributes NVIDIA's driver publishes, with their kinds.",
+        check_object=device_attribute_known.check,
+    ),
+    LintRule(
+        id="container-claim-known",
+        summary="A container's resources.claims name an entry of the pod's resourceClaims.",
+        check=container_claim_known.check,
+    ),
+    LintRule(
+        id="gpu-claim-and-limit",
+        summary="A pod asks for GPUs by DRA claim or by nvidia.com/gpu, not both.",
+        check=gpu_claim_and_limit.check,
         needs_profile=True,
     ),
 )

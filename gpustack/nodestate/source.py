@@ -37,7 +37,8 @@ def parse(text: str, source: str) -> ClusterState:
 
 def from_kubectl(context: str | None = None) -> ClusterState:
     try:
-        text = kubectl.fetch(extra=["--context", context] if context else [])
+        # the node rules read no claims: the core kinds, and no permission on resource.k8s.io
+        text = kubectl.fetch(extra=["--context", context] if context else [], dra=False)
     except kubectl.KubectlError as exc:
         raise SourceError(str(exc)) from None
     return parse(text, "kubectl")

@@ -8,6 +8,7 @@ this module, which imports only the model and the catalog. Nothing here produces
 
 from __future__ import annotations
 
+from gpustack import dra_upstream
 from gpustack.profile import catalog
 from gpustack.profile.model import (
     SELF_CONFIGURING,
@@ -219,3 +220,40 @@ def mig_manager_enabled(profile: Profile) -> bool:
     dp = profile.device_plugin
     simulated = dp.implementation == "gpustack" and dp.backend == "simulated"
     return len(mig_layouts(profile)) > 1 and not simulated
+
+
+def dra_device_classes(profile: Profile) -> tuple[str, ...]:
+    """The DeviceClasses the profile's DRA driver creates (``dra``), in NVIDIA's chart order:
+    ``gpu.nvidia.com`` and ``mig.nvidia.com`` for GPU allocation, the two ComputeDomain classes
+    for ComputeDomains; none when the driver is off. (``vfio.gpu.nvidia.com`` needs the
+    driver's PassthroughSupport gate, which gpustack does not turn on.)"""
+    dra = profile.dra
+    if not dra.enabled:
+        return ()
+    wanted: list[str] = []
+    if dra.gpus:
+        wanted += [dra_upstream.GPU_DEVICE_CLASS, dra_upstream.MIG_DEVICE_CLASS]
+    if dra.compute_domains:
+        wanted += list(dra_upstream.COMPUTE_DOMAIN_DEVICE_CLASSES)
+    return tuple(c.name for c in dra_upstream.DEVICE_CLASSES if c.name in wanted)
+
+
+def dra_allocates_gpus(profile: Profile) -> bool:
+    """Whether NVIDIA's DRA driver hands out GPUs (``dra.enabled`` and ``dra.gpus``)."""
+    return profile.dra.enabled and profile.dra.gpus
+
+
+def device_plugin_avoids(profile: Profile) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Node affinity requirements that keep the device plugin off the nodes whose GPUs DRA
+    allocates (``dra.nodeSelector``): one ``NotIn`` per label, so a node that carries any of
+    them is DRA's. Without a DRA node pool there is nothing to avoid (the rule
+    ``dra-device-plugin-same-gpus`` refuses the plugin and DRA on the same GPUs)."""
+    if not dra_allocates_gpus(profile):
+        return ()
+    return tuple((key, "NotIn", (value,)) for key, value in profile.dra.node_selector)
+
+
+def claims_gpus(example: Example) -> bool:
+    """Whether an example gets its GPUs by a ResourceClaim (``dra.gpus``), not by requesting an
+    extended resource of the device plugin."""
+    return example.dra is not None and example.dra.gpus

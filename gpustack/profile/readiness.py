@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from gpustack.profile.derive import is_simulated, plugin_configs
+from gpustack.profile.derive import dra_allocates_gpus, is_simulated, plugin_configs
 from gpustack.profile.model import Profile
 
 #: The host folder of the readiness files (the GPU Operator's, so tools that read it still do).
@@ -63,10 +63,14 @@ def gpu_client_wait(profile: Profile) -> str | None:
     """The readiness file a GPU client (GPU feature discovery, the DCGM exporter, the MIG
     manager's init container, the MPS daemon) waits for: ``toolkit-ready`` where the device
     plugin's pod proves the runtime, the toolkit's own ``toolkit-configured`` where no such pod
-    runs (a cluster that allocates GPUs with a DRA driver sets ``devicePlugin.enabled: false``),
+    runs (a cluster that allocates GPUs with a DRA driver sets ``devicePlugin.enabled: false``,
+    or gives DRA a node pool of its own),
     ``driver-ready`` without gpustack's toolkit, nothing when gpustack runs neither."""
     if profile.toolkit.enabled:
-        return validation(TOOLKIT_READY if runtime_checked(profile) else TOOLKIT_CONFIGURED)
+        # where NVIDIA's DRA driver hands out a node pool's GPUs no plugin pod runs on that
+        # pool, and one DaemonSet of each client serves both pools
+        proven = runtime_checked(profile) and not dra_allocates_gpus(profile)
+        return validation(TOOLKIT_READY if proven else TOOLKIT_CONFIGURED)
     if profile.driver.enabled:
         return validation(DRIVER_READY)
     return None

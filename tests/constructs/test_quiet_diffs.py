@@ -47,7 +47,11 @@ BUMPS: dict[str, Callable[[dict[str, Any]], tuple[dict[str, Any], str] | None]] 
         if d.get("toolkit", {}).get("enabled", True)
         else None
     ),
-    "device-plugin": lambda d: (merge(d, {"devicePlugin": {"version": "9.9.9"}}), "9.9.9"),
+    "device-plugin": lambda d: (
+        (merge(d, {"devicePlugin": {"version": "9.9.9"}}), "9.9.9")
+        if d.get("devicePlugin", {}).get("enabled", True)
+        else None
+    ),
     "examples": _bump_image_tag,
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpustack.constructs import common, driver_manager, mig_manager, nfd
+from gpustack.constructs import common, dra_driver, driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access, markdown_table
 from gpustack.docsite import access
 from gpustack.docsite.pages import API_ACCESS
@@ -22,6 +22,12 @@ DOCUMENTED: dict[str, tuple[Access, ...]] = {
     mig_manager.CLUSTER_ROLE: mig_manager.cluster_rules(MigManager().version),
     mig_manager.ROLE: mig_manager.RULES,
     common.SCC_ROLE: common.SCC_RULES,
+    dra_driver.KUBELET_PLUGIN_CLUSTER_ROLE: dra_driver.KUBELET_PLUGIN_RULES,
+    dra_driver.KUBELET_PLUGIN_CD_CLUSTER_ROLE: dra_driver.KUBELET_PLUGIN_CD_RULES,
+    dra_driver.KUBELET_PLUGIN_ROLE: dra_driver.KUBELET_PLUGIN_CD_NAMESPACED,
+    dra_driver.CONTROLLER_CLUSTER_ROLE: dra_driver.CONTROLLER_RULES,
+    dra_driver.CONTROLLER_ROLE: dra_driver.CONTROLLER_NAMESPACED,
+    dra_driver.DAEMON_CLUSTER_ROLE: dra_driver.DAEMON_RULES,
 }
 
 

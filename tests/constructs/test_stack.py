@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gpustack import components
+from gpustack import components, dra_upstream
 from gpustack.checker import check_paths
 from gpustack.constructs import COMPONENTS, SYNC_WAVES, SynthObject, synthesize
 from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
@@ -118,7 +118,10 @@ def _all(stacks: dict[str, list[SynthObject]]) -> list[tuple[str, SynthObject]]:
 
 
 def _crd_name(o: SynthObject) -> bool:
-    """A CRD is named ``<plural>.<group>``, as the API requires."""
+    """A CRD is named ``<plural>.<group>``, as the API requires; a DeviceClass is named like
+    NVIDIA's (``gpu.nvidia.com``: a DNS subdomain the driver's users and docs name)."""
+    if o.kind == "DeviceClass":
+        return o.name in {c.name for c in dra_upstream.DEVICE_CLASSES}
     if o.kind != "CustomResourceDefinition":
         return False
     spec = o.manifest["spec"]
@@ -235,6 +238,9 @@ CLUSTER_SCOPED = {
     "ClusterRoleBinding",
     "CustomResourceDefinition",
     "NodeFeatureRule",
+    "DeviceClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
 }
 
 

@@ -47,6 +47,18 @@ VALUES: list[Any] = [
     [{"key": [1], "operator": {}, "values": 3, "effect": "NoSchedule"}],
     [{"matchExpressions": 3}], [{"matchExpressions": [{"key": {}, "values": [[1]]}]}],
     [{"type": "Ready", "status": [1]}], [{"name": 1, "ready": "no", "state": 2}],
+    # Dynamic Resource Allocation: claims, slices, classes and what a pod says of them
+    "ResourceClaim", "ResourceSlice", "DeviceClass", "gpu.nvidia.com", "gpu-0", "single-gpu",
+    "FailedResourceClaimCreation", "device.attributes['gpu.nvidia.com'].type == 'gpu'",
+    "device.attributes['gpu.nvidia.com'].productName == 1 && device.driver == 'x'",
+    "device.attributes['gpu.nvidia.com'].x == '", "cannot allocate all claims",
+    [{"name": "gpu", "resourceClaimName": [1]}], [{"name": "gpu", "resourceClaimTemplateName": 2}],
+    [{"name": "gpu", "exactly": {"deviceClassName": 1, "selectors": "x", "count": "2"}}],
+    [{"name": 1, "firstAvailable": [None, {"deviceClassName": "gpu.nvidia.com"}]}],
+    [{"name": "gpu-0", "attributes": {"type": {"string": 1}}, "capacity": 3}],
+    [{"name": "gpu-0", "attributes": {"type": []}}], [{"attributes": None}], {"string": "gpu"},
+    {"devices": {"results": [{"driver": [1], "pool": {}, "device": None}]}}, {"name": 3},
+    [{"cel": {"expression": 3}}], [{"cel": "x"}], {"driver": "gpu.nvidia.com", "devices": 1},
 ]  # fmt: skip
 
 #: Fields the diagnosis reads, aimed at (set, whatever was there) in a listed object.
@@ -61,6 +73,10 @@ FIELDS = [
     "status.initContainerStatuses", "status.desiredNumberScheduled", "status.numberReady",
     "involvedObject", "involvedObject.kind", "involvedObject.name", "reason", "message",
     "lastTimestamp", "eventTime",
+    # DRA: the pod's claims, a claim's requests and allocation, a slice's devices, a class
+    "spec.resourceClaims", "status.resourceClaimStatuses", "spec.devices",
+    "spec.devices.requests", "status.allocation", "status.allocation.devices.results",
+    "spec.driver", "spec.pool", "spec.pool.name", "spec.selectors", "spec.nodeName",
 ]  # fmt: skip
 
 
@@ -143,3 +159,41 @@ def test_the_command_answers_mutated_states_with_its_exit_status(tmp_path: Path)
         assert done.exit_code in (0, 1), (i, done.output, done.exception)
         assert done.exception is None or isinstance(done.exception, SystemExit), (i, done.output)
         assert "Traceback" not in done.output
+
+
+#: Kinds of Dynamic Resource Allocation and the pods that use them: every value of theirs is
+#: replaced in turn (not by chance), since their shapes nest deeper than the random paths reach.
+#: The three states hold every DRA shape: slices, classes, templates, claims allocated and not,
+#: a pod with and without claim statuses, and the controller's events.
+DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass")
+DRA_STATES = ("claim-no-match", "claim-all-taken", "claim-template-missing")
+ODD = [None, "x", [], {}, [None]]
+
+
+def test_every_value_of_the_dra_objects_may_be_wrong() -> None:
+    checked = 0
+    profile = profiles()[0]  # the claim diagnosis does not read the profile
+    for fixture in DRA_STATES:
+        doc = json.loads((HERE / "fixtures" / f"{fixture}.json").read_text())
+        items = doc["items"]
+        for i, item in enumerate(items):
+            spec = item.get("spec")
+            if item.get("kind") not in DRA_KINDS and "resourceClaims" not in (spec or {}):
+                continue
+            for where in list(paths(item)):
+                for value in ODD:
+                    broken = copy.deepcopy(item)
+                    parent: Any = broken
+                    *parents, last = where
+                    for key in parents:
+                        parent = parent[key]
+                    parent[last] = value
+                    cluster = state.load(
+                        json.dumps({**doc, "items": [*items[:i], broken, *items[i + 1 :]]})
+                    )
+                    try:
+                        render_doctor(diagnose(cluster, profile), cluster, "text")
+                    except Exception as exc:  # noqa: BLE001 - reported with the case
+                        raise AssertionError(f"{fixture} item {i} {where} = {value!r}") from exc
+                    checked += 1
+    assert checked > 1000

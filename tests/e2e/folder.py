@@ -16,7 +16,7 @@ from typing import Any, Final
 import yaml
 
 from gpustack.checker import check_paths
-from gpustack.constructs import device_plugin
+from gpustack.constructs import device_plugin, dra_driver
 from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
 from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
 from gpustack.profile import catalog
@@ -57,6 +57,9 @@ NFD_COMPONENT: Final = "node-feature-discovery"
 
 #: Stages of a GPU node's life, in order.
 STAGES: Final = ("fresh", "labelled", "advertised")
+#: The pool of GPU nodes whose GPUs NVIDIA's DRA driver hands out (``dra.nodeSelector``); not a
+#: device plugin node config (those are DNS labels, this is not one).
+DRA_POOL: Final = "(dra)"
 
 
 @dataclass(frozen=True)
@@ -139,15 +142,20 @@ class Folder:
         for name, _ in plugin_configs(self.profile):
             if name is not None:
                 nodes[f"gpu-{name}"] = name
+        if self.profile.dra.enabled and self.profile.dra.gpus and self.profile.dra.node_selector:
+            # the node pool whose GPUs NVIDIA's DRA driver hands out (dra.nodeSelector)
+            nodes |= {f"gpu-dra-{i}": DRA_POOL for i in range(default)}
         return nodes
 
     def _view(self, pool: str | None) -> Profile:
-        return dict(plugin_configs(self.profile))[pool]
+        return dict(plugin_configs(self.profile))[None if pool == DRA_POOL else pool]
 
     @staticmethod
     def _plugin_pods(pool: str | None, view: Profile) -> set[str]:
         """The device plugin DaemonSets a node of ``pool`` runs (gpustack's naming)."""
         mps = view.device_plugin.mps is not None
+        if pool == DRA_POOL:
+            return set()  # DRA hands out these nodes' GPUs
         if pool is None:
             return {device_plugin.DAEMONSET} | ({device_plugin.MPS_DAEMON} if mps else set())
         own = {f"{device_plugin.NAME}-{pool}"}
@@ -158,7 +166,18 @@ class Folder:
         (not another pool's), and NFD's worker."""
         plugins = set().union(*(self._plugin_pods(n, v) for n, v in plugin_configs(self.profile)))
         own = self._plugin_pods(pool, self._view(pool))
-        return (self.gpu_stack() - plugins) | (own & self.gpu_stack()) | self.everywhere()
+        stack = self.gpu_stack()
+        if self.profile.dra.node_selector and pool != DRA_POOL:
+            stack -= {dra_driver.KUBELET_PLUGIN}  # DRA's kubelet plugin runs on its pool only
+        return (stack - plugins) | (own & stack) | self.everywhere()
+
+    def dra_nodes(self) -> list[str]:
+        """The GPU nodes NVIDIA's DRA kubelet plugin runs on (it publishes their devices)."""
+        return [
+            node
+            for node, pool in self.pools().items()
+            if dra_driver.KUBELET_PLUGIN in self.expected_on(pool)
+        ]
 
     def everywhere(self) -> set[str]:
         return {n for n, c in self.daemonsets().items() if c == NFD_COMPONENT}
@@ -234,6 +253,8 @@ class Folder:
 
     def gpu_resources(self, pool: str | None = None) -> dict[str, str]:
         """What the device plugin advertises on one node of ``pool``."""
+        if pool == DRA_POOL:
+            return {}
         view = self._view(pool)
         out: dict[str, str] = {}
         per_node = view.gpus.per_node
@@ -253,7 +274,9 @@ class Folder:
 
     def gpu_node_labels(self, stage: str, pool: str | None = None) -> dict[str, str]:
         labels = self.platform_labels() | self.nfd_labels() | dict(self.team_labels)
-        if pool is not None:  # the administrator labels a pool's nodes with its config
+        if pool == DRA_POOL:  # the administrator labels DRA's pool
+            labels |= dict(self.profile.dra.node_selector)
+        elif pool is not None:  # the administrator labels a pool's nodes with its config
             labels[self.profile.device_plugin.node_config_label] = pool
         if stage != "fresh":
             labels |= self.gfd_labels()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from tests.e2e import dra
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import STAGES, Folder, node_manifest, node_status
 
@@ -74,7 +75,7 @@ def expected_placement(folder: Folder) -> dict[str, set[str]]:
     return {**gpu, CPU_NODE: folder.everywhere() | cpu}
 
 
-def _until(check: Callable[[], bool], seconds: float = SETTLE_SECONDS) -> None:
+def until(check: Callable[[], bool], seconds: float = SETTLE_SECONDS) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if check():
@@ -138,10 +139,13 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
         for node, pool in folder.pools().items():
             resources = folder.gpu_resources(pool) if stage == "advertised" else {}
             _set_node(cp, node, folder.gpu_node_labels(stage, pool), resources)
-        _until(lambda: placement(cp, folder) == want)
+            if stage == "advertised" and node in folder.dra_nodes():
+                dra.publish(cp, folder.profile, node)  # what its DRA kubelet plugin publishes
+        until(lambda: placement(cp, folder) == want)
         seen.placed[stage] = placement(cp, folder)
 
     jobs = folder.jobs()
+    dra.play_controller(cp, list(folder.of_kind("ComputeDomain")))
 
     def bound_jobs() -> dict[tuple[str, str], int]:
         counts = dict.fromkeys(jobs, 0)
@@ -152,7 +156,7 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
                 counts[key] += 1
         return counts
 
-    _until(lambda: bound_jobs() == jobs, seconds=SETTLE_SECONDS * 2)
+    until(lambda: bound_jobs() == jobs, seconds=SETTLE_SECONDS * 2)
     seen.jobs_bound = bound_jobs()
     seen.unbound = [
         f"{p['metadata']['namespace']}/{p['metadata']['name']}"
@@ -197,9 +201,10 @@ def teardown(cp: ControlPlane, folder: Folder) -> None:
             )  # fmt: skip
         return not left
 
-    _until(no_pods, seconds=60)
+    until(no_pods, seconds=60)
     cp.kubectl("delete", "-k", str(folder.path), "--ignore-not-found", "--wait=true", check=False)
     for crd in folder.external_crds():
         cp.kubectl("delete", "-f", str(crd), "--ignore-not-found", "--wait=true", check=False)
+    cp.kubectl("delete", "resourceslices", "--all", check=False)
     cp.kubectl("delete", "nodes", "--all", "--wait=true", check=False)
     cp.kubectl("delete", "events", "--all", "-A", check=False)

@@ -10,15 +10,26 @@ for GKE get one with GKE's quota admission for critical pods. Generated variants
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e import access
+from gpustack.doctor import kubectl as doctor_kubectl
+from gpustack.doctor import state as doctor_state
+from gpustack.doctor.claims import diagnose_claims
+from tests.e2e import access, dra
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import STAGES, Folder, folders
-from tests.e2e.rollout import CPU_NODE, Observed, expected_placement, rollout, teardown
+from tests.e2e.rollout import (
+    CPU_NODE,
+    Observed,
+    expected_placement,
+    rollout,
+    teardown,
+    until,
+)
 from tests.e2e.variants import VARIANTS
 
 #: GKE's driver installer puts the host driver here; a profile with it is for GKE nodes.
@@ -116,3 +127,33 @@ def test_service_accounts_may_do_what_their_code_calls_and_nothing_more(
         # answers from RBAC alone, where `can-i` would ask discovery first
         missing = grants - access.live(cp, ns, access.NOBODY, ns)
         assert not missing, f"the accounts of {ns} may not {sorted(missing)}"
+
+
+def test_a_claim_no_device_matches_stays_pending_with_the_schedulers_reason(
+    deployed: tuple[ControlPlane, Folder, Observed],
+) -> None:
+    cp, folder, _ = deployed
+    if not folder.dra_nodes() or not folder.profile.dra.gpus:
+        pytest.skip("the folder's DRA driver hands out no GPUs")
+    namespace = folder.profile.cluster.namespace
+    pod = dra.unsatisfiable_claim(cp, namespace)
+
+    def reason() -> str:
+        events = json.loads(cp.kubectl("get", "events", "-n", namespace, "-o", "json"))["items"]
+        return " ".join(
+            e["message"]
+            for e in events
+            if e["involvedObject"]["name"] == pod and e.get("reason") == "FailedScheduling"
+        )
+
+    until(lambda: bool(reason()), seconds=30)
+    assert cp.kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.spec.nodeName}") == ""
+    assert "cannot allocate all claims" in reason(), reason()
+    # gpustack doctor, on what this control plane holds, names the selector and what the
+    # published devices have instead (and quotes the scheduler)
+    cluster = doctor_state.load(cp.kubectl(*doctor_kubectl.ARGS), "e2e")
+    found = [d for d in diagnose_claims(cluster) if d.subject == f"pod/{namespace}/{pod}"]
+    assert [d.check for d in found] == ["claim-unallocated"], found
+    says = found[0].message
+    assert "matches the selector `device.attributes['gpu.nvidia.com'].productName" in says, says
+    assert "(the devices have productName: 'NVIDIA " in says and "cannot allocate all" in says

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpustack.checker import check_paths
+from gpustack.lint import cel
 from gpustack.lint.check import lint
 from gpustack.lint.context import LintContext, from_profile, generic
 from gpustack.report import FORMATS
@@ -46,6 +47,18 @@ VALUES: list[Any] = [
     {"key": [1], "operator": {}, "values": 3}, [{"key": [1], "operator": "In", "values": 3}],
     [{"matchExpressions": 3}], [{"matchExpressions": [{"key": {}, "values": [[1]]}]}],
     [{"name": [1], "mountPath": {}}], [{"name": {}, "emptyDir": [1]}], "x" * 300,
+    # Dynamic Resource Allocation: class names, CEL selectors (readable, odd, broken), requests
+    "gpu.nvidia.com", "mig.nvidia.com", "compute-domain-default-channel.nvidia.com",
+    "gpu.nvidia.co", "single-gpu", "device.attributes['gpu.nvidia.com'].productName == 1",
+    "device.attributes[\"gpu.nvidia.com\"][\"productNmae\"] == 'x'",
+    "device.capacity['gpu.nvidia.com'].memory >= 1", "device.attributes['gpu.nvidia.com'].x == '",
+    "device.attributes['gpu.nvidia.com'].type == 'gpu' && (device.driver == 'gpu.nvidia.com'",
+    "((((", "device.attributes[''][''] == semver('')",
+    [{"cel": {"expression": 3}}], [{"cel": "x"}], [{"cel": {"expression": "device.driver == 1"}}],
+    [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}], [{"resourceClaimName": [1]}],
+    [{"name": "gpu", "exactly": {"deviceClassName": ["gpu.nvidia.com"], "selectors": {}}}],
+    [{"name": {}, "firstAvailable": [{"deviceClassName": 1}, None, {"selectors": [None]}]}],
+    [{"name": 1}], [{"name": "gpu", "request": 2}],
 ]  # fmt: skip
 
 #: Fields the rules read, aimed at (set, whatever was there) relative to a pod spec or its
@@ -54,14 +67,42 @@ POD_FIELDS = [
     "containers", "initContainers", "volumes", "tolerations", "nodeSelector", "affinity",
     "affinity.nodeAffinity", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
     "Execution", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-    "nodeSelectorTerms", "runtimeClassName", "hostIPC",
+    "nodeSelectorTerms", "runtimeClassName", "hostIPC", "resourceClaims",
 ]  # fmt: skip
 CONTAINER_FIELDS = [
     "name", "image", "command", "args", "env", "volumeMounts", "resources", "resources.limits",
-    "resources.requests", "restartPolicy",
+    "resources.requests", "resources.claims", "restartPolicy",
 ]  # fmt: skip
 TOP_FIELDS = ["kind", "apiVersion", "metadata", "metadata.annotations", "metadata.name", "spec",
-              "items"]  # fmt: skip
+              "items", "metadata.namespace"]  # fmt: skip
+#: Fields of ResourceClaims, templates and DeviceClasses the rules read (relative to the object;
+#: ``@`` stands for the first request).
+CLAIM_FIELDS = [
+    "spec.devices", "spec.devices.requests", "spec.spec", "spec.spec.devices.requests",
+    "spec.selectors", "@", "@.name", "@.exactly", "@.exactly.deviceClassName",
+    "@.exactly.selectors", "@.exactly.count", "@.firstAvailable", "@.deviceClassName",
+]  # fmt: skip
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
+
+
+def _claim_field(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set a claim field; ``@`` is the first request of a claim or template (made if missing)."""
+    if not dotted.startswith("@"):
+        set_field(doc, dotted, value)
+        return
+    at = ["spec", "devices"] if doc.get("kind") == "ResourceClaim" else ["spec", "spec", "devices"]
+    holder: Any = doc
+    for key in at:
+        if not isinstance(holder.get(key), dict):
+            holder[key] = {}
+        holder = holder[key]
+    requests = holder.get("requests")
+    if not isinstance(requests, list) or not requests or not isinstance(requests[0], dict):
+        holder["requests"] = requests = [{"name": "gpu"}]
+    if dotted == "@":
+        requests[0] = value
+    else:
+        set_field(requests[0], dotted.removeprefix("@."), value)
 
 
 @cache
@@ -100,7 +141,9 @@ def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         value = copy.deepcopy(rng.choice(VALUES))
         roll = rng.random()
         specs = list(_pod_specs(doc))
-        if roll < 0.3 and specs:
+        if doc.get("kind") in CLAIM_KINDS and roll < 0.6:
+            _claim_field(doc, rng.choice(CLAIM_FIELDS), value)
+        elif roll < 0.3 and specs:
             set_field(rng.choice(specs), rng.choice(POD_FIELDS), value)
         elif roll < 0.6 and specs:
             spec = rng.choice(specs)
@@ -126,6 +169,12 @@ def mutate(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return doc
 
 
+def with_partners(doc: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    """``doc`` with, at times, an object of another case linted beside it, so that mutated pods
+    meet defined claims and mutated claims meet pods (the rules read across objects)."""
+    return [doc, copy.deepcopy(rng.choice(seeds()))] if rng.random() < 0.3 else [doc]
+
+
 def lint_everything(docs: list[Any]) -> None:
     """Lint ``docs`` as ``gpustack lint -`` does, in every context and format."""
     text = yaml.safe_dump_all(docs, sort_keys=False)
@@ -135,21 +184,21 @@ def lint_everything(docs: list[Any]) -> None:
             render(result, fmt)
 
 
-def cases() -> Iterator[tuple[int, dict[str, Any]]]:
+def cases() -> Iterator[tuple[int, list[dict[str, Any]]]]:
     rng = random.Random(SEED)
     pool = seeds()
     for i in range(CASES):
-        yield i, mutate(rng.choice(pool), rng)
+        yield i, with_partners(mutate(rng.choice(pool), rng), rng)
 
 
 def test_mutated_manifests_never_raise() -> None:
-    for i, doc in cases():
+    for i, docs in cases():
         try:
-            lint_everything([doc])
+            lint_everything(docs)
         except Exception as exc:  # noqa: BLE001 - reported with the case that raised it
             raise AssertionError(
                 f"case {i} (seed {SEED}) raised {type(exc).__name__}: {exc}\n"
-                + yaml.safe_dump(doc, sort_keys=False)[:3000]
+                + yaml.safe_dump_all(docs, sort_keys=False)[:3000]
             ) from exc
 
 
@@ -222,3 +271,92 @@ def test_odd_yaml_is_read_without_a_traceback(text: str) -> None:
         result = lint(["-"], ctx, stdin=text)
         for fmt in FORMATS:
             render(result, fmt)
+
+
+# --- random ResourceClaims, templates, DeviceClasses and CEL ------------------------------------
+
+cel_texts = st.sampled_from([v for v in VALUES if isinstance(v, str) and "device" in v]) | st.text(
+    alphabet="device.atribusclp[]'\"()=!<>&|? 0123gpunvidacom_-", max_size=90
+)
+selector_lists = st.lists(
+    st.fixed_dictionaries({"cel": st.fixed_dictionaries({"expression": cel_texts | values})})
+    | values,
+    max_size=3,
+)
+class_names = st.sampled_from(["gpu.nvidia.com", "mig.nvidia.com", "gpu.nvidia.co", "x.example"])
+exactly = st.fixed_dictionaries(
+    {},
+    optional={
+        "deviceClassName": class_names | values,
+        "selectors": selector_lists,
+        "count": values,
+    },
+)
+claim_requests = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "name": words | values,
+            "exactly": exactly | values,
+            "firstAvailable": st.lists(exactly | values, max_size=2) | values,
+            "deviceClassName": class_names,
+            "selectors": selector_lists,
+        },
+    )
+    | values,
+    max_size=3,
+)
+
+
+@settings(
+    max_examples=int(os.environ.get("GPUSTACK_FUZZ_EXAMPLES", "0")) or 150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    kind=st.sampled_from(CLAIM_KINDS),
+    requests=claim_requests | values,
+    selectors=selector_lists | values,
+    pod_claims=st.lists(
+        st.fixed_dictionaries(
+            {"name": words | values},
+            optional={"resourceClaimTemplateName": words | values, "resourceClaimName": words},
+        )
+        | values,
+        max_size=3,
+    )
+    | values,
+)
+def test_random_claims_never_raise(
+    kind: str, requests: Any, selectors: Any, pod_claims: Any
+) -> None:
+    devices = {"devices": {"requests": requests}}
+    spec = {
+        "ResourceClaim": devices,
+        "ResourceClaimTemplate": {"spec": devices},
+        "DeviceClass": {"selectors": selectors},
+    }[kind]
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {"name": "single-gpu"}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "resourceClaims": pod_claims,
+            "containers": [
+                {"name": "c", "resources": {"claims": pod_claims, "limits": {"nvidia.com/gpu": 1}}}
+            ],
+        },
+    }
+    lint_everything([{**claim, "spec": spec}, pod])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(expr=cel_texts)
+def test_the_cel_reader_never_raises(expr: str) -> None:
+    device = {"name": "gpu-0", "attributes": {"type": {"string": "gpu"}, "id": {"int": 0}}}
+    cel.refs(expr)
+    cel.driver(expr)
+    cel.evaluate(expr, device, "gpu.nvidia.com")

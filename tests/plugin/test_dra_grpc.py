@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpustack.plugin.dra import claims, upstream
+from gpustack import dra_upstream as upstream
+from gpustack.plugin.dra import claims
 from gpustack.plugin.dra.driver import DraDriver, DriverSettings
 from gpustack.plugin.dra.kubeapi import ApiConfig, KubeClient
 from gpustack.plugin.dra.testkubelet import DraKubelet, RegistrationRefused

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
-from gpustack.plugin.dra import upstream
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.dra.pluginregistration import api_pb2 as reg_pb2
 from gpustack.plugin.dra.v1 import api_pb2 as dra_pb2
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.config.extensions import MAX_GPUS
 from gpustack.plugin.devices import Gpu
-from gpustack.plugin.dra import slices, upstream
+from gpustack.plugin.dra import slices
 from tests.k8s_schema import errors
 
 from .conftest import H100X8

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from gpustack.plugin.dra import upstream
+from gpustack import dra_upstream as upstream
 
 BATS_GPU = {
     "architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion",

@@ -7,7 +7,9 @@ only land on untainted nodes, which have no GPUs: Pending with "node(s) had unto
 With ``cluster.extendedResourceToleration`` (the ExtendedResourceToleration admission plugin,
 which GKE and AKS run), the API server gives every pod a ``NoSchedule`` toleration keyed by each
 extended resource it requests (Kubernetes ``plugin/pkg/admission/extendedresourcetoleration``),
-so only the rest need one in the manifest.
+so only the rest need one in the manifest. A pod that gets its GPUs by a DRA claim of NVIDIA's GPU
+driver (followed to its template in the linted manifests) lands on the same tainted GPU nodes, and
+no admission plugin tolerates for a claim.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.pods import PodSite, listed
-from gpustack.lint.rules.common import in_profile, wants_gpu
+from gpustack.lint.rules.common import claimed_gpus, in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Taint
 
@@ -47,7 +49,7 @@ def show(taint: Taint) -> str:
 
 def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
     requested = wants_gpu(site, ctx)
-    if not requested:
+    if not requested and not claimed_gpus(site, ctx):
         return
     tols = [t for t in listed(site.spec.get("tolerations")) if isinstance(t, dict)]
     for taint in ctx.taints:

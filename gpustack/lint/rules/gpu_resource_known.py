@@ -13,23 +13,8 @@ from collections.abc import Iterator
 from gpustack.lint.context import LintContext
 from gpustack.lint.pods import PodSite
 from gpustack.lint.rules.common import gpu_entries, in_profile
+from gpustack.lint.suggest import nearest
 from gpustack.profile.finding import Finding
-
-
-def distance(a: str, b: str) -> int:
-    """Levenshtein distance (insertions, deletions and substitutions cost 1)."""
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
-
-
-def nearest(name: str, known: frozenset[str]) -> str:
-    """The known name closest to ``name`` (case first ignored, then counted; ties by name)."""
-    return min(sorted(known), key=lambda k: (distance(name.lower(), k.lower()), distance(name, k)))
 
 
 def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:

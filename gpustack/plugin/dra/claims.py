@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpustack import dra_upstream as upstream
 from gpustack.plugin import cdi
 from gpustack.plugin.devices import Gpu
-from gpustack.plugin.dra import upstream
 
 
 class ClaimError(RuntimeError):

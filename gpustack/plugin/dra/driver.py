@@ -21,8 +21,9 @@ from typing import Final
 
 import grpc
 
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.devices import Gpu
-from gpustack.plugin.dra import claims, slices, upstream
+from gpustack.plugin.dra import claims, slices
 from gpustack.plugin.dra.kubeapi import ApiError, KubeClient
 from gpustack.plugin.dra.pluginregistration import api_pb2 as reg_pb2
 from gpustack.plugin.dra.pluginregistration import api_pb2_grpc as reg_grpc

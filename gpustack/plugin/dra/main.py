@@ -22,10 +22,11 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.cdi import DEFAULT_CDI_ROOT
 from gpustack.plugin.config import ConfigError, load_config
-from gpustack.plugin.dra import slices, upstream
+from gpustack.plugin.dra import slices
 from gpustack.plugin.dra.driver import DEFAULT_RESYNC_S, DraDriver, DriverSettings
 from gpustack.plugin.dra.kubeapi import ApiConfig, ApiError, KubeClient
 from gpustack.plugin.server import SocketBusyError

@@ -17,8 +17,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.devices import Gpu
-from gpustack.plugin.dra import slices, upstream
+from gpustack.plugin.dra import slices
 from gpustack.plugin.dra.kubeapi import KubeClient
 
 log = logging.getLogger("gpustack.plugin.dra")

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.devices import Gpu
-from gpustack.plugin.dra import upstream
 
 RESOURCE_API_VERSION: Final = "resource.k8s.io/v1"
 BRAND: Final = "Nvidia"

@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from gpustack.plugin.dra import upstream
+from gpustack import dra_upstream as upstream
 from gpustack.plugin.dra.pluginregistration import api_pb2 as reg_pb2
 from gpustack.plugin.dra.pluginregistration import api_pb2_grpc as reg_grpc
 from gpustack.plugin.dra.v1 import api_pb2 as dra_pb2

@@ -70,6 +70,7 @@ from gpustack.profile.model.device_plugin import (
     TimeSlicing,
     TimeSlicingResource,
 )
+from gpustack.profile.model.dra import DRA_DRIVER_IMAGE, Dra
 from gpustack.profile.model.driver import (
     DRIVER_CONTAINER_ROOT,
     DRIVER_MANAGER_IMAGE,
@@ -85,11 +86,12 @@ from gpustack.profile.model.driver import (
 from gpustack.profile.model.gitops import ArgoCd, Flux, GitOps
 from gpustack.profile.model.gpus import Gpus
 from gpustack.profile.model.toolkit import Cdi, Toolkit
-from gpustack.profile.model.workloads import Example, Workloads
+from gpustack.profile.model.workloads import Example, ExampleDra, Workloads
 
 __all__ = [
     "API_VERSION",
     "DCGM_EXPORTER_IMAGE",
+    "DRA_DRIVER_IMAGE",
     "DRIVER_MANAGER_IMAGE",
     "KUBECTL_IMAGE",
     "MIG_MANAGER_IMAGE",
@@ -121,10 +123,12 @@ __all__ = [
     "DeviceIdStrategy",
     "DeviceListStrategy",
     "DevicePlugin",
+    "Dra",
     "Distribution",
     "Driver",
     "EnvVar",
     "Example",
+    "ExampleDra",
     "Flux",
     "GitOps",
     "Gpus",
@@ -213,6 +217,11 @@ class Profile:
         "DCGM exporter",
         "NVIDIA's DCGM exporter: GPU metrics for Prometheus.",
         factory=DcgmExporter,
+    )
+    dra: Dra = key(
+        "DRA",
+        "NVIDIA's DRA driver for GPUs: ResourceClaims for GPUs and ComputeDomains.",
+        factory=Dra,
     )
     workloads: Workloads = key(
         "Workloads", "Workloads shipped next to the stack.", factory=Workloads

@@ -14,6 +14,45 @@ ExampleKind = Literal["check", "train", "ddp", "multinode-ddp"]
 
 
 @documented(
+    "Example claims",
+    "How an example gets its devices from NVIDIA's DRA driver instead of extended resources.",
+)
+@dataclass(frozen=True)
+class ExampleDra:
+    """An example's ResourceClaims (needs ``dra.enabled``): its GPUs by a ResourceClaimTemplate
+    of the ``gpu.nvidia.com`` DeviceClass (``mig.nvidia.com`` with ``migProfile``), selected by
+    CEL on the attributes NVIDIA's driver publishes; and for a ``multinode-ddp`` job, a
+    ComputeDomain whose IMEX channel every pod claims."""
+
+    gpus: bool = key(
+        "GPUs by claim",
+        "Claim the job's `gpus` GPUs from the DRA driver (false: request the device plugin's"
+        " resource, e.g. for a ComputeDomain job on device-plugin GPUs).",
+        default=True,
+    )
+    product_name: str | None = key(
+        "Product name",
+        "Only GPUs whose productName attribute (NVML's name) is this.",
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$",
+        examples=["NVIDIA H100 80GB HBM3"],
+    )
+    mig_profile: str | None = key(
+        "MIG profile",
+        "Claim MIG devices of this profile (DeviceClass mig.nvidia.com) instead of whole GPUs.",
+        default=None,
+        pattern=r"^\d+g\.\d+gb(\+[a-z]+)*$",
+        examples=["1g.10gb"],
+    )
+    compute_domain: bool = key(
+        "ComputeDomain",
+        "Run the pods of a multinode-ddp job in a ComputeDomain (multi-node NVLink): each pod"
+        " claims the domain's IMEX channel.",
+        default=False,
+    )
+
+
+@documented(
     "Example workload",
     "A PyTorch job that checks a GPU is usable from a pod, or trains a tiny model on it.",
 )
@@ -74,6 +113,12 @@ class Example:
         "Command of the job's container; empty runs gpustack's CUDA check.",
         factory=tuple,
         examples=[["python", "-c", "import torch; assert torch.cuda.is_available()"]],
+    )
+    dra: ExampleDra | None = key(
+        "DRA claims",
+        "Get the devices from NVIDIA's DRA driver (ResourceClaims) instead of `resourceName`.",
+        default=None,
+        examples=[{"productName": "NVIDIA H100 80GB HBM3"}],
     )
 
 

@@ -79,7 +79,9 @@ def mig_layout_fits(p: Profile) -> Iterator[Finding]:
 def mig_strategy_matches_layout(p: Profile) -> Iterator[Finding]:
     strategy = p.device_plugin.mig_strategy
     layout = p.gpus.mig
-    if layout and strategy == "none":
+    # without the device plugin nothing advertises MIG resources (NVIDIA's DRA driver publishes
+    # MIG devices whatever the plugin's strategy says)
+    if layout and strategy == "none" and p.device_plugin.enabled:
         yield Finding(
             ("gpus", "mig"),
             "gpus.mig defines a MIG layout, but devicePlugin.migStrategy is none, so no MIG "

@@ -24,6 +24,7 @@ from gpustack.profile.model import Profile
 from gpustack.profile.rules import (
     cluster,
     device_plugin,
+    dra,
     driver,
     env,
     gitops,
@@ -567,6 +568,65 @@ RULES: tuple[Rule, ...] = (
         section="workloads",
         summary="the example requests no more than one node offers",
         fix="request fewer, or set `gpus.perNode` to what the nodes have",
+    ),
+    Rule(
+        id="dra-needs-resource-api",
+        check=dra.dra_needs_resource_api,
+        section="dra",
+        summary="NVIDIA's DRA driver only on Kubernetes 1.34 or later (`resource.k8s.io/v1`;"
+        " NVIDIA asks for 1.34.2)",
+        fix='set `cluster.kubernetesVersion: "1.34"` or later, or `dra.enabled: false`',
+    ),
+    Rule(
+        id="dra-driver-branch",
+        check=dra.dra_driver_branch,
+        section="dra",
+        summary="the driver is 565 or later for DRA GPU allocation, 570.158.01 or later for"
+        " ComputeDomains",
+        fix="raise `driver.version`",
+    ),
+    Rule(
+        id="dra-needs-cdi",
+        check=dra.dra_needs_cdi,
+        section="dra",
+        summary="with NVIDIA's DRA driver, gpustack's toolkit turns CDI on (the driver injects"
+        " devices only by CDI)",
+        fix="set `toolkit.cdi.enabled: true`",
+    ),
+    Rule(
+        id="dra-compute-domains-need-cliques",
+        check=dra.dra_compute_domains_need_cliques,
+        section="dra",
+        summary="ComputeDomains come with GPU feature discovery, whose `nvidia.com/gpu.clique`"
+        " labels group the nodes",
+        fix="set `gpuFeatureDiscovery.enabled: true`, or accept it where the cluster runs GFD",
+        acceptable=True,
+    ),
+    Rule(
+        id="dra-device-plugin-same-gpus",
+        check=dra.dra_device_plugin_same_gpus,
+        section="dra",
+        summary="the device plugin and DRA GPU allocation never hand out the same GPUs:"
+        " `dra.nodeSelector` names DRA's node pool, or one of the two is off",
+        fix="set `dra.nodeSelector`, or `devicePlugin.enabled: false`, or `dra.gpus: false`",
+    ),
+    Rule(
+        id="dra-extended-resource-gate",
+        check=dra.dra_extended_resource_gate,
+        section="dra",
+        summary="`dra.extendedResourceName` only where the DRAExtendedResource gate is on by"
+        " default (Kubernetes 1.36 or later)",
+        fix="set `dra.extendedResourceName: false`, or accept it where the gate is turned on",
+        acceptable=True,
+    ),
+    Rule(
+        id="dra-examples-supported",
+        check=dra.dra_examples_supported,
+        section="workloads",
+        summary="an example's `dra` claims only what the profile's DRA driver serves (GPU"
+        " claims with `dra.gpus`, a ComputeDomain with `dra.computeDomains` and a"
+        " `multinode-ddp` job)",
+        fix="turn the DRA driver part on, or change the example's `dra`",
     ),
     Rule(
         id="gitops-source-set",

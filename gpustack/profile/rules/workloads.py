@@ -16,6 +16,7 @@ from gpustack.profile.derive import (
     advertised_anywhere,
     advertised_resources,
     architecture_of,
+    claims_gpus,
     mig_resources_unknown,
     node_capacity,
     plugin_configs,
@@ -118,6 +119,8 @@ def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
         return  # another plugin advertises resources gpustack does not know about
     advertised = advertised_anywhere(p)
     for i, ex in enumerate(p.workloads.examples):
+        if claims_gpus(ex):
+            continue  # a ResourceClaim, not an extended resource: the dra-example rules
         if _must_name_mig(p, ex):
             yield Finding(
                 example_path(i),
@@ -151,7 +154,7 @@ def workload_fits_sharing(p: Profile) -> Iterator[Finding]:
         return
     for i, ex in enumerate(p.workloads.examples):
         wanted = workload_resource(p, ex)
-        if ex.gpus <= 1:
+        if ex.gpus <= 1 or claims_gpus(ex):
             continue
         for name, view in plugin_configs(p):
             ts = sharing(view)
@@ -178,6 +181,8 @@ def workload_fits_node(p: Profile) -> Iterator[Finding]:
         if _must_name_mig(p, ex):
             continue  # workload-resource-advertised reports it
         wanted = workload_resource(p, ex)
+        if claims_gpus(ex):
+            continue
         offers = [(c, n, v) for n, v in configs if (c := node_capacity(v, wanted)) is not None]
         if not offers:
             continue  # not advertised: workload-resource-advertised reports it

@@ -1,8 +1,9 @@
 """What NVIDIA's DRA driver for GPUs publishes and how the kubelet talks to a DRA plugin: facts.
 
 Everything here was read in the upstream sources named next to it; the simulated driver
-(:mod:`gpustack.plugin.dra.slices`) and the tests derive from these tables, so a fact is
-declared once. Sources:
+(:mod:`gpustack.plugin.dra.slices`), the DRA driver's constructs, lint, doctor and the tests
+derive from these tables, so a fact is declared once. Pure data, so every layer may read it.
+Sources:
 
 - ``DRA_DRIVER``: github.com/kubernetes-sigs/dra-driver-nvidia-gpu (before:
   NVIDIA/k8s-dra-driver-gpu) at tag ``v0.4.1`` (VERSION file ``v0.4.1``; the newest tag, after
@@ -32,6 +33,10 @@ DRA_DRIVER_TAG: Final = "v0.4.1"
 GPU_DRIVER: Final = "gpu.nvidia.com"
 #: cmd/compute-domain-kubelet-plugin/main.go ``DriverName``.
 COMPUTE_DOMAIN_DRIVER: Final = "compute-domain.nvidia.com"
+
+#: api/nvidia.com/resource/v1beta1: the ComputeDomain custom resource's group and version.
+COMPUTE_DOMAIN_API_GROUP: Final = "resource.nvidia.com"
+COMPUTE_DOMAIN_API_VERSION: Final = "v1beta1"
 
 # --- Pools and slices -------------------------------------------------------------------------
 # cmd/gpu-kubelet-plugin/driver.go publishResources (without the DynamicMIG feature gate): ONE
@@ -148,27 +153,36 @@ class DeviceClass:
     extended_resource_name: str = ""
 
 
+#: The DeviceClass names, each once (the table below holds their selectors).
+GPU_DEVICE_CLASS: Final = "gpu.nvidia.com"
+MIG_DEVICE_CLASS: Final = "mig.nvidia.com"
+VFIO_DEVICE_CLASS: Final = "vfio.gpu.nvidia.com"
+COMPUTE_DOMAIN_DEVICE_CLASSES: Final = (
+    "compute-domain-daemon.nvidia.com",
+    "compute-domain-default-channel.nvidia.com",
+)
+
 DEVICE_CLASSES: Final = (
     DeviceClass(
-        "gpu.nvidia.com",
+        GPU_DEVICE_CLASS,
         "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
         extended_resource_name="nvidia.com/gpu",
     ),
     DeviceClass(
-        "mig.nvidia.com",
+        MIG_DEVICE_CLASS,
         "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'",
     ),
     DeviceClass(
-        "vfio.gpu.nvidia.com",
+        VFIO_DEVICE_CLASS,
         "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'",
     ),
     DeviceClass(
-        "compute-domain-daemon.nvidia.com",
+        COMPUTE_DOMAIN_DEVICE_CLASSES[0],
         "device.driver == 'compute-domain.nvidia.com' && "
         "device.attributes['compute-domain.nvidia.com'].type == 'daemon'",
     ),
     DeviceClass(
-        "compute-domain-default-channel.nvidia.com",
+        COMPUTE_DOMAIN_DEVICE_CLASSES[1],
         "device.driver == 'compute-domain.nvidia.com' && "
         "device.attributes['compute-domain.nvidia.com'].type == 'channel' && "
         "device.attributes['compute-domain.nvidia.com'].id == 0",

@@ -1,0 +1,446 @@
+"""Dynamic Resource Allocation in manifests: what a ResourceClaim or ResourceClaimTemplate asks
+for, what the linted manifests define, and what NVIDIA's driver publishes for a DeviceClass.
+
+``resource.k8s.io/v1`` keeps a request's class and selectors under ``exactly`` (or, for a
+prioritized list, under each ``firstAvailable`` subrequest); ``v1beta1`` kept them on the request
+itself, and both are read. A pod names its claims in ``spec.resourceClaims`` (a
+``resourceClaimName`` or a ``resourceClaimTemplateName``) and each container picks them in
+``resources.claims``. The rules compare these with :class:`Defined` (every DeviceClass, claim and
+template of all linted files, so a Job in one file may use a template of another) and with
+NVIDIA's facts (:mod:`gpustack.dra_upstream`): the DeviceClasses its driver creates, and the
+attributes, value kinds and capacities each device type publishes. ``doctor`` reads the same
+shapes from the cluster's state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpustack import dra_upstream as upstream
+from gpustack.lint import cel
+from gpustack.lint.manifests import Manifest
+from gpustack.lint.suggest import distance, nearest
+from gpustack.profile.loader import JsonPath
+
+CLAIM = "ResourceClaim"
+TEMPLATE = "ResourceClaimTemplate"
+DEVICE_CLASS = "DeviceClass"
+#: kind -> path of its ``devices.requests`` list.
+REQUESTS_AT: dict[str, JsonPath] = {
+    CLAIM: ("spec", "devices", "requests"),
+    TEMPLATE: ("spec", "spec", "devices", "requests"),
+}
+#: Every DeviceClass NVIDIA's driver can create (what lint knows without a profile).
+NVIDIA_CLASSES: tuple[str, ...] = tuple(c.name for c in upstream.DEVICE_CLASSES)
+_NVIDIA_DRIVERS = (upstream.GPU_DRIVER, upstream.COMPUTE_DOMAIN_DRIVER)
+#: Domain of the standard attributes (``resource.kubernetes.io/pciBusID``).
+STANDARD_DOMAIN = upstream.PCI_BUS_ID.split("/", 1)[0]
+#: Edits within which a name is taken for a misspelling of one of NVIDIA's.
+_TYPO_EDITS = 3
+
+
+def looks_nvidia(name: str, known: Iterable[str] = ()) -> bool:
+    """A DeviceClass or attribute domain meant as NVIDIA's: one naming NVIDIA, or within a few
+    edits of one of ``known`` (NVIDIA's names: ``gpu.nvdia.com``). Another vendor's (AMD's
+    ``gpu.amd.com``, a NIC, an FPGA) is not lint's to judge."""
+    if "nvidia" in name.lower():
+        return True
+    return any(distance(name.lower(), k.lower()) <= _TYPO_EDITS for k in known)
+
+
+def _get(data: Any, path: JsonPath) -> Any:
+    for part in path:
+        if isinstance(part, int):
+            data = data[part] if isinstance(data, list) and 0 <= part < len(data) else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One way a request is met: its ``exactly`` (v1), the request itself (v1beta1), or one
+    ``firstAvailable`` subrequest. ``path`` is that mapping's path in the object."""
+
+    request: str
+    device_class: str | None
+    path: JsonPath
+    selectors: tuple[tuple[str, JsonPath], ...]
+
+    @property
+    def class_path(self) -> JsonPath:
+        return (*self.path, "deviceClassName")
+
+
+def selectors(spec: Any, at: JsonPath) -> tuple[tuple[str, JsonPath], ...]:
+    """The CEL expressions of ``spec.selectors`` (``[{cel: {expression}}]``) with their paths."""
+    out = []
+    for i, sel in enumerate(_list(_get(spec, ("selectors",)))):
+        expr = _get(sel, ("cel", "expression"))
+        if isinstance(expr, str):
+            out.append((expr, (*at, "selectors", i, "cel", "expression")))
+    return tuple(out)
+
+
+def _choice(request: str, spec: Any, at: JsonPath) -> Choice:
+    return Choice(request, _str(_get(spec, ("deviceClassName",))), at, selectors(spec, at))
+
+
+def choices(data: Any, kind: str) -> list[Choice]:
+    """Every way each request of a ResourceClaim or template (``data``, of ``kind``) is met."""
+    at = REQUESTS_AT.get(kind)
+    if at is None:
+        return []
+    out = []
+    for i, req in enumerate(_list(_get(data, at))):
+        if not isinstance(req, dict):
+            continue
+        name = _str(req.get("name")) or str(i)
+        base: JsonPath = (*at, i)
+        if isinstance(req.get("exactly"), dict):
+            out.append(_choice(name, req["exactly"], (*base, "exactly")))
+        elif "deviceClassName" in req:  # v1beta1
+            out.append(_choice(name, req, base))
+        for j, sub in enumerate(_list(req.get("firstAvailable"))):
+            if isinstance(sub, dict):
+                sub_name = f"{name}/{_str(sub.get('name')) or j}"
+                out.append(_choice(sub_name, sub, (*base, "firstAvailable", j)))
+    return out
+
+
+def _namespace(data: Any) -> str | None:
+    return _str(_get(data, ("metadata", "namespace")))
+
+
+def _name(data: Any) -> str | None:
+    return _str(_get(data, ("metadata", "name")))
+
+
+@dataclass(frozen=True)
+class Named:
+    """A claim or template the linted manifests define."""
+
+    name: str
+    namespace: str | None
+    choices: tuple[Choice, ...]
+
+
+@dataclass(frozen=True)
+class Defined:
+    """What the linted manifests define, over every file: DeviceClasses (name -> selectors),
+    ResourceClaims and ResourceClaimTemplates."""
+
+    device_classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    claims: tuple[Named, ...] = ()
+    templates: tuple[Named, ...] = ()
+
+    def of(self, kind: str) -> tuple[Named, ...]:
+        return self.claims if kind == CLAIM else self.templates
+
+    def find(self, kind: str, name: str, namespace: str | None) -> Named | None:
+        """The claim or template ``name`` in ``namespace`` (either unset: any namespace)."""
+        for one in self.of(kind):
+            if one.name == name and (
+                None in (namespace, one.namespace) or one.namespace == namespace
+            ):
+                return one
+        return None
+
+
+#: NVIDIA's ComputeDomain controller makes, for each ComputeDomain, a ResourceClaimTemplate named
+#: ``spec.channel.resourceClaimTemplate.name`` in the ComputeDomain's namespace that asks for one
+#: IMEX channel (dra-driver-nvidia-gpu v0.4.1 cmd/compute-domain-controller/computedomain.go
+#: ``resourceClaimTemplateManager.Create(ctx, cd.Namespace, cd.Spec.Channel.ResourceClaimTemplate
+#: .Name, cd)``, resourceclaimtemplate.go: ``computeDomainDefaultChannelDeviceClass``).
+COMPUTE_DOMAIN = "ComputeDomain"
+_CHANNEL_TEMPLATE: JsonPath = ("spec", "channel", "resourceClaimTemplate", "name")
+
+
+def _channel_template(m: Manifest) -> Named | None:
+    api = _str(m.data.get("apiVersion")) or ""
+    name = _str(_get(m.data, _CHANNEL_TEMPLATE))
+    if m.kind != COMPUTE_DOMAIN or not api.startswith(f"{upstream.COMPUTE_DOMAIN_API_GROUP}/"):
+        return None
+    if name is None:
+        return None
+    channel = upstream.COMPUTE_DOMAIN_DEVICE_CLASSES[1]
+    return Named(name, _namespace(m.data), (Choice("channel", channel, (), ()),))
+
+
+def index(objects: Iterable[Manifest]) -> Defined:
+    """Every DeviceClass, ResourceClaim and ResourceClaimTemplate among ``objects`` (with the
+    templates NVIDIA's ComputeDomain controller makes for their ComputeDomains)."""
+    classes: dict[str, tuple[str, ...]] = {}
+    found: dict[str, list[Named]] = {CLAIM: [], TEMPLATE: []}
+    for m in objects:
+        name = _name(m.data)
+        if name is None:
+            continue
+        if m.kind == DEVICE_CLASS:
+            classes[name] = tuple(e for e, _ in selectors(_get(m.data, ("spec",)), ()))
+        elif m.kind in found:
+            found[m.kind].append(Named(name, _namespace(m.data), tuple(choices(m.data, m.kind))))
+        elif (made := _channel_template(m)) is not None:
+            found[TEMPLATE].append(made)
+    return Defined(classes, tuple(found[CLAIM]), tuple(found[TEMPLATE]))
+
+
+# --- the pod side -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodClaim:
+    """One entry of a pod's ``spec.resourceClaims``: ``kind`` is what it references
+    (``ResourceClaim`` or ``ResourceClaimTemplate``), ``target`` its name."""
+
+    name: str | None
+    kind: str | None
+    target: str | None
+    path: JsonPath
+
+
+def pod_claims(spec: Mapping[str, Any], at: JsonPath) -> list[PodClaim]:
+    """The ``resourceClaims`` of a pod spec (at ``at`` in its object)."""
+    out = []
+    for i, entry in enumerate(_list(spec.get("resourceClaims"))):
+        if not isinstance(entry, dict):
+            continue
+        path: JsonPath = (*at, "resourceClaims", i)
+        kind = target = None
+        for key, what in (("resourceClaimTemplateName", TEMPLATE), ("resourceClaimName", CLAIM)):
+            if isinstance(entry.get(key), str):
+                kind, target, path = what, entry[key], (*path, key)
+                break
+        out.append(PodClaim(_str(entry.get("name")), kind, target, path))
+    return out
+
+
+# --- what NVIDIA's driver publishes -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceKind:
+    """The devices a DeviceClass selects: their driver and, where known, their ``type``."""
+
+    driver: str
+    type: str | None = None
+
+
+def kind_of(selector_exprs: Iterable[str]) -> DeviceKind | None:
+    """The driver and device type a DeviceClass's selectors demand; ``None`` when they do not
+    name a driver."""
+    exprs = list(selector_exprs)
+    drivers = {d for e in exprs if (d := cel.driver(e)) is not None}
+    if len(drivers) != 1:
+        return None
+    (drv,) = drivers
+    types = {t for e in exprs if (t := cel.attribute_equals(e, drv, "type")) is not None}
+    return DeviceKind(drv, types.pop() if len(types) == 1 else None)
+
+
+def class_kind(name: str, defined: Defined) -> DeviceKind | None:
+    """What the DeviceClass ``name`` selects: its definition in the linted manifests, else
+    NVIDIA's chart (:data:`~gpustack.dra_upstream.DEVICE_CLASSES`)."""
+    if name in defined.device_classes:
+        return kind_of(defined.device_classes[name])
+    for c in upstream.DEVICE_CLASSES:
+        if c.name == name:
+            return kind_of([c.cel])
+    return None
+
+
+@dataclass(frozen=True)
+class Published:
+    """What one kind of device carries: attributes (fully qualified name -> value kind) and
+    capacity names (fully qualified), plus capacities numbered by NVIDIA (``memorySlice<i>``)."""
+
+    what: str
+    attributes: Mapping[str, str]
+    capacities: frozenset[str]
+    numbered: tuple[str, ...] = ()
+
+    def has_capacity(self, qualified: str) -> bool:
+        if qualified in self.capacities:
+            return True
+        return any(re.fullmatch(p, qualified) for p in self.numbered)
+
+
+def _qualified(driver: str, names: Iterable[str]) -> Iterator[str]:
+    for n in names:
+        yield n if "/" in n else f"{driver}/{n}"
+
+
+def _published(
+    what: str,
+    driver: str,
+    attributes: Iterable[upstream.Attribute],
+    capacities: Iterable[str] = (),
+    numbered: tuple[str, ...] = (),
+) -> Published:
+    attrs = {q: a.kind for a in attributes for q in _qualified(driver, [a.name])}
+    return Published(what, attrs, frozenset(_qualified(driver, capacities)), numbered)
+
+
+_GPU = upstream.GPU_DRIVER
+_MEMORY_SLICE = re.escape(f"{_GPU}/") + upstream.MIG_MEMORY_SLICE_CAPACITY.replace(
+    "{index}", r"\d+"
+)
+#: Attributes the pinned release (v0.5.0, ``main``) may add are known too: a selector on them
+#: is no finding (:data:`~gpustack.dra_upstream.ADDED_ON_MAIN`).
+_GPU_DEVICES = _published(
+    "GPU",
+    _GPU,
+    (*upstream.GPU_ATTRIBUTES, *upstream.ADDED_ON_MAIN),
+    upstream.GPU_CAPACITIES,
+)
+_MIG_DEVICES = _published(
+    "MIG device",
+    _GPU,
+    (*upstream.MIG_ATTRIBUTES, *upstream.ADDED_ON_MAIN),
+    upstream.MIG_CAPACITIES,
+    (_MEMORY_SLICE,),
+)
+_CD_DEVICES = _published(
+    "ComputeDomain device", upstream.COMPUTE_DOMAIN_DRIVER, upstream.COMPUTE_DOMAIN_ATTRIBUTES
+)
+
+
+def published(kind: DeviceKind) -> Published | None:
+    """What NVIDIA's driver publishes for ``kind``; ``None`` when it is not NVIDIA's or its
+    table is not known here (VFIO devices)."""
+    if kind.driver == upstream.COMPUTE_DOMAIN_DRIVER:
+        return _CD_DEVICES
+    if kind.driver != _GPU:
+        return None
+    if kind.type == upstream.TYPE_GPU:
+        return _GPU_DEVICES
+    if kind.type == upstream.TYPE_MIG:
+        return _MIG_DEVICES
+    if kind.type is None:  # GPUs or MIG devices: what either publishes
+        return Published(
+            "GPU or MIG device",
+            {**_GPU_DEVICES.attributes, **_MIG_DEVICES.attributes},
+            _GPU_DEVICES.capacities | _MIG_DEVICES.capacities,
+            _MIG_DEVICES.numbered,
+        )
+    return None
+
+
+#: The value kind each literal kind may be compared with (an int attribute equals a double of
+#: the same value in CEL).
+_FITS = {
+    "string": {"string"},
+    "int": {"int", "double"},
+    "bool": {"bool"},
+    "version": {"version"},
+}
+_ARTICLE = {
+    "string": "a string",
+    "int": "an int",
+    "bool": "a bool",
+    "version": "a version",
+    "double": "a double",
+}
+_HOW = {
+    "string": "a string such as 'x'",
+    "int": "an integer",
+    "bool": "true or false",
+    "version": "semver('1.2.3') (a version compares with a version, e.g. .isGreaterThan())",
+}
+
+
+@dataclass(frozen=True)
+class Misread:
+    """A selector's read that no device of the kind can satisfy: what and how to fix it."""
+
+    ref: cel.Ref
+    message: str
+    hint: str
+
+
+def misreads(expr: str, kind: DeviceKind, pub: Published) -> Iterator[Misread]:
+    """Reads of ``expr`` that ``pub`` devices do not publish, or compare a value of the wrong
+    kind. Only NVIDIA's domains are judged (another domain is not lint's to know)."""
+    judged = {kind.driver, STANDARD_DOMAIN, *_NVIDIA_DRIVERS}
+    for ref in cel.refs(expr):
+        if ref.domain not in judged and not looks_nvidia(ref.domain, judged):
+            continue
+        if ref.field == "capacity":
+            if not pub.has_capacity(ref.qualified):
+                known = sorted(c.rpartition("/")[2] for c in pub.capacities)
+                yield _unknown(ref, kind, pub, known, "capacity")
+            elif ref.compared is not None:
+                yield Misread(
+                    ref,
+                    f"{ref.show()} is a quantity, compared with {ref.compared.text}: a quantity "
+                    "never equals or orders against a literal, so no device matches",
+                    "compare with .compareTo(quantity('40Gi')) >= 0",
+                )
+            continue
+        have = pub.attributes.get(ref.qualified)
+        if have is None:
+            known = sorted(_local(q, ref.domain) for q in pub.attributes if _in(q, ref.domain))
+            yield _unknown(ref, kind, pub, known, "attribute")
+        elif ref.compared is not None and ref.compared.kind not in _FITS[have]:
+            yield Misread(
+                ref,
+                f"{ref.show()} is a {have}, compared with {ref.compared.text} "
+                f"({_ARTICLE[ref.compared.kind]}), so no device matches",
+                f"compare it with {_HOW[have]}",
+            )
+
+
+def _in(qualified: str, domain: str) -> bool:
+    return qualified.rpartition("/")[0] == domain
+
+
+def _local(qualified: str, domain: str) -> str:
+    return qualified.removeprefix(f"{domain}/")
+
+
+def _elsewhere(ref: cel.Ref, kind: DeviceKind) -> str | None:
+    """The DeviceClass whose devices publish ``ref`` when the class asked for does not
+    (``profile`` is a MIG device's, not a whole GPU's)."""
+    for c in upstream.DEVICE_CLASSES:
+        other = kind_of([c.cel])
+        pub = published(other) if other is not None and other != kind else None
+        if pub is None:
+            continue
+        table = pub.attributes if ref.field == "attributes" else pub.capacities
+        if ref.qualified in table:
+            return c.name
+    return None
+
+
+def _unknown(
+    ref: cel.Ref, kind: DeviceKind, pub: Published, known: list[str], what: str
+) -> Misread:
+    other = _elsewhere(ref, kind)
+    if other is not None:
+        hint = f"{ref.name} is published for the devices of DeviceClass {other}: ask for that class"
+    elif known:
+        prefixed = [k for k in known if k.lower().startswith(ref.name.lower())]
+        close = prefixed[0] if prefixed else nearest(ref.name, known)
+        near = prefixed or distance(ref.name.lower(), close.lower()) <= 3
+        guess = f"did you mean {close}? " if near else ""
+        hint = f"{guess}{pub.what}s publish {', '.join(known)}"
+    else:
+        domains = sorted({q.rpartition("/")[0] for q in pub.attributes})
+        hint = f"{pub.what}s of {kind.driver} publish {what}s under {', '.join(domains)} only"
+    return Misread(
+        ref,
+        f"{ref.show()} is no {what} that NVIDIA's driver publishes for a {pub.what}, so the "
+        "selector never matches (a missing attribute is a CEL runtime error)",
+        hint,
+    )
