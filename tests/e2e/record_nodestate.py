@@ -40,7 +40,7 @@ from typing import Any, Final
 from gpustack.profile import catalog
 from tests.e2e.controlplane import ASSETS_VAR, ControlPlane, missing_assets
 from tests.e2e.folder import CLUSTERS, NFD_PREFIX, Folder
-from tests.e2e.record_doctor import _report_ready, _strip
+from tests.e2e.record_doctor import _report_ready, _strip, state_text
 from tests.e2e.rollout import CPU_NODE, _set_node, rollout, teardown
 from tests.e2e.test_clusters import is_gke
 from tests.nodestate.recorded_cases import (
@@ -206,10 +206,7 @@ def write_state(cp: ControlPlane, target: Path) -> Path:
     doc: dict[str, Any] = _strip(
         json.loads(cp.kubectl("get", "nodes,pods,daemonsets,events", "-A", "-o", "json"))
     )
-    items = doc.pop("items")
-    head = json.dumps(doc, sort_keys=True)[:-1]
-    lines = ",\n".join(json.dumps(i, sort_keys=True, separators=(",", ":")) for i in items)
-    text = f'{head}, "items": [\n{lines}\n]}}\n'
+    text = state_text(doc)
     with target.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
         out.write(text.encode())
     return target
