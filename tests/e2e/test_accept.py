@@ -53,12 +53,22 @@ def _succeed(cp: ControlPlane, pod: dict[str, Any]) -> None:
             "startTime": now,
             "conditions": [
                 {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-                {"type": "Ready", "status": "False", "reason": "PodCompleted",
-                 "lastTransitionTime": now},
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "PodCompleted",
+                    "lastTransitionTime": now,
+                },
             ],  # fmt: skip
             "containerStatuses": [
-                {"name": c["name"], "ready": False, "restartCount": 0, "image": c["image"],
-                 "imageID": "", "state": done}
+                {
+                    "name": c["name"],
+                    "ready": False,
+                    "restartCount": 0,
+                    "image": c["image"],
+                    "imageID": "",
+                    "state": done,
+                }
                 for c in pod["spec"]["containers"]
             ],  # fmt: skip
         }
