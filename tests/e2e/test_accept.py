@@ -59,7 +59,7 @@ def _succeed(cp: ControlPlane, pod: dict[str, Any]) -> None:
                     "reason": "PodCompleted",
                     "lastTransitionTime": now,
                 },
-            ],  # fmt: skip
+            ],
             "containerStatuses": [
                 {
                     "name": c["name"],
@@ -70,7 +70,7 @@ def _succeed(cp: ControlPlane, pod: dict[str, Any]) -> None:
                     "state": done,
                 }
                 for c in pod["spec"]["containers"]
-            ],  # fmt: skip
+            ],
         }
     }
     meta = pod["metadata"]
