@@ -9,7 +9,12 @@ fake nodes (GPU nodes labelled as Node Feature Discovery, gpustack's GPU node ru
 discovery leave them, with their GPUs advertised, and a CPU node), lets the controllers and the
 scheduler settle, reports every bound pod Running and Ready as a kubelet would (there is none),
 and writes ``kubectl get nodes,pods,daemonsets,events -A -o json`` (without ``managedFields``)
-to ``tests/doctor/fixtures/recorded/<scenario>.json``. tests/doctor/test_recorded.py reads them.
+to ``tests/doctor/fixtures/recorded/<scenario>.json`` (``SCENARIOS``, read by
+tests/doctor/test_recorded.py), or to ``tests/doctor/fixtures/<scenario>.json``
+(``FIXTURE_SCENARIOS``: the doctor's older fixtures, read by tests/doctor/test_doctor.py, made
+on two L4 nodes and a control-plane node or on one A100 node, with the scenario's labels, taints,
+advertised resources and team pods). Those only a kubelet could make stay hand-written
+(``HAND_WRITTEN`` says why).
 
 Reproduce (about a minute per control plane; binaries as for the e2e tier)::
 
