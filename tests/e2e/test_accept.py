@@ -4,9 +4,13 @@ nodes advertised), the acceptance objects written for the live cluster's state p
 server's strict field validation and admission, and each acceptance Job's pods are bound one to
 each GPU node of the plugin config it targets, none to the CPU node.
 
-The Jobs of one node compete for its GPUs (each requests all of them), so they run one after
-another there: a bound pod is reported Succeeded, as its kubelet would once the check exits 0,
-and the scheduler places the next. The example Jobs have finished the same way before.
+Every acceptance Job requests all GPUs of its nodes, so the Jobs run one after another: each is
+applied once the previous one's pods have all been placed and have finished (reported
+``Succeeded``, as a kubelet would once the check exits 0). Applied all at once, the Jobs compete
+for the same GPUs, and since the scheduler's required pod anti-affinity does not count finished
+pods, a Job's later pod can land on a node where its sibling already finished (seen here on
+h100-training: the devices Job bound twice to one node, never to another); the run must be applied
+Job by Job. The example Jobs have finished the same way before.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
+import yaml
 
 from gpustack.accept.manifests import COMPONENT, JOB_LABEL
 from tests.e2e.controlplane import ControlPlane
@@ -116,44 +121,58 @@ def _accept(cp: ControlPlane, folder: Folder, tmp: pytest.TempPathFactory) -> di
         "--nodes", str(sum(1 for pool in folder.pools().values() if pool is None))]  # fmt: skip
     written = _gpustack("accept", "manifests", str(PROFILES / f"{folder.name}.yaml"), *count)
     assert written.returncode == 0, written.stderr
-    applied = cp.run(
+    # Strict validation and admission of the whole stream, as `kubectl apply -f -` would send it.
+    checked = cp.run(
         "apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--validate=strict",
-        "-f", "-", stdin=written.stdout,
+        "--dry-run=server", "-f", "-", stdin=written.stdout,
     )  # fmt: skip
-    jobs = {
-        j["metadata"]["name"]: j
-        for j in json.loads(cp.kubectl("get", "jobs", "-n", ns, "-l", SELECTOR, "-o", "json"))[
-            "items"
-        ]
-    }
+    objects = [o for o in yaml.safe_load_all(written.stdout) if o]
+    others = [o for o in objects if o["kind"] != "Job"]
+    _apply(cp, others)
+    jobs = {j["metadata"]["name"]: j for j in objects if j["kind"] == "Job"}
     bound: dict[str, set[str]] = {name: set() for name in jobs}
     seen_pods: set[str] = set()
-    deadline = time.monotonic() + BIND_SECONDS
-    want = sum(int(j["spec"]["completions"]) for j in jobs.values())
-    while time.monotonic() < deadline and len(seen_pods) < want:
-        for pod in _pods(cp, ns, SELECTOR):
-            node, meta = pod["spec"].get("nodeName"), pod["metadata"]
-            if not node or pod.get("status", {}).get("phase") == "Succeeded":
-                continue
-            if meta["uid"] not in seen_pods:
-                seen_pods.add(meta["uid"])
-                bound[meta["labels"][JOB_LABEL]].add(node)
+    for name, job in jobs.items():
+        # One Job at a time: each requests every GPU of its nodes (see the module docstring).
+        _apply(cp, [job])
+        want = int(job["spec"]["completions"])
+        selector = f"{JOB_LABEL}={name}"
+        deadline = time.monotonic() + BIND_SECONDS
+        running: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            running = [p for p in _pods(cp, ns, selector) if p["spec"].get("nodeName")]
+            if len(running) >= want:
+                break
+            time.sleep(1.0)
+        for pod in running:
+            seen_pods.add(pod["metadata"]["uid"])
+            bound[name].add(pod["spec"]["nodeName"])
+        for pod in running:  # every pod of the Job placed: now they may finish
             _succeed(cp, pod)
-        time.sleep(1.0)
+    want_all = sum(int(j["spec"]["completions"]) for j in jobs.values())
     pending = [
         f"{p['metadata']['name']}: {[c.get('message') for c in p['status'].get('conditions', [])]}"
         for p in _pods(cp, ns, SELECTOR)
         if not p["spec"].get("nodeName")
     ]
     return {
-        "apply_rc": applied.returncode,
-        "apply_stderr": applied.stderr,
+        "apply_rc": checked.returncode,
+        "apply_stderr": checked.stderr,
         "jobs": jobs,
         "bound": bound,
         "pods_bound": len(seen_pods),
-        "pods_wanted": want,
+        "pods_wanted": want_all,
         "pending": pending,
     }
+
+
+def _apply(cp: ControlPlane, objects: list[dict[str, Any]]) -> None:
+    if objects:
+        doc = {"apiVersion": "v1", "kind": "List", "items": objects}
+        cp.kubectl(
+            "apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--validate=strict",
+            "-f", "-", stdin=json.dumps(doc),
+        )  # fmt: skip
 
 
 def _target_nodes(folder: Folder, job: dict[str, Any]) -> set[str]:
