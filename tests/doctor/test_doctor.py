@@ -1,10 +1,11 @@
 """``gpustack doctor`` on recorded ``kubectl get nodes,pods,daemonsets,events -A -o json`` state.
 
-The fixtures are kubectl Lists written for these tests from the Kubernetes API types (Node,
-Pod, DaemonSet, Event; only the fields kubectl prints that the diagnosis reads, with realistic
-values): ``healthy.json`` (a control-plane node and two GPU nodes with the whole stack Ready and
-a GPU pod running) and one fixture per failure, each the healthy cluster with that one thing
-broken. The healthy fixtures are every check's passing case.
+The fixtures (fixtures/README.md): ``healthy.json`` (a control-plane node and two GPU nodes with
+the whole stack Ready and a GPU pod running) and one fixture per failure, each the healthy cluster
+with that one thing broken. Most are recorded from a real control plane
+(tests/e2e/record_doctor.py ``FIXTURE_SCENARIOS``); those whose broken thing is a container's
+state, which only a kubelet reports, are written by hand in the same shape (``HAND_WRITTEN``).
+The healthy fixtures are every check's passing case.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def test_the_first_failing_stage_is_reported_per_node() -> None:
 def test_pending_gpu_pods() -> None:
     cluster = state.load((FIXTURES / "pod-pending.json").read_text())
     found = {d.subject: d for d in diagnose(cluster, profile(L4))}
-    assert list(found) == ["pod/ml/no-toleration", "pod/ml/wrong-pool", "pod/ml/too-big"]
+    # in the order kubectl lists the pods (by name)
+    assert list(found) == ["pod/ml/no-toleration", "pod/ml/too-big", "pod/ml/wrong-pool"]
     assert "nodes with it: gpu-1 (2), gpu-2 (2)" in found["pod/ml/no-toleration"].message
     assert "excluded by taint nvidia.com/gpu:NoSchedule" in found["pod/ml/no-toleration"].message
     assert "excluded by nodeSelector cloud.google.com" in found["pod/ml/wrong-pool"].message

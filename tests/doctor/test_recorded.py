@@ -15,7 +15,14 @@ import pytest
 from gpustack.doctor import state
 from gpustack.doctor.report import diagnose
 from tests.doctor.test_doctor import profile
-from tests.e2e.record_doctor import RECORDED, SCENARIOS, profile_of
+from tests.e2e.record_doctor import (
+    FIXTURE_SCENARIOS,
+    FIXTURES,
+    HAND_WRITTEN,
+    RECORDED,
+    SCENARIOS,
+    profile_of,
+)
 
 #: scenario -> (subject, check, what its message says, what its hint says), in report order.
 EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
@@ -96,3 +103,20 @@ def test_the_state_is_what_the_control_plane_wrote(scenario: str) -> None:
     assert "Scheduled" in reasons and "SuccessfulCreate" in reasons
     refused = scenario != "selector-typo"
     assert ("FailedCreate" in reasons) == refused
+
+
+def test_every_older_fixture_is_recorded_or_named_hand_written() -> None:
+    """tests/doctor/fixtures/: each file is made by the recorder, or is one of those only a
+    kubelet could make (HAND_WRITTEN says why)."""
+    assert not set(FIXTURE_SCENARIOS) & set(HAND_WRITTEN)
+    found = sorted(p.stem for p in FIXTURES.glob("*.json"))
+    assert found == sorted({*FIXTURE_SCENARIOS, *HAND_WRITTEN})
+
+
+@pytest.mark.parametrize("scenario", sorted(FIXTURE_SCENARIOS))
+def test_an_older_fixture_is_what_the_control_plane_wrote(scenario: str) -> None:
+    """The scheduler bound the stack's pods and the DaemonSet controller made them: events no
+    hand-written state carries."""
+    cluster = state.load((FIXTURES / f"{scenario}.json").read_text(), scenario)
+    reasons = {e.get("reason") for e in cluster.events}
+    assert reasons >= {"Scheduled", "SuccessfulCreate"}
