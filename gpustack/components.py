@@ -341,6 +341,7 @@ REGISTRY: tuple[Component, ...] = (
         images=_section_image("dra"),
         deploy_label=True,
         gpu_client=True,
+        waits_for=_readiness("dra_plugin_waits"),
     ),
     Component(
         "examples",

@@ -50,13 +50,13 @@ from constructs import Construct
 
 from gpustack import dra_upstream
 from gpustack.constructs import kube
-from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
+from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import Access, grant, token_volume
-from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, TOOLKIT_CONFIGURED
-from gpustack.profile import derive
+from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.profile import derive, readiness
 from gpustack.profile.model import Profile
 
 COMPONENT: Final = "dra-driver"
@@ -189,22 +189,14 @@ DAEMON_RULES: Final = (
 
 
 def dra_wait(profile: Profile) -> WaitFor | None:
-    """The readiness file the kubelet plugin waits for: the runtime configured by gpustack's
-    toolkit (``toolkit-configured``: CDI devices can be injected), else the driver loaded by
-    gpustack's driver (``driver-ready``), else nothing (both on the host). Not ``toolkit-ready``:
-    the device plugin pod writes that, and on DRA's nodes no device plugin runs."""
-    toolkit, driver = profile.toolkit, profile.driver
-    if toolkit.enabled:
-        return WaitFor(
-            f"{VALIDATIONS_DIR}/{TOOLKIT_CONFIGURED}",
-            toolkit.image_ref(),
-            toolkit.image_pull_policy,
-        )
-    if driver.enabled:
-        return WaitFor(
-            f"{VALIDATIONS_DIR}/driver-ready", driver.image_ref(), driver.image_pull_policy
-        )
-    return None
+    """The plugin's init container: it waits for
+    :func:`gpustack.profile.readiness.dra_plugin_wait`'s file (the one decision, which the
+    readiness graph reads too), in the image of the component that writes it."""
+    file = readiness.dra_plugin_wait(profile)
+    if file is None:
+        return None
+    section = profile.toolkit if profile.toolkit.enabled else profile.driver
+    return WaitFor(file, section.image_ref(), section.image_pull_policy)
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,24 @@ def gpu_client_waits(profile: Profile) -> frozenset[str]:
     return frozenset({wait}) if wait is not None else frozenset()
 
 
+def dra_plugin_wait(profile: Profile) -> str | None:
+    """The readiness file NVIDIA's DRA kubelet plugin waits for: the runtime configured by
+    gpustack's toolkit (``toolkit-configured``: the claims' CDI devices can be injected), else the
+    driver loaded by gpustack's driver (``driver-ready``), else nothing (both on the host). Never
+    ``toolkit-ready``: the device plugin pod writes that, and none runs on DRA's nodes."""
+    if profile.toolkit.enabled:
+        return validation(TOOLKIT_CONFIGURED)
+    if profile.driver.enabled:
+        return validation(DRIVER_READY)
+    return None
+
+
+def dra_plugin_waits(profile: Profile) -> frozenset[str]:
+    """:func:`dra_plugin_wait` as a set."""
+    wait = dra_plugin_wait(profile)
+    return frozenset({wait}) if wait is not None else frozenset()
+
+
 def mig_manager_waits(profile: Profile) -> frozenset[str]:
     """A GPU client's wait, then ``driver-ready``: its entrypoint reads the driver's paths
     from it, whoever wrote it."""
