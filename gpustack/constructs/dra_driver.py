@@ -44,7 +44,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-import cdk8s
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
@@ -191,12 +190,8 @@ DAEMON_RULES: Final = (
 def dra_wait(profile: Profile) -> WaitFor | None:
     """The plugin's init container: it waits for
     :func:`gpustack.profile.readiness.dra_plugin_wait`'s file (the one decision, which the
-    readiness graph reads too), in the image of the component that writes it."""
-    file = readiness.dra_plugin_wait(profile)
-    if file is None:
-        return None
-    section = profile.toolkit if profile.toolkit.enabled else profile.driver
-    return WaitFor(file, section.image_ref(), section.image_pull_policy)
+    readiness graph reads too)."""
+    return WaitFor.on(profile, readiness.dra_plugin_wait(profile))
 
 
 @dataclass(frozen=True)
@@ -260,21 +255,20 @@ class DraDriver(Construct):
     def _ident(self, name: str) -> Identity:
         return Identity(name, COMPONENT, self.props.version, self.props.placement.labels)
 
-    def _meta(self, name: str, *, namespaced: bool = False) -> cdk8s.ApiObjectMetadata:
+    def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
+        """A cluster-scoped object cdk8s-plus has no class for."""
         ident = self._ident(name)
-        return cdk8s.ApiObjectMetadata(
+        kube.api_object(
+            self,
+            id,
+            api_version=api_version,
+            kind=kind,
             name=name,
-            namespace=self.props.placement.namespace if namespaced else None,
+            namespace=None,
             labels=ident.labels(),
             annotations=ident.annotations(),
+            body=body,
         )
-
-    def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
-        obj = cdk8s.ApiObject(
-            self, id, api_version=api_version, kind=kind, metadata=self._meta(name)
-        )
-        for field, value in body.items():
-            obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
 
     def _device_classes(self) -> None:
         for device_class in dra_upstream.DEVICE_CLASSES:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import cdk8s
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
@@ -376,20 +375,17 @@ class Examples(Construct):
         ident: Identity,
         body: dict[str, object],
     ) -> None:
-        obj = cdk8s.ApiObject(
+        kube.api_object(
             self,
             id,
             api_version=api_version,
             kind=kind,
-            metadata=cdk8s.ApiObjectMetadata(
-                name=name,
-                namespace=self.props.placement.namespace,
-                labels=ident.labels(),
-                annotations=ident.annotations(),
-            ),
+            name=name,
+            namespace=self.props.placement.namespace,
+            labels=ident.labels(),
+            annotations=ident.annotations(),
+            body=body,
         )
-        for field, value in body.items():
-            obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
 
     def _rendezvous(self, job: ExampleJob, ident: Identity) -> None:
         """The headless Service that names each pod of a multinode job in DNS, and the
