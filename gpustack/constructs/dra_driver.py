@@ -84,34 +84,45 @@ CRD_VERSION: Final = dra_upstream.COMPUTE_DOMAIN_API_VERSION
 GPUS_HEALTH_PORT: Final = 52000
 CD_HEALTH_PORT: Final = 51515
 
-#: The kubelet plugin's rules (NVIDIA's v26.7.0 rendering of ``rbac-kubeletplugin.yaml``).
+#: The GPU kubelet plugin's rules: the calls its code makes (dra-driver-nvidia-gpu at 95932046,
+#: v0.5.0-dev), fewer than NVIDIA's chart grants (``rbac-kubeletplugin.yaml``: claims and slices
+#: also get/list/watch, nodes list/watch/update/patch, pods for the MPSSupport gate gpustack
+#: leaves off).
 KUBELET_PLUGIN_RULES: Final = (
     Access(
         "resource.k8s.io",
         ("resourceclaims",),
-        ("get", "list", "watch"),
-        "k8s.io/dynamic-resource-allocation kubeletplugin: NodePrepareResources reads each claim",
+        ("get",),
+        "vendor/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"
+        " getResourceClaims: NodePrepareResources reads each claim",
     ),
     Access(
         "resource.k8s.io",
         ("resourceslices",),
-        ("get", "list", "watch", "create", "update", "delete"),
-        "resourceslice controller: publishes the node's devices as its ResourceSlices",
+        ("list", "watch", "create", "update", "delete"),
+        "resourceslice/resourceslicecontroller.go: watches the node's slices and creates,"
+        " updates and deletes them",
     ),
     Access(
         "",
         ("nodes",),
-        ("get", "list", "watch", "update", "patch"),
-        "the slices' owner reference (the Node's UID) and the plugin's node labels",
+        ("get",),
+        "resourceslicecontroller.go: the Node's UID for the slices' owner reference",
     ),
-    Access("", ("pods",), ("get", "list", "watch"), "the pods a claim is prepared for"),
 )
+#: The ComputeDomain kubelet plugin's (``cmd/compute-domain-kubelet-plugin/computedomain.go``).
 KUBELET_PLUGIN_CD_RULES: Final = (
     Access(
         CRD_GROUP,
         ("computedomains",),
-        ("get", "list", "watch"),
-        "compute-domain-kubelet-plugin: the ComputeDomain a channel claim belongs to",
+        ("list", "watch"),
+        "computedomain.go: an informer on ComputeDomains (the domain a channel claim names)",
+    ),
+    Access(
+        "",
+        ("nodes",),
+        ("get", "update", "patch"),
+        "computedomain.go: labels its node with the ComputeDomain and clique it joins",
     ),
 )
 KUBELET_PLUGIN_CD_NAMESPACED: Final = (
@@ -119,7 +130,7 @@ KUBELET_PLUGIN_CD_NAMESPACED: Final = (
         CRD_GROUP,
         ("computedomaincliques",),
         ("get",),
-        "compute-domain-kubelet-plugin: the clique of the node's IMEX daemon",
+        "computedomain.go: reads the clique of the node's IMEX daemon",
     ),
 )
 #: The controller's (``rbac-controller.yaml``), without leader election's ``leases``.
