@@ -52,6 +52,13 @@ IMMUTABLE_ANNOTATIONS: Final = {
     "argocd.argoproj.io/sync-options": "Replace=true",
     "kustomize.toolkit.fluxcd.io/force": "enabled",
 }
+#: An example's ComputeDomain: its spec is immutable too, and its kind is served only once the
+#: CRD in the same folder is (Argo CD applies that CRD's earlier sync wave first, but dry-runs
+#: every object of the sync before: it must skip this one's while the kind is unknown).
+COMPUTE_DOMAIN_ANNOTATIONS: Final = {
+    "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true,Replace=true",
+    "kustomize.toolkit.fluxcd.io/force": "enabled",
+}
 
 
 @dataclass(frozen=True)
@@ -360,6 +367,7 @@ class Examples(Construct):
                 job.name,
                 ident,
                 {"spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": channel}}}},
+                COMPUTE_DOMAIN_ANNOTATIONS,
             )
             out.append(
                 k8s.PodResourceClaim(name=CHANNEL_CLAIM, resource_claim_template_name=channel)
@@ -374,6 +382,7 @@ class Examples(Construct):
         name: str,
         ident: Identity,
         body: dict[str, object],
+        annotations: dict[str, str] | None = None,
     ) -> None:
         kube.api_object(
             self,
@@ -383,7 +392,7 @@ class Examples(Construct):
             name=name,
             namespace=self.props.placement.namespace,
             labels=ident.labels(),
-            annotations=ident.annotations(),
+            annotations={**ident.annotations(), **(annotations or {})},
             body=body,
         )
 
