@@ -44,7 +44,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-import cdk8s
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
@@ -85,34 +84,45 @@ CRD_VERSION: Final = dra_upstream.COMPUTE_DOMAIN_API_VERSION
 GPUS_HEALTH_PORT: Final = 52000
 CD_HEALTH_PORT: Final = 51515
 
-#: The kubelet plugin's rules (NVIDIA's v26.7.0 rendering of ``rbac-kubeletplugin.yaml``).
+#: The GPU kubelet plugin's rules: the calls its code makes (dra-driver-nvidia-gpu at 95932046,
+#: v0.5.0-dev), fewer than NVIDIA's chart grants (``rbac-kubeletplugin.yaml``: claims and slices
+#: also get/list/watch, nodes list/watch/update/patch, pods for the MPSSupport gate gpustack
+#: leaves off).
 KUBELET_PLUGIN_RULES: Final = (
     Access(
         "resource.k8s.io",
         ("resourceclaims",),
-        ("get", "list", "watch"),
-        "k8s.io/dynamic-resource-allocation kubeletplugin: NodePrepareResources reads each claim",
+        ("get",),
+        "vendor/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"
+        " getResourceClaims: NodePrepareResources reads each claim",
     ),
     Access(
         "resource.k8s.io",
         ("resourceslices",),
-        ("get", "list", "watch", "create", "update", "delete"),
-        "resourceslice controller: publishes the node's devices as its ResourceSlices",
+        ("list", "watch", "create", "update", "delete"),
+        "resourceslice/resourceslicecontroller.go: watches the node's slices and creates,"
+        " updates and deletes them",
     ),
     Access(
         "",
         ("nodes",),
-        ("get", "list", "watch", "update", "patch"),
-        "the slices' owner reference (the Node's UID) and the plugin's node labels",
+        ("get",),
+        "resourceslicecontroller.go: the Node's UID for the slices' owner reference",
     ),
-    Access("", ("pods",), ("get", "list", "watch"), "the pods a claim is prepared for"),
 )
+#: The ComputeDomain kubelet plugin's (``cmd/compute-domain-kubelet-plugin/computedomain.go``).
 KUBELET_PLUGIN_CD_RULES: Final = (
     Access(
         CRD_GROUP,
         ("computedomains",),
-        ("get", "list", "watch"),
-        "compute-domain-kubelet-plugin: the ComputeDomain a channel claim belongs to",
+        ("list", "watch"),
+        "computedomain.go: an informer on ComputeDomains (the domain a channel claim names)",
+    ),
+    Access(
+        "",
+        ("nodes",),
+        ("get", "update", "patch"),
+        "computedomain.go: labels its node with the ComputeDomain and clique it joins",
     ),
 )
 KUBELET_PLUGIN_CD_NAMESPACED: Final = (
@@ -120,7 +130,7 @@ KUBELET_PLUGIN_CD_NAMESPACED: Final = (
         CRD_GROUP,
         ("computedomaincliques",),
         ("get",),
-        "compute-domain-kubelet-plugin: the clique of the node's IMEX daemon",
+        "computedomain.go: reads the clique of the node's IMEX daemon",
     ),
 )
 #: The controller's (``rbac-controller.yaml``), without leader election's ``leases``.
@@ -191,12 +201,8 @@ DAEMON_RULES: Final = (
 def dra_wait(profile: Profile) -> WaitFor | None:
     """The plugin's init container: it waits for
     :func:`gpustack.profile.readiness.dra_plugin_wait`'s file (the one decision, which the
-    readiness graph reads too), in the image of the component that writes it."""
-    file = readiness.dra_plugin_wait(profile)
-    if file is None:
-        return None
-    section = profile.toolkit if profile.toolkit.enabled else profile.driver
-    return WaitFor(file, section.image_ref(), section.image_pull_policy)
+    readiness graph reads too)."""
+    return WaitFor.on(profile, readiness.dra_plugin_wait(profile))
 
 
 @dataclass(frozen=True)
@@ -260,21 +266,20 @@ class DraDriver(Construct):
     def _ident(self, name: str) -> Identity:
         return Identity(name, COMPONENT, self.props.version, self.props.placement.labels)
 
-    def _meta(self, name: str, *, namespaced: bool = False) -> cdk8s.ApiObjectMetadata:
+    def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
+        """A cluster-scoped object cdk8s-plus has no class for."""
         ident = self._ident(name)
-        return cdk8s.ApiObjectMetadata(
+        kube.api_object(
+            self,
+            id,
+            api_version=api_version,
+            kind=kind,
             name=name,
-            namespace=self.props.placement.namespace if namespaced else None,
+            namespace=None,
             labels=ident.labels(),
             annotations=ident.annotations(),
+            body=body,
         )
-
-    def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
-        obj = cdk8s.ApiObject(
-            self, id, api_version=api_version, kind=kind, metadata=self._meta(name)
-        )
-        for field, value in body.items():
-            obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
 
     def _device_classes(self) -> None:
         for device_class in dra_upstream.DEVICE_CLASSES:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import cdk8s
 from cdk8s_plus_33 import k8s
 from constructs import Construct
 
@@ -51,6 +50,13 @@ SHM_SIZE: Final = "1Gi"
 COMPLETION_INDEX: Final = "batch.kubernetes.io/job-completion-index"
 IMMUTABLE_ANNOTATIONS: Final = {
     "argocd.argoproj.io/sync-options": "Replace=true",
+    "kustomize.toolkit.fluxcd.io/force": "enabled",
+}
+#: An example's ComputeDomain: its spec is immutable too, and its kind is served only once the
+#: CRD in the same folder is (Argo CD applies that CRD's earlier sync wave first, but dry-runs
+#: every object of the sync before: it must skip this one's while the kind is unknown).
+COMPUTE_DOMAIN_ANNOTATIONS: Final = {
+    "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true,Replace=true",
     "kustomize.toolkit.fluxcd.io/force": "enabled",
 }
 
@@ -361,6 +367,7 @@ class Examples(Construct):
                 job.name,
                 ident,
                 {"spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": channel}}}},
+                COMPUTE_DOMAIN_ANNOTATIONS,
             )
             out.append(
                 k8s.PodResourceClaim(name=CHANNEL_CLAIM, resource_claim_template_name=channel)
@@ -375,21 +382,19 @@ class Examples(Construct):
         name: str,
         ident: Identity,
         body: dict[str, object],
+        annotations: dict[str, str] | None = None,
     ) -> None:
-        obj = cdk8s.ApiObject(
+        kube.api_object(
             self,
             id,
             api_version=api_version,
             kind=kind,
-            metadata=cdk8s.ApiObjectMetadata(
-                name=name,
-                namespace=self.props.placement.namespace,
-                labels=ident.labels(),
-                annotations=ident.annotations(),
-            ),
+            name=name,
+            namespace=self.props.placement.namespace,
+            labels=ident.labels(),
+            annotations={**ident.annotations(), **(annotations or {})},
+            body=body,
         )
-        for field, value in body.items():
-            obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
 
     def _rendezvous(self, job: ExampleJob, ident: Identity) -> None:
         """The headless Service that names each pod of a multinode job in DNS, and the

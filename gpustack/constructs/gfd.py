@@ -50,12 +50,8 @@ def gpu_wait(profile: Profile) -> WaitFor | None:
     allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``). Which file is
     :func:`gpustack.profile.readiness.gpu_client_wait`'s decision; this adds the image.
     """
-    file = readiness.gpu_client_wait(profile)  # the one decision; the graph reads it too
-    if file is None:
-        return None
-    # the waiting container needs a shell: the toolkit's image, else the driver's
-    section = profile.toolkit if profile.toolkit.enabled else profile.driver
-    return WaitFor(file, section.image_ref(), section.image_pull_policy)
+    # the one decision; the graph reads it too
+    return WaitFor.on(profile, readiness.gpu_client_wait(profile))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import cdk8s
 from cdk8s_plus_33 import k8s
+from constructs import Construct
 
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.profile.model import EnvVar, Resources
@@ -164,3 +166,35 @@ def object_meta(
 def data_checksum(data: Mapping[str, str]) -> str:
     """sha256 of a ConfigMap's data, for a pod-template annotation that rolls pods on change."""
     return hashlib.sha256(json.dumps(dict(data), sort_keys=True).encode()).hexdigest()
+
+
+def api_object(
+    scope: Construct,
+    id: str,
+    *,
+    api_version: str,
+    kind: str,
+    name: str,
+    namespace: str | None,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    body: Mapping[str, Any],
+) -> cdk8s.ApiObject:
+    """An object of a kind cdk8s-plus has no class for (a custom resource, or an API newer than
+    its Kubernetes release: ``resource.k8s.io/v1``): metadata as every gpustack object has it,
+    ``body``'s top-level fields (``spec``...) added as written."""
+    obj = cdk8s.ApiObject(
+        scope,
+        id,
+        api_version=api_version,
+        kind=kind,
+        metadata=cdk8s.ApiObjectMetadata(
+            name=name,
+            namespace=namespace,
+            labels=dict(labels),
+            annotations=dict(annotations) or None,
+        ),
+    )
+    for field, value in body.items():
+        obj.add_json_patch(cdk8s.JsonPatch.add(f"/{field}", value))
+    return obj

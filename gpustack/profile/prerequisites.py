@@ -11,7 +11,13 @@ the external kinds from the synthesized objects of every example and holds this 
 
 The folder itself applies in one pass otherwise: it creates no custom resource of a CRD it ships
 (gpustack's GPU node rule goes into NFD's worker configuration when gpustack deploys NFD, and is a
-NodeFeatureRule only for a cluster's own NFD, whose CRDs are then a prerequisite).
+NodeFeatureRule only for a cluster's own NFD, whose CRDs are then a prerequisite). The one
+exception is a workload that needs a custom resource of its own: an example job in a
+ComputeDomain (``workloads.examples[].dra.computeDomain``) ships the ComputeDomain next to NVIDIA's
+CRD for it. kubectl cannot create both in one call, so the statement's ``applyFirst`` names that
+CRD: ``kubectl apply`` it (the folder's own file), then the folder. Argo CD needs nothing (the
+CRD's sync wave comes first, and the ComputeDomain skips the dry run while its kind is unknown),
+nor does Flux (its kustomize-controller applies CRDs before the objects that use them).
 """
 
 from __future__ import annotations
@@ -95,10 +101,28 @@ def prerequisites(profile: Profile) -> tuple[Prerequisite, ...]:
     return (*found, *files.values())
 
 
+#: The ComputeDomain CRD NVIDIA's DRA driver defines (gpustack ships it with ``dra``).
+COMPUTE_DOMAIN_CRD: Final = "computedomains.resource.nvidia.com"
+
+
+def apply_first(profile: Profile) -> tuple[Prerequisite, ...]:
+    """The folder's own CRDs that its custom resources need established before they can be
+    created (an example job's ComputeDomain)."""
+    for i, example in enumerate(profile.workloads.examples):
+        if example.dra is not None and example.dra.compute_domain:
+            because = f"workloads.examples[{i}].dra.computeDomain"
+            provider = "this folder (dra-driver)"
+            return (Prerequisite("crd", COMPUTE_DOMAIN_CRD, provider, because),)
+    return ()
+
+
 def statement(profile: Profile) -> dict[str, list[dict[str, str]]]:
-    """The folder's statement: ``crds`` and ``files``, each a list (empty: none needed)."""
+    """The folder's statement: ``crds`` and ``files`` it needs from the cluster, and its own
+    CRDs to ``applyFirst``; each a list (empty: none needed)."""
     found = prerequisites(profile)
-    return {
+    out = {
         kind: [p.as_dict() for p in found if p.kind == singular]
         for kind, singular in (("crds", "crd"), ("files", "file"))
     }
+    out["applyFirst"] = [p.as_dict() for p in apply_first(profile)]
+    return out

@@ -148,9 +148,10 @@ def test_dra_pool_and_device_plugin_never_share_a_node(synth: Synth) -> None:
 
 
 def test_rbac_is_nvidias_minus_what_gpustack_turns_off(synth: Synth) -> None:
-    """rbac-kubeletplugin.yaml / rbac-controller.yaml / rbac-compute-domain-daemon.yaml as NVIDIA
-    renders them at v26.7.0, without the MPS Role (MPSSupport gate off), the operator
-    validator's Role, and leader election's leases (one replica, LEADER_ELECTION_ENABLED=false)."""
+    """rbac-controller.yaml / rbac-compute-domain-daemon.yaml as NVIDIA renders them at v26.7.0,
+    without the MPS Role (MPSSupport gate off), the operator validator's Role, and leader
+    election's leases (one replica, LEADER_ELECTION_ENABLED=false); the kubelet plugins get
+    only the calls their code makes (see dra_driver.KUBELET_PLUGIN_RULES)."""
     objects = synth(BOTH)
     rules = {
         (o.kind, o.name): {
@@ -165,9 +166,10 @@ def test_rbac_is_nvidias_minus_what_gpustack_turns_off(synth: Synth) -> None:
     plugin = rules[("ClusterRole", dra_driver.KUBELET_PLUGIN_CLUSTER_ROLE)]
     assert ("resource.k8s.io", "resourceslices", "create") in plugin
     assert ("resource.k8s.io", "resourceclaims", "get") in plugin
-    assert ("", "nodes", "patch") in plugin
+    assert ("", "nodes", "patch") not in plugin  # only the ComputeDomain plugin labels nodes
     domains = rules[("ClusterRole", dra_driver.KUBELET_PLUGIN_CD_CLUSTER_ROLE)]
     assert ("resource.nvidia.com", "computedomains", "watch") in domains
+    assert ("", "nodes", "patch") in domains
     controller = rules[("ClusterRole", dra_driver.CONTROLLER_CLUSTER_ROLE)]
     assert ("resource.k8s.io", "resourceclaimtemplates", "create") in controller
     assert not {g for g in controller if g[1] == "leases"}

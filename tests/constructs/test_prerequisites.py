@@ -47,15 +47,18 @@ def stated(manifests: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, s
 
 def check(manifests: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
     statement = stated(manifests)
-    assert set(statement) == {"crds", "files"}
+    assert set(statement) == {"crds", "files", "applyFirst"}
     shipped = {
-        (m["spec"]["group"], m["spec"]["names"]["kind"])
+        (m["spec"]["group"], m["spec"]["names"]["kind"]): m["metadata"]["name"]
         for m in manifests
         if m["kind"] == "CustomResourceDefinition"
     }
     used = {(m["apiVersion"].rpartition("/")[0], m["kind"]) for m in manifests}
-    assert not used & shipped, "a custom resource of a CRD the folder ships: not one pass"
-    external = {(g, k) for g, k in used if not builtin(g)} - shipped
+    # a custom resource of a CRD the folder ships is applied in one pass only after that CRD,
+    # which the statement names (and only then)
+    first = {c["name"] for c in statement["applyFirst"]}
+    assert {shipped[k] for k in used & set(shipped)} == first, "not one pass, and not stated"
+    external = {(g, k) for g, k in used if not builtin(g)} - set(shipped)
     assert {(c["apiVersion"].rpartition("/")[0], c["kind"]) for c in statement["crds"]} == external
     for crd in statement["crds"]:
         group = crd["apiVersion"].rpartition("/")[0]

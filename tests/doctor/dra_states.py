@@ -7,7 +7,8 @@ simulated driver, :mod:`gpustack.plugin.dra.slices`), ResourceClaimTemplates and
 documents them, the pod, and the scheduler's and the resourceclaim controller's events (their
 words: k8s.io/kubernetes ``pkg/scheduler/framework/plugins/dynamicresources``,
 ``pkg/controller/resourceclaim``), with one thing broken per scenario. The fixtures
-``tests/doctor/fixtures/claim-*.json`` are these states, written by::
+``tests/doctor/fixtures/dra/claim-*.json`` are these states (the recorded ``healthy.json`` with the
+DRA objects of each scenario), written by::
 
     .venv/bin/python -m tests.doctor.dra_states
 
@@ -28,6 +29,8 @@ from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.dra import slices
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: Where the states built here go (apart from the recorded and hand-written ones).
+DRA_FIXTURES = FIXTURES / "dra"
 NAMESPACE = "ml"
 POD = "infer"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -272,7 +275,7 @@ def text(scenario: str) -> str:
 
 def main() -> None:
     for scenario in SCENARIOS:
-        (FIXTURES / f"{scenario}.json").write_text(text(scenario))
+        (DRA_FIXTURES / f"{scenario}.json").write_text(text(scenario))
 
 
 if __name__ == "__main__":

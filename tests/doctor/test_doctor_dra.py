@@ -21,6 +21,7 @@ from gpustack.doctor.report import diagnose
 from gpustack.lint import cel
 from gpustack.plugin.dra import slices
 from tests.doctor import dra_states
+from tests.doctor.dra_states import DRA_FIXTURES
 from tests.doctor.test_doctor import FIXTURES, L4, MIG, profile
 
 #: scenario -> (what the message says, what the hint says); None: no finding.
@@ -62,14 +63,14 @@ CAUSES: dict[str, tuple[str, str] | None] = {
 def test_every_scenario_is_checked_and_its_fixture_is_current() -> None:
     assert sorted(CAUSES) == sorted(dra_states.SCENARIOS)
     for scenario in dra_states.SCENARIOS:
-        written = (FIXTURES / f"{scenario}.json").read_text()
+        written = (DRA_FIXTURES / f"{scenario}.json").read_text()
         assert written == dra_states.text(scenario), "run python -m tests.doctor.dra_states"
 
 
 @pytest.mark.parametrize("scenario", sorted(CAUSES))
 @pytest.mark.parametrize("path", [L4, MIG], ids=["l4", "mig"])
 def test_each_cause_is_named(scenario: str, path: Path) -> None:
-    cluster = state.load((FIXTURES / f"{scenario}.json").read_text(), scenario)
+    cluster = state.load((DRA_FIXTURES / f"{scenario}.json").read_text(), scenario)
     found = [d for d in diagnose(cluster, profile(path)) if d.subject.startswith("pod/")]
     expected = CAUSES[scenario]
     if expected is None:
@@ -153,7 +154,7 @@ def _fake_kubectl(tmp_path: Path, script: str, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_kubectl_reads_the_dra_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    state_file = FIXTURES / "claim-no-match.json"
+    state_file = DRA_FIXTURES / "claim-no-match.json"
     _fake_kubectl(tmp_path, f'echo "$@" >> {tmp_path}/args\ncat {state_file}\n', monkeypatch)
     result = CliRunner().invoke(main, ["doctor", "--profile", str(L4), "--kubectl"])
     assert result.exit_code == 1 and "pod/ml/infer: claim-unallocated: " in result.output

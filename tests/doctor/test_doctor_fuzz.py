@@ -31,7 +31,9 @@ from gpustack.report import render_doctor
 from tests.mutation import paths, set_field
 
 HERE = Path(__file__).parent
-FIXTURES = sorted((HERE / "fixtures").glob("*.json"))
+FIXTURES = sorted(
+    [*(HERE / "fixtures").glob("*.json"), *(HERE / "fixtures" / "dra").glob("*.json")]
+)
 PROFILES = (HERE / "profile.yaml", HERE / "profile-mig.yaml")
 SEED = 20261204
 CASES = int(os.environ.get("GPUSTACK_FUZZ_CASES", "0")) or 1500
@@ -174,7 +176,7 @@ def test_every_value_of_the_dra_objects_may_be_wrong() -> None:
     checked = 0
     profile = profiles()[0]  # the claim diagnosis does not read the profile
     for fixture in DRA_STATES:
-        doc = json.loads((HERE / "fixtures" / f"{fixture}.json").read_text())
+        doc = json.loads((HERE / "fixtures" / "dra" / f"{fixture}.json").read_text())
         items = doc["items"]
         for i, item in enumerate(items):
             spec = item.get("spec")

@@ -118,6 +118,22 @@ class Folder:
         assert not missing, f"{self.name} states CRDs tests/crds/ lacks: {missing}"
         return [available[name] for name in wanted]
 
+    def apply_first(self) -> list[Path]:
+        """The folder's own CRD files its statement says to apply before the folder (a
+        custom resource of them is in the folder: an example's ComputeDomain)."""
+        wanted = {c["name"] for c in self.prerequisites().get("applyFirst", [])}
+        found = [
+            self.path / rel
+            for rel in self.resources()
+            if rel.rpartition("/")[2].startswith("customresourcedefinition-")
+            and rel.rpartition("/")[2]
+            .removeprefix("customresourcedefinition-")
+            .removesuffix(".yaml")
+            in wanted
+        ]
+        assert len(found) == len(wanted), f"{self.name}: applyFirst names {sorted(wanted)}"
+        return found
+
     def namespaces(self) -> list[str]:
         names = {o["metadata"]["namespace"] for o in self.objects if o["metadata"].get("namespace")}
         return sorted(names | {o["metadata"]["name"] for o in self.of_kind("Namespace")})

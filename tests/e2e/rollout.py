@@ -113,16 +113,19 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
     )
     assert left == "", f"left from a previous folder: {left}"
     seen = Observed()
-    # The cluster meets the prerequisites the folder states (CRDs of other projects), and
-    # nothing else: the folder itself must apply in one pass.
+    # The cluster meets the prerequisites the folder states (CRDs of other projects), then the
+    # folder's own CRDs it says to apply first (an example's ComputeDomain), and nothing else:
+    # the folder itself must apply in one pass.
     external = [str(p) for p in folder.external_crds()]
-    if external:
-        cp.kubectl(
-            "apply", "--server-side", f"--field-manager={FIELD_MANAGER}",
-            *[a for f in external for a in ("-f", f)],
-        )  # fmt: skip
-        _wait_established(cp, external)
-    seen.prerequisites = [p.rpartition("/")[2] for p in external]
+    first = [str(p) for p in folder.apply_first()]
+    for files in (external, first):
+        if files:
+            cp.kubectl(
+                "apply", "--server-side", f"--field-manager={FIELD_MANAGER}",
+                *[a for f in files for a in ("-f", f)],
+            )  # fmt: skip
+            _wait_established(cp, files)
+    seen.prerequisites = [p.rpartition("/")[2] for p in external + first]
 
     platform = folder.platform_labels()
     for node, pool in folder.pools().items():
