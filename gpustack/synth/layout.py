@@ -204,15 +204,46 @@ def kustomization(paths: Iterable[str]) -> bytes:
 #: another object while it is here. 2048 manifests (~16 MiB) are ~50 distinct clusters' worth.
 _SERIALIZED: OrderedDict[int, tuple[Mapping[str, Any], bytes]] = OrderedDict()
 _SERIALIZED_MAX = 2048
+#: Top-level entries (``data``, ``spec``, ``rules``...) serialized lately, by key and identity
+#: of the value. A manifest stamped with a cluster's labels (:mod:`gpustack.constructs.stamp`)
+#: is a new dict with a new ``metadata`` but shares the rest with every other cluster's, so a
+#: ConfigMap's scripts or a Role's rules are serialized once, not once per cluster. Pinned like
+#: :data:`_SERIALIZED`.
+_CHUNKS: OrderedDict[tuple[str, int], tuple[object, bytes]] = OrderedDict()
+_CHUNKS_MAX = 4096
+
+
+def _chunk(key: str, value: object) -> bytes:
+    """``dump_yaml({key: value})``, once per container ``value`` object.
+
+    A block mapping at the top of a document is its entries one after another, each written the
+    same whatever surrounds it, so a manifest's text is its entries' texts joined (and each
+    entry falls back to the pure emitter on its own where libyaml's text could differ, which
+    gives the same bytes: :mod:`gpustack.emitters`). ``tests/synth/test_layout.py`` holds every
+    example cluster's files to that."""
+    if not isinstance(value, dict | list):
+        return dump_yaml({key: value})
+    found = _CHUNKS.get((key, id(value)))
+    if found is not None and found[0] is value:
+        _CHUNKS.move_to_end((key, id(value)))
+        return found[1]
+    content = dump_yaml({key: value})
+    _CHUNKS[(key, id(value))] = (value, content)
+    if len(_CHUNKS) > _CHUNKS_MAX:
+        _CHUNKS.popitem(last=False)
+    return content
 
 
 def _serialized(manifest: Mapping[str, Any]) -> bytes:
-    """``dump_yaml(manifest)``, once per manifest object."""
+    """``dump_yaml(manifest)``, once per manifest object and per top-level entry object."""
     found = _SERIALIZED.get(id(manifest))
     if found is not None and found[0] is manifest:
         _SERIALIZED.move_to_end(id(manifest))
         return found[1]
-    content = dump_yaml(manifest)
+    if not manifest:
+        content = dump_yaml(manifest)
+    else:
+        content = b"".join(_chunk(str(k), v) for k, v in manifest.items())
     _SERIALIZED[id(manifest)] = (manifest, content)
     if len(_SERIALIZED) > _SERIALIZED_MAX:
         _SERIALIZED.popitem(last=False)
