@@ -107,8 +107,6 @@ def stamp(
     """``manifests`` with the stand-in replaced by ``labels`` (new dicts only along the way to
     a label map; the rest is shared); ``None`` when a label clashes (render for real)."""
     try:
-        return [
-            _stamp(m, places[i], labels) if i in places else m for i, m in enumerate(manifests)
-        ]
+        return [_stamp(m, places[i], labels) if i in places else m for i, m in enumerate(manifests)]
     except Clash:
         return None

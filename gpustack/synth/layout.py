@@ -204,30 +204,48 @@ def kustomization(paths: Iterable[str]) -> bytes:
 #: another object while it is here. 2048 manifests (~16 MiB) are ~50 distinct clusters' worth.
 _SERIALIZED: OrderedDict[int, tuple[Mapping[str, Any], bytes]] = OrderedDict()
 _SERIALIZED_MAX = 2048
-#: Top-level entries (``data``, ``spec``, ``rules``...) serialized lately, by key and identity
-#: of the value. A manifest stamped with a cluster's labels (:mod:`gpustack.constructs.stamp`)
-#: is a new dict with a new ``metadata`` but shares the rest with every other cluster's, so a
-#: ConfigMap's scripts or a Role's rules are serialized once, not once per cluster. Pinned like
-#: :data:`_SERIALIZED`.
+#: Entries (``data``, ``spec``, ``spec.template``...) serialized lately, by key and identity of
+#: the value. A manifest stamped with a cluster's labels (:mod:`gpustack.constructs.stamp`) is a
+#: new dict only along the way to its label maps and shares the rest with every other cluster's,
+#: so a ConfigMap's scripts, a Role's rules or a pod template's spec are serialized once, not
+#: once per cluster. Pinned like :data:`_SERIALIZED`.
 _CHUNKS: OrderedDict[tuple[str, int], tuple[object, bytes]] = OrderedDict()
-_CHUNKS_MAX = 4096
+_CHUNKS_MAX = 8192
 
 
-def _chunk(key: str, value: object) -> bytes:
+def _entries(mapping: Mapping[str, Any]) -> bytes:
+    """A non-empty block mapping's text at the top of a document: its entries' texts joined.
+
+    In block style each entry is written the same whatever surrounds it, and each falls back to
+    the pure emitter on its own where libyaml's text could differ, which gives the same bytes
+    (:mod:`gpustack.emitters`). ``tests/synth/test_layout.py`` holds every example cluster's
+    files and arbitrary documents to that."""
+    return b"".join(_entry(str(k), v) for k, v in mapping.items())
+
+
+def _entry(key: str, value: object) -> bytes:
     """``dump_yaml({key: value})``, once per container ``value`` object.
 
-    A block mapping at the top of a document is its entries one after another, each written the
-    same whatever surrounds it, so a manifest's text is its entries' texts joined (and each
-    entry falls back to the pure emitter on its own where libyaml's text could differ, which
-    gives the same bytes: :mod:`gpustack.emitters`). ``tests/synth/test_layout.py`` holds every
-    example cluster's files to that."""
+    A non-empty map under a plain key is written as the key's line and the map's own entries
+    indented by two spaces (:func:`_entries`, so its unchanged entries come from here too);
+    except where indenting lines could differ from the emitter's own indentation (non-ASCII or
+    carriage returns, which YAML may take for line breaks)."""
     if not isinstance(value, dict | list):
         return dump_yaml({key: value})
     found = _CHUNKS.get((key, id(value)))
     if found is not None and found[0] is value:
         _CHUNKS.move_to_end((key, id(value)))
         return found[1]
-    content = dump_yaml({key: value})
+    content = b""
+    if isinstance(value, dict) and value:
+        head = dump_yaml({key: 0})
+        if head.endswith(b": 0\n") and head.count(b"\n") == 1 and not head.startswith(b"?"):
+            inner = _entries(value)
+            if inner.isascii() and b"\r" not in inner:
+                lines = inner.split(b"\n")  # the last is empty: inner ends with a newline
+                content = b"\n".join([head[:-3], *(b"  " + x if x else x for x in lines)])
+    if not content:
+        content = dump_yaml({key: value})
     _CHUNKS[(key, id(value))] = (value, content)
     if len(_CHUNKS) > _CHUNKS_MAX:
         _CHUNKS.popitem(last=False)
@@ -240,10 +258,7 @@ def _serialized(manifest: Mapping[str, Any]) -> bytes:
     if found is not None and found[0] is manifest:
         _SERIALIZED.move_to_end(id(manifest))
         return found[1]
-    if not manifest:
-        content = dump_yaml(manifest)
-    else:
-        content = b"".join(_chunk(str(k), v) for k, v in manifest.items())
+    content = _entries(manifest) if manifest else dump_yaml(manifest)
     _SERIALIZED[id(manifest)] = (manifest, content)
     if len(_SERIALIZED) > _SERIALIZED_MAX:
         _SERIALIZED.popitem(last=False)
