@@ -213,14 +213,68 @@ _CHUNKS: OrderedDict[tuple[str, int], tuple[object, bytes]] = OrderedDict()
 _CHUNKS_MAX = 8192
 
 
-def _entries(mapping: Mapping[str, Any]) -> bytes:
+#: Runs of scalar entries (``apiVersion`` and ``kind``; ``name`` and ``namespace``), by value:
+#: the same few recur in every cluster. And each key's line above a nested map.
+_RUNS: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+_HEADS: dict[str, bytes | None] = {}
+#: The document end marker, written after a literal block that keeps its trailing newlines.
+_DOCUMENT_END = b"\n...\n"
+
+
+def _entries(mapping: Mapping[str, Any]) -> bytes | None:
     """A non-empty block mapping's text at the top of a document: its entries' texts joined.
 
-    In block style each entry is written the same whatever surrounds it, and each falls back to
-    the pure emitter on its own where libyaml's text could differ, which gives the same bytes
-    (:mod:`gpustack.emitters`). ``tests/synth/test_layout.py`` holds every example cluster's
-    files and arbitrary documents to that."""
-    return b"".join(_entry(str(k), v) for k, v in mapping.items())
+    In block style each entry is written the same whatever surrounds it, and each part falls
+    back to the pure emitter on its own where libyaml's text could differ, which gives the same
+    bytes (:mod:`gpustack.emitters`). ``tests/synth/test_layout.py`` holds every example
+    cluster's files and arbitrary documents to that. Consecutive scalar entries are written
+    together (one emitter run each, not one per scalar).
+
+    ``None`` where a part ends the way only a document can (a literal block that keeps its
+    trailing newlines is followed by the ``...`` marker): the caller writes the map whole."""
+    parts: list[bytes] = []
+    run: list[tuple[str, Any]] = []
+    for k, v in mapping.items():
+        if isinstance(v, dict | list) and v:
+            if run:
+                parts.append(_run(run))
+                run = []
+            parts.append(_entry(str(k), v))
+        else:
+            run.append((str(k), v))
+    if run:
+        parts.append(_run(run))
+    if any(p.endswith(_DOCUMENT_END) for p in parts[:-1]):
+        return None
+    return b"".join(parts)
+
+
+def _run(items: list[tuple[str, Any]]) -> bytes:
+    """``dump_yaml(dict(items))`` for scalar (or empty) values, remembered by value."""
+    # the type too: 1, 1.0 and True are equal keys but different text
+    key = tuple((k, type(v), v) for k, v in items)
+    try:
+        found = _RUNS.get(key)
+    except TypeError:  # an empty map or list: not hashable, and cheap to write
+        return dump_yaml(dict(items))
+    if found is not None:
+        _RUNS.move_to_end(key)
+        return found
+    content = dump_yaml(dict(items))
+    _RUNS[key] = content
+    if len(_RUNS) > _CHUNKS_MAX:
+        _RUNS.popitem(last=False)
+    return content
+
+
+def _head(key: str) -> bytes | None:
+    """``key``'s line above a nested block map (``key:``), or ``None`` where the emitter would
+    write the key otherwise (a long key: ``? key``)."""
+    if key not in _HEADS:
+        text = dump_yaml({key: 0})
+        ok = text.endswith(b": 0\n") and text.count(b"\n") == 1 and not text.startswith(b"?")
+        _HEADS[key] = text[:-3] + b"\n" if ok else None
+    return _HEADS[key]
 
 
 def _entry(key: str, value: object) -> bytes:
@@ -237,13 +291,17 @@ def _entry(key: str, value: object) -> bytes:
         _CHUNKS.move_to_end((key, id(value)))
         return found[1]
     content = b""
-    if isinstance(value, dict) and value:
-        head = dump_yaml({key: 0})
-        if head.endswith(b": 0\n") and head.count(b"\n") == 1 and not head.startswith(b"?"):
-            inner = _entries(value)
-            if inner.isascii() and b"\r" not in inner:
-                lines = inner.split(b"\n")  # the last is empty: inner ends with a newline
-                content = b"\n".join([head[:-3], *(b"  " + x if x else x for x in lines)])
+    head = _head(key) if isinstance(value, dict) and value else None
+    inner = _entries(value) if head is not None and isinstance(value, dict) else None
+    # a document end marker stays at the document's end, unindented: such a map is written whole
+    if (
+        inner is not None
+        and not inner.endswith(_DOCUMENT_END)
+        and inner.isascii()
+        and b"\r" not in inner
+    ):
+        lines = inner.split(b"\n")  # the last is empty: inner ends with a newline
+        content = (head or b"") + b"\n".join([b"  " + x if x else x for x in lines])
     if not content:
         content = dump_yaml({key: value})
     _CHUNKS[(key, id(value))] = (value, content)
@@ -258,7 +316,7 @@ def _serialized(manifest: Mapping[str, Any]) -> bytes:
     if found is not None and found[0] is manifest:
         _SERIALIZED.move_to_end(id(manifest))
         return found[1]
-    content = _entries(manifest) if manifest else dump_yaml(manifest)
+    content = (_entries(manifest) if manifest else None) or dump_yaml(manifest)
     _SERIALIZED[id(manifest)] = (manifest, content)
     if len(_SERIALIZED) > _SERIALIZED_MAX:
         _SERIALIZED.popitem(last=False)
