@@ -224,9 +224,23 @@ def write_or_check(
     )
     if delivery.note:
         options.on_note(delivery.note)
-    done = writer.run(
-        out, clusters, check=check, force=force, prune=prune, kept=kept, index_bytes=index_bytes
-    )
+    from gpustack.synth.report import ProgressLine
+
+    # the write phase of a large fleet takes as long as rendering it: counted on the same line
+    progress = ProgressLine(sys.stderr, 0, enabled=options.progress and not check, verb="wrote")
+    try:
+        done = writer.run(
+            out,
+            clusters,
+            check=check,
+            force=force,
+            prune=prune,
+            kept=kept,
+            index_bytes=index_bytes,
+            on_staged=progress,
+        )
+    finally:
+        progress.close()
     gitops = tuple(write_or_compare(delivery.files, out, check=check, force=force, prune=prune))
     if check:
         return _checked(options, done, gitops, delivery.files)
