@@ -54,7 +54,7 @@ def write_profiles(
       object (cost and observability), so no two clusters have equal objects.
     - ``mixed``: the per-cluster label, and what a real fleet varies: a regional mirror
       (``cluster.imageRegistry``), a node pool in the node selector, GPUs per node, and a
-      canary driver version on one cluster in ten (a few hundred shapes rendered, the rest
+      canary driver version on one cluster in ten (60 shapes rendered, the rest
       stamped).
     """
     fleet = fleet or ("distinct" if distinct else "variants")
