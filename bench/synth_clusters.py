@@ -11,6 +11,7 @@ Usage: ``.venv/bin/python bench/synth_clusters.py [COUNT ...]`` (default: 1 100)
 from __future__ import annotations
 
 import argparse
+import copy
 import shutil
 import subprocess
 import sys
@@ -30,19 +31,54 @@ VARIANTS = [
 ]
 
 
-def write_profiles(folder: Path, count: int, width: int = 3, *, distinct: bool = False) -> None:
+#: The fleets ``write_profiles`` writes: how their clusters differ.
+FLEETS = ("variants", "distinct", "mixed")
+#: The mixed fleet's regional mirrors, node pools, GPUs per node and driver versions (one
+#: cluster in ten runs the canary driver).
+REGIONS = ("us-east", "eu-west", "ap-south")
+POOLS = ("gpu-a", "gpu-b")
+PER_NODE = (1, 8)
+DRIVERS = ("595.91.07", "580.105.08")
+
+
+def write_profiles(
+    folder: Path, count: int, width: int = 3, *, distinct: bool = False, fleet: str = ""
+) -> None:
     """``count`` variants of the packaged default profile, each its own cluster (names
-    ``cluster-<i>`` with ``width`` digits). ``distinct``: each cluster also labels every object
-    with its name, so no two clusters share a single rendered component (the worst case for
-    gpustack's render cache; a real fleet sits between the two)."""
+    ``cluster-<i>`` with ``width`` digits).
+
+    ``fleet`` (default ``variants``, or ``distinct`` when ``distinct``):
+
+    - ``variants``: four variants repeated; clusters of one variant differ only in their names.
+    - ``distinct``: also a per-cluster label ``fleet.example.com/cluster: cNNNN`` on every
+      object (cost and observability), so no two clusters have equal objects.
+    - ``mixed``: the per-cluster label, and what a real fleet varies: a regional mirror
+      (``cluster.imageRegistry``), a node pool in the node selector, GPUs per node, and a
+      canary driver version on one cluster in ten (60 shapes rendered, the rest
+      stamped).
+    """
+    fleet = fleet or ("distinct" if distinct else "variants")
+    if fleet not in FLEETS:
+        raise ValueError(f"unknown fleet {fleet!r}")
     base = yaml.safe_load(packaged_default_profile().read_text())
     for i in range(count):
-        doc = dict(base)
-        doc.update(VARIANTS[i % len(VARIANTS)])
+        doc = copy.deepcopy(base)
+        doc.update(copy.deepcopy(VARIANTS[i % len(VARIANTS)]))
         name = f"cluster-{i:0{width}d}"
-        doc["metadata"] = {"name": name, "labels": {"fleet.example.com/cluster": name}}
-        if not distinct:
-            doc["metadata"] = {"name": name}
+        doc["metadata"] = {"name": name}
+        if fleet != "variants":
+            doc["metadata"]["labels"] = {"fleet.example.com/cluster": f"c{i:04d}"}
+        if fleet == "mixed":
+            region = REGIONS[(i // 4) % len(REGIONS)]
+            cluster = doc.setdefault("cluster", {})
+            cluster["imageRegistry"] = f"registry.{region}.example.com/mirror"
+            cluster["nodeSelector"] = {
+                "nvidia.com/gpu.present": "true",
+                "cloud.google.com/gke-nodepool": POOLS[(i // 12) % len(POOLS)],
+            }
+            doc["gpus"] = {"perNode": PER_NODE[(i // 24) % len(PER_NODE)]}
+            if "driver" in doc and doc["driver"].get("enabled", True):
+                doc["driver"]["version"] = DRIVERS[1 if i % 10 == 0 else 0]
         (folder / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 
 

@@ -10,11 +10,16 @@ printed before and after, since on a shared machine it explains the numbers.
 
 The default fleet repeats four variants of the packaged default profile (the fleet the issue's
 figures were measured on): clusters of one variant differ only in their names, so gpustack
-renders each component once per shape and reuses it. ``--distinct`` labels every cluster's
-objects with its name, so every cluster renders every component: the worst case.
+renders each component once per shape and reuses it. ``--fleet distinct`` (or ``--distinct``)
+adds a per-cluster label ``fleet.example.com/cluster: cNNNN`` on every object, so no two
+clusters have equal objects (issue #23); ``--fleet mixed`` is a realistic fleet: that label, plus
+regional mirrors, node pools in the selector, GPUs per node and a canary driver version (see
+``bench/synth_clusters.py``). User and system CPU seconds are printed beside each wall time:
+on a shared machine the wall time says more about the neighbours than about gpustack.
 
-Usage: ``.venv/bin/python bench/synth_fleet.py [--count N] [--jobs J] [--distinct]`` (default
-1000 clusters, default jobs: gpustack's default, the CPU count)
+Usage: ``.venv/bin/python bench/synth_fleet.py [--count N] [--jobs J]
+[--fleet variants|distinct|mixed]`` (default 1000 clusters of variants, default jobs:
+gpustack's default, the CPU count)
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import time
 from pathlib import Path
 
 # the same generated fleet as bench/synth_clusters.py (run as scripts, bench/ is on sys.path)
-from synth_clusters import gpustack_command, write_profiles
+from synth_clusters import FLEETS, gpustack_command, write_profiles
 
 
 def _tree_rss(pid: int) -> int:
@@ -83,14 +88,23 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main(count: int, jobs: int | None, distinct: bool = False) -> None:
+DESCRIBED = {
+    "variants": "4 variants",
+    "distinct": "every cluster labelled",
+    "mixed": "mixed: labels, mirrors, pools, GPUs per node, canary driver",
+}
+
+
+def main(count: int, jobs: int | None, fleet: str = "variants") -> None:
     command = gpustack_command()
     work = Path(tempfile.mkdtemp(prefix="gpustack-fleet-"))
-    fleet = "every cluster distinct" if distinct else "4 variants"
-    print(f"{count} clusters ({fleet}), {os.cpu_count()} CPUs, load average before: {load()}")
+    print(
+        f"{count} clusters ({DESCRIBED[fleet]}), {os.cpu_count()} CPUs, "
+        f"load average before: {load()}"
+    )
     try:
         (work / "profiles").mkdir()
-        write_profiles(work / "profiles", count, width=4, distinct=distinct)
+        write_profiles(work / "profiles", count, width=4, fleet=fleet)
         synth = [*command, "synth", "profiles", "--out", "dist", "--quiet"]
         if jobs is not None:
             synth += ["--jobs", str(jobs)]
@@ -106,7 +120,10 @@ def main(count: int, jobs: int | None, distinct: bool = False) -> None:
         # user + system CPU beside the wall time: system time is mostly the filesystem creating
         # the cluster folders' entries, which varies a lot between machines and disks.
         for what, seconds, _, user, system in results:
-            print(f"{what:<22} {seconds:>7.2f} s   (cpu: user {user:.2f} s, system {system:.2f} s)")
+            print(
+                f"{what:<22} {seconds:>7.2f} s   (cpu {user + system:>6.2f} s: "
+                f"user {user:.2f} s, system {system:.2f} s)"
+            )
         print(f"{'peak RSS (tree)':<22} {max(r[2] for r in results) / 2**20:>7.0f} MiB")
         print(f"load average after: {load()}")
     finally:
@@ -118,9 +135,15 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--count", type=int, default=1000, help="clusters (default 1000)")
     parser.add_argument("--jobs", type=int, default=None, help="synth --jobs (default: its own)")
     parser.add_argument(
-        "--distinct", action="store_true", help="no two clusters share a rendered component"
+        "--fleet", choices=FLEETS, default=None, help="how the clusters differ (default: variants)"
+    )
+    parser.add_argument(
+        "--distinct", action="store_true", help="the same as --fleet distinct (per-cluster label)"
     )
     args = parser.parse_args(argv)
+    if args.distinct and args.fleet not in (None, "distinct"):
+        parser.error("--distinct is --fleet distinct; give one of them")
+    args.fleet = args.fleet or ("distinct" if args.distinct else "variants")
     if args.count < 1:
         parser.error("--count must be at least 1")
     return args
@@ -128,4 +151,4 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 if __name__ == "__main__":
     ns = parse(sys.argv[1:])
-    main(ns.count, ns.jobs, ns.distinct)
+    main(ns.count, ns.jobs, ns.fleet)

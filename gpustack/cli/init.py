@@ -10,13 +10,29 @@ from gpustack.cli.common import DEFAULT_PROFILES, exit_statuses
 from gpustack.cli.group import main
 
 
-def _products() -> list[str]:
-    from gpustack.scaffold import products
+class _Products(click.Choice[str]):
+    """``--product``'s choices, listed on first use: listing them imports the validator and the
+    catalog, which every other command (``template`` above all) should not pay for at start-up
+    (issue #23)."""
 
-    return products()
+    def __init__(self) -> None:
+        self._listed: tuple[str, ...] | None = None
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._listed is None:
+            from gpustack.scaffold import products
+
+            self._listed = tuple(products())
+        return self._listed
+
+    @choices.setter
+    def choices(self, _: object) -> None:
+        """click's own ``__init__`` sets the (empty) choices given; the listing is ours."""
 
 
-class _Product(click.Choice[str]):
+class _Product(_Products):
     """The products, listed in --help and completed by the shell; an unknown one gets
     validate's did-you-mean rather than click's bare list."""
 
@@ -36,7 +52,7 @@ class _Product(click.Choice[str]):
 @click.argument("name")
 @click.option(
     "--product",
-    type=_Product(_products()),
+    type=_Product(),
     required=True,
     help="GPU product on the nodes (as in gpus.product).",
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -34,9 +35,17 @@ def template(profile: Path | None, argocd: bool) -> None:
     """
     import sys
 
+    from gpustack.synth.errors import SynthError
+    from gpustack.synth.node import start_cdk8s
+
+    # Node and cdk8s' JavaScript libraries load (in Node) while Python imports the validator
+    # and reads the profile: most of one render's start-up (issue #23). A missing Node is
+    # reported by the rendering, after validation, as before.
+    with contextlib.suppress(SynthError):
+        start_cdk8s()
+
     from gpustack.report import render_text
     from gpustack.synth.action import render_one
-    from gpustack.synth.errors import SynthError
     from gpustack.synth.stream import yaml_stream
 
     if argocd:

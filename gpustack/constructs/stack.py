@@ -9,7 +9,8 @@ owns the files).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cdk8s
@@ -17,6 +18,7 @@ import cdk8s
 from gpustack import components
 from gpustack.constructs.memo import CACHE, Manifests, RenderCache
 from gpustack.constructs.release import released
+from gpustack.constructs.stamp import STAND_IN, Labels, find_places, stamp
 from gpustack.profile.model import Profile
 
 
@@ -58,6 +60,45 @@ def _components(profile: Profile) -> list[tuple[str, str, object]]:
     ]
 
 
+def _render(
+    todo: Sequence[tuple[str, str, object]],
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Render each ``(component, construct, props)`` in one cdk8s App, as plain dicts."""
+    builders = [(name, load(construct), props) for name, construct, props in todo]
+    out = []
+    with released():  # the jsii objects are not needed once the charts are dicts
+        app = cdk8s.App()
+        charts: list[tuple[str, cdk8s.Chart]] = []
+        for name, build, props in builders:
+            chart = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
+            build(chart, id=name, props=props)
+            charts.append((name, chart))
+        for name, chart in charts:
+            out.append((name, list(chart.to_json())))
+    return out
+
+
+class _StandIn(list[dict[str, Any]]):
+    """A rendering with the stand-in label (:mod:`gpustack.constructs.stamp`): its manifests,
+    where the labels go (``None``: nowhere safe, render for real) and its last stamping, so
+    clusters with equal labels share the stamped dicts (the layout serializes each once)."""
+
+    def __init__(self, manifests: list[dict[str, Any]]) -> None:
+        super().__init__(manifests)
+        self.places = find_places(manifests)
+        self.last: tuple[Labels, Manifests] | None = None
+
+    def stamped(self, labels: Labels) -> Manifests | None:
+        if self.places is None:
+            return None
+        if self.last is not None and self.last[0] == labels:
+            return self.last[1]
+        out = stamp(self, self.places, labels)
+        if out is not None:
+            self.last = (labels, out)
+        return out
+
+
 def synthesize(profile: Profile, cache: RenderCache | None = CACHE) -> list[SynthObject]:
     """Every Kubernetes object of ``profile``'s GPU stack: by component, in creation order.
 
@@ -67,29 +108,50 @@ def synthesize(profile: Profile, cache: RenderCache | None = CACHE) -> list[Synt
     Props are resolved (and their errors raised) before any cdk8s object exists. Deterministic:
     the same profile gives equal output. A component whose props this process already rendered
     is taken from ``cache`` (:mod:`gpustack.constructs.memo`); ``cache=None`` renders all.
+
+    With a cache, each component is rendered with a stand-in for the profile's
+    ``metadata.labels`` and the labels are stamped on afterwards
+    (:mod:`gpustack.constructs.stamp`), so clusters that differ only in their labels share the
+    rendering; a component where that is not exact is rendered with the real labels.
     """
-    parts = _components(profile)
-    rendered: dict[str, Manifests] = {}
-    todo: list[tuple[str, str, object, tuple[str, str, bytes] | None]] = []
+    if cache is None:
+        parts = _components(profile)
+        done = dict(_render(parts))
+        return [SynthObject(name, m) for name, _, _ in parts for m in done[name]]
+    stand_in = replace(profile, metadata=replace(profile.metadata, labels=STAND_IN))
+    parts = _components(stand_in)
+    found: dict[str, Manifests | None] = {}
+    keys = {}
+    todo = []
     for name, construct, props in parts:
-        key = cache.key(name, construct, props) if cache is not None else None
-        found = cache.get(key) if cache is not None else None
-        if found is not None:
-            rendered[name] = found
+        keys[name] = cache.key(name, construct, props)
+        found[name] = cache.get(keys[name])
+        if found[name] is None:
+            todo.append((name, construct, props))
+    for name, manifests in _render(todo) if todo else ():
+        found[name] = _StandIn(manifests)
+        cache.put(keys[name], found[name])  # type: ignore[arg-type]
+    labels = profile.metadata.labels
+    rendered: dict[str, Manifests] = {}
+    unstampable = []
+    for name, _, _ in parts:
+        got = found[name]
+        out = got.stamped(labels) if isinstance(got, _StandIn) else got
+        if out is None:
+            unstampable.append(name)
         else:
-            todo.append((name, construct, props, key))
-    if todo:
-        builders = [(name, load(construct), props, key) for name, construct, props, key in todo]
-        with released():  # the jsii objects are not needed once the charts are dicts
-            app = cdk8s.App()
-            charts: list[tuple[str, tuple[str, str, bytes] | None, cdk8s.Chart]] = []
-            for name, build, props, key in builders:
-                chart = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
-                build(chart, id=name, props=props)
-                charts.append((name, key, chart))
-            for name, key, chart in charts:
-                manifests = list(chart.to_json())
-                rendered[name] = manifests
-                if cache is not None:
-                    cache.put(key, manifests)
-    return [SynthObject(name, manifest) for name, _, _ in parts for manifest in rendered[name]]
+            rendered[name] = out
+    if unstampable:
+        real = [p for p in _components(profile) if p[0] in unstampable]
+        todo = []
+        for name, construct, props in real:
+            keys[name] = cache.key(name, construct, props)
+            hit = cache.get(keys[name])
+            if hit is None:
+                todo.append((name, construct, props))
+            else:
+                rendered[name] = hit
+        for name, manifests in _render(todo) if todo else ():
+            rendered[name] = manifests
+            cache.put(keys[name], manifests)
+    return [SynthObject(name, m) for name, _, _ in parts for m in rendered[name]]

@@ -235,9 +235,23 @@ def write_or_check(
         options.on_note(delivery.note)
     # what the nodes take only when told, read from the folders before the write replaces them
     rollout = () if check else tuple(notes(*changes(out, clusters)))
-    done = writer.run(
-        out, clusters, check=check, force=force, prune=prune, kept=kept, index_bytes=index_bytes
-    )
+    from gpustack.synth.report import ProgressLine
+
+    # the write phase of a large fleet takes as long as rendering it: counted on the same line
+    progress = ProgressLine(sys.stderr, 0, enabled=options.progress and not check, verb="wrote")
+    try:
+        done = writer.run(
+            out,
+            clusters,
+            check=check,
+            force=force,
+            prune=prune,
+            kept=kept,
+            index_bytes=index_bytes,
+            on_staged=progress,
+        )
+    finally:
+        progress.close()
     gitops = tuple(write_or_compare(delivery.files, out, check=check, force=force, prune=prune))
     if check:
         return _checked(options, done, gitops, delivery.files)

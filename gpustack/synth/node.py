@@ -133,6 +133,12 @@ def start_cdk8s() -> None:
     def load() -> None:
         try:
             importlib.import_module("gpustack.constructs.stack")
+            # the component modules too: they import cdk8s-plus, the largest library to load
+            # (in Node), which otherwise waited for the first rendering
+            from gpustack import components
+
+            for c in components.REGISTRY:
+                importlib.import_module(c.construct.partition(":")[0])
         except BaseException:  # the synthesis' own import raises it again, where it is handled
             sys.modules.pop("gpustack.constructs.stack", None)
 

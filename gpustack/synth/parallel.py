@@ -79,9 +79,10 @@ def prepare_to_synthesize(count: int, jobs: int) -> None:
 
 
 def shape(profile: Profile) -> bytes:
-    """``profile`` without its cluster name, as bytes: equal for clusters whose components get
-    equal props (used to group work, never as a cache key)."""
-    anonymous = replace(profile, metadata=replace(profile.metadata, name=""))
+    """``profile`` without its cluster name and labels, as bytes: equal for clusters whose
+    components share renderings (labels are stamped on afterwards, see
+    :mod:`gpustack.constructs.stamp`; used to group work, never as a cache key)."""
+    anonymous = replace(profile, metadata=replace(profile.metadata, name="", labels=()))
     return pickle.dumps(anonymous, protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -63,7 +63,9 @@ def synthesize_clusters(
     from gpustack.synth.parallel import synthesize_many
 
     outputs = synthesize_many([(s.path, s.profile) for s in sources], jobs, on_done)
-    outputs = [labelled(o, source_name(s.path)) for s, o in zip(sources, outputs, strict=True)]
+    # in place, one cluster at a time: a fleet's files are never held twice (issue #23's memory)
+    for i, s in enumerate(sources):
+        outputs[i] = labelled(outputs[i], source_name(s.path))
     generator = generator_digest()
     clusters = []
     for s, output in zip(sources, outputs, strict=True):

@@ -28,29 +28,42 @@ STALE = Exit.STALE
 
 
 class ProgressLine:
-    """A count of clusters on a terminal, redrawn at most every ``every`` seconds."""
+    """A count of clusters on a terminal, redrawn at most every ``every`` seconds: ``verb`` says
+    what is counted (``synthesized`` while rendering, ``wrote`` while the writer stages the
+    cluster folders, so a large fleet's terminal is never silent for long)."""
 
     def __init__(
-        self, stream: TextIO, total: int, *, enabled: bool, delay: float = 1.0, every: float = 0.1
+        self,
+        stream: TextIO,
+        total: int,
+        *,
+        enabled: bool,
+        delay: float = 1.0,
+        every: float = 0.1,
+        verb: str = "synthesized",
     ) -> None:
         self.stream = stream
         self.total = total
-        self.enabled = enabled and total > 1
+        self.enabled = enabled
         self.start = time.monotonic()
         self.delay = delay
         self.every = every
         self.last = 0.0
         self.shown = False
+        self.verb = verb
 
-    def __call__(self, done: int) -> None:
-        if not self.enabled:
+    def __call__(self, done: int, total: int | None = None) -> None:
+        """``done`` of :attr:`total` clusters (``total``: a count known only now)."""
+        if total is not None:
+            self.total = total
+        if not self.enabled or self.total <= 1:
             return
         now = time.monotonic()
         if now - self.start < self.delay or (now - self.last < self.every and done < self.total):
             return
         self.last = now
         self.shown = True
-        self.stream.write(f"\rgpustack: synthesized {done}/{self.total} clusters")
+        self.stream.write(f"\r\033[Kgpustack: {self.verb} {done}/{self.total} clusters")
         self.stream.flush()
 
     def close(self) -> None:

@@ -45,6 +45,9 @@ from gpustack.synth.layout import ClusterOutput
 from gpustack.synth.lock import LOCK_WAIT, locked
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, SourcedCluster, make_plan, read_plain
 
+#: ``(clusters staged, clusters to stage)``: the write phase's progress.
+Staged = Callable[[int, int], None]
+
 __all__ = [
     "CLUSTERS_DIR",
     "LOCK_WAIT",
@@ -178,8 +181,11 @@ def _discard(staged: Path) -> None:
         fsswap.remove(staged)
 
 
-def _stage_all(plan: Plan, outputs: Sequence[ClusterOutput]) -> dict[str, Path]:
-    """Stage every cluster; on any failure, remove the ones already staged and raise.
+def _stage_all(
+    plan: Plan, outputs: Sequence[ClusterOutput], on_staged: Staged | None = None
+) -> dict[str, Path]:
+    """Stage every cluster (``on_staged(done, total)`` after each, for a progress line); on any
+    failure, remove the ones already staged and raise.
 
     Serial on purpose: writing clusters from a thread pool measured no faster (creating entries
     is bound by the filesystem's journal, not by Python).
@@ -188,6 +194,8 @@ def _stage_all(plan: Plan, outputs: Sequence[ClusterOutput]) -> dict[str, Path]:
     try:
         for c in outputs:
             staged[c.name] = _stage(plan, c)
+            if on_staged is not None:
+                on_staged(len(staged), len(outputs))
     except OSError as exc:
         for path in staged.values():
             fsswap.remove(path)
@@ -202,7 +210,7 @@ def _stage_all(plan: Plan, outputs: Sequence[ClusterOutput]) -> dict[str, Path]:
     return staged
 
 
-def apply(plan: Plan) -> Summary:
+def apply(plan: Plan, on_staged: Staged | None = None) -> Summary:
     """Carry out ``plan``; on failure the output directory is left as it was.
 
     Takes the output folder's lock unless this thread holds it already (as :func:`run` does
@@ -213,7 +221,7 @@ def apply(plan: Plan) -> Summary:
     created = [p for p in (out, out / INDEX_DIR, out / CLUSTERS_DIR) if not os.path.lexists(p)]
     try:
         with locked(out):
-            return _apply_locked(plan)
+            return _apply_locked(plan, on_staged)
     except SynthError:
         for folder in reversed(created):  # a failed first run leaves no trace either
             with contextlib.suppress(OSError):
@@ -234,7 +242,7 @@ def _restore_index(out: Path, original: bytes | None) -> None:
         os.replace(tmp, path)
 
 
-def _apply_locked(plan: Plan) -> Summary:
+def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
     out = plan.out
     clusters_root = out / CLUSTERS_DIR
     original_index = read_plain(index_path(out))
@@ -257,7 +265,7 @@ def _apply_locked(plan: Plan) -> Summary:
         [sc.output.name for sc in plan.write if sc.output.name not in changed_names] + [*plan.kept]
     )
 
-    staged = _stage_all(plan, [sc.output for sc in changed])
+    staged = _stage_all(plan, [sc.output for sc in changed], on_staged)
 
     # Claim every folder we are about to create before it exists; a folder about to be replaced
     # is known by both its old and its new digests until the final index is written.
@@ -328,13 +336,15 @@ def run(
     on_wait: Callable[[], None] | None = None,
     kept: Mapping[str, IndexEntry] | None = None,
     index_bytes: bytes | None | Literal[False] = False,
+    on_staged: Staged | None = None,
 ) -> Outcome:
     """Plan and apply (or, with ``check``, plan and compare) under one lock on ``out``; see
-    :func:`make_plan` for ``kept`` and ``index_bytes``."""
+    :func:`make_plan` for ``kept`` and ``index_bytes``, and :func:`_stage_all` for
+    ``on_staged``."""
     with locked(out, shared=check, wait=wait, on_wait=on_wait):
         plan = make_plan(
             out, clusters, force=force, prune=prune, kept=kept, index_bytes=index_bytes
         )
         if check:
             return Outcome(plan, differences=tuple(compare(plan)))
-        return Outcome(plan, summary=apply(plan))
+        return Outcome(plan, summary=apply(plan, on_staged))

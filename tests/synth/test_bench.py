@@ -31,9 +31,38 @@ FLEET = BENCH.with_name("synth_fleet.py")
 
 @pytest.mark.parametrize(
     ("args", "code", "says"),
-    [(["--help"], 0, "--count"), (["--count", "0"], 2, "--count must be at least 1")],
+    [
+        (["--help"], 0, "--count"),
+        (["--count", "0"], 2, "--count must be at least 1"),
+        (["--fleet", "x"], 2, "invalid choice: 'x'"),
+        (["--distinct", "--fleet", "mixed"], 2, "--distinct is --fleet distinct"),
+    ],
 )
 def test_fleet_arguments(args: list[str], code: int, says: str) -> None:
     done = subprocess.run([sys.executable, str(FLEET), *args], capture_output=True, text=True)
     assert done.returncode == code
     assert says in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("fleet", ["variants", "distinct", "mixed"])
+def test_every_bench_fleet_validates(fleet: str, tmp_path: Path) -> None:
+    """The bench's fleets are real profiles: each validates, and the labelled fleets label each
+    cluster with its own ``cNNNN``."""
+    import yaml
+
+    from gpustack.checker import check_paths
+
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        from synth_clusters import write_profiles
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    write_profiles(tmp_path, 30, width=4, fleet=fleet)
+    files = sorted(tmp_path.glob("*.yaml"))
+    assert len(files) == 30
+    assert check_paths(files).ok
+    labels = [yaml.safe_load(f.read_text())["metadata"].get("labels") for f in files]
+    if fleet == "variants":
+        assert labels == [None] * 30
+    else:
+        assert labels == [{"fleet.example.com/cluster": f"c{i:04d}"} for i in range(30)]

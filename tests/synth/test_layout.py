@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpustack import components
 from gpustack.synth.errors import SynthError
 from gpustack.synth.layout import ClusterOutput, layout_cluster
+from gpustack.synth.serialize import PURE_DUMPER, dump_yaml
 
 from .objects import Obj, kube, stack
 
@@ -192,3 +198,39 @@ def test_a_shared_manifest_is_serialized_once(monkeypatch: pytest.MonkeyPatch) -
     three = layout_cluster("three", fresh)
     assert len(calls) == 2 * manifests + 1
     assert three.files == one.files
+
+
+REPO_DIST = Path(__file__).resolve().parents[2] / "dist" / "clusters"
+
+
+def test_serializing_by_entry_gives_the_whole_document_s_bytes() -> None:
+    """The layout serializes a manifest entry by entry, nested maps indented under their key
+    (each entry once per object): for every committed example file, the same bytes as
+    serializing the whole document at once, and as the file."""
+    from gpustack.synth import layout
+
+    files = sorted(p for p in REPO_DIST.rglob("*.yaml") if p.name != "kustomization.yaml")
+    assert len(files) > 100
+    for path in files:
+        raw = path.read_bytes()
+        # the document, after any comment lines a file starts with (a generated-file header)
+        while raw.startswith(b"#"):
+            raw = raw.partition(b"\n")[2]
+        doc = yaml.safe_load(raw)
+        assert layout._entries(doc) == dump_yaml(doc) == raw, path
+
+
+KEYS = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+DOCS = st.recursive(
+    st.none() | st.booleans() | st.integers() | KEYS | st.text(max_size=60),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(KEYS, DOCS, min_size=1, max_size=4))
+def test_arbitrary_documents_serialize_the_same_by_entry(doc: dict[str, Any]) -> None:
+    from gpustack.synth import layout
+
+    assert layout._entries(doc) == dump_yaml(doc, PURE_DUMPER)

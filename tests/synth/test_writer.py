@@ -416,3 +416,15 @@ def test_exchange_swaps_two_folders_atomically(tmp_path: Path) -> None:
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     assert os.listdir(tmp_path / "y") == ["from-x"]
     assert os.listdir(tmp_path / "x") == []
+
+
+def test_staging_reports_each_cluster_it_writes(workdir: Path) -> None:
+    """The write phase's progress: one call per cluster actually written (an unchanged one is
+    not staged), with how many there are."""
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    calls: list[tuple[int, int]] = []
+    plan = make_plan(out, [cluster("a"), cluster("b"), cluster("c", examples=False)])
+    summary = apply(plan, lambda done, total: calls.append((done, total)))
+    assert summary.written == ("b", "c")
+    assert calls == [(1, 2), (2, 2)]
