@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from gpustack.constructs import common, driver_manager, mig_manager, nfd
+from gpustack.constructs import common, dra_driver, driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import Folder
@@ -34,6 +34,16 @@ def declared(folder: Folder) -> dict[tuple[str, str], tuple[Access, ...]]:
         ("Role", mig_manager.ROLE): mig_manager.RULES,
         # OpenShift: every ServiceAccount of the namespace may use the privileged SCC
         ("Role", common.SCC_ROLE): common.SCC_RULES,
+        # NVIDIA's DRA driver: the kubelet plugin, ComputeDomain controller and IMEX daemons
+        ("ClusterRole", dra_driver.KUBELET_PLUGIN_CLUSTER_ROLE): dra_driver.KUBELET_PLUGIN_RULES,
+        (
+            "ClusterRole",
+            dra_driver.KUBELET_PLUGIN_CD_CLUSTER_ROLE,
+        ): dra_driver.KUBELET_PLUGIN_CD_RULES,
+        ("Role", dra_driver.KUBELET_PLUGIN_ROLE): dra_driver.KUBELET_PLUGIN_CD_NAMESPACED,
+        ("ClusterRole", dra_driver.CONTROLLER_CLUSTER_ROLE): dra_driver.CONTROLLER_RULES,
+        ("Role", dra_driver.CONTROLLER_ROLE): dra_driver.CONTROLLER_NAMESPACED,
+        ("ClusterRole", dra_driver.DAEMON_CLUSTER_ROLE): dra_driver.DAEMON_RULES,
     }
 
 

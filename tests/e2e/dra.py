@@ -39,18 +39,31 @@ MIG_STARTS: Final = {1: range(7), 2: (0, 2, 4), 4: (0, 4), 8: (0,)}
 
 
 def placements(layout: Mapping[str, int]) -> list[tuple[str, int]]:
-    """(profile, placement start) of a GPU's MIG devices: largest first, each at the first start
-    whose memory slices are free (how the MIG manager's mig-parted packs a layout)."""
-    taken: set[int] = set()
-    out: list[tuple[str, int]] = []
-    wanted = sorted(layout.items(), key=lambda kv: -int(kv[0].split("g.", 1)[0]))
-    for profile, count in wanted:
-        size = MIG_MEMORY_SLICES[int(profile.split("g.", 1)[0])]
-        for _ in range(count):
-            start = next(s for s in MIG_STARTS[size] if not taken & set(range(s, s + size)))
-            taken |= set(range(start, start + size))
-            out.append((profile, start))
-    return out
+    """(profile, placement start) of a GPU's MIG devices: largest first, each at a start whose
+    memory slices are still free (a small search: a 3g.40gb must take slices 4-7 for a 2g.20gb
+    and two 1g.10gb to fit, as on a real A100)."""
+    wanted = [
+        profile
+        for profile, count in sorted(layout.items(), key=lambda kv: -int(kv[0].split("g.", 1)[0]))
+        for _ in range(count)
+    ]
+
+    def place(i: int, taken: frozenset[int]) -> list[tuple[str, int]] | None:
+        if i == len(wanted):
+            return []
+        size = MIG_MEMORY_SLICES[int(wanted[i].split("g.", 1)[0])]
+        for start in MIG_STARTS[size]:
+            span = set(range(start, start + size))
+            if not taken & span:
+                rest = place(i + 1, taken | span)
+                if rest is not None:
+                    return [(wanted[i], start), *rest]
+        return None
+
+    found = place(0, frozenset())
+    if found is None:
+        raise ValueError(f"MIG layout {dict(layout)} does not fit one GPU")
+    return found
 
 
 def mig_device(gpu: Gpu, node: slices.NodeDriver, profile: str, start: int) -> dict[str, Any]:
