@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpustack.constructs import common, driver, driver_manager, mig_manager, nfd
+from gpustack.constructs import common, dra_driver, driver, driver_manager, mig_manager, nfd
 from gpustack.constructs.rbac import Access, markdown_table
 from gpustack.profile.model import DriverUpgrade, MigManager
 
@@ -55,6 +55,39 @@ def grants() -> tuple[Grant, ...]:
             mig_manager.RULES,
         ),
         Grant("OpenShift only", stack_accounts, "Role", common.SCC_ROLE, common.SCC_RULES),
+        *_dra_grants(),
+    )
+
+
+def _dra_grants() -> tuple[Grant, ...]:
+    """NVIDIA's DRA driver (``dra``): the kubelet plugin's roles, then the ComputeDomain
+    controller's and the IMEX daemons' (those only with ``dra.computeDomains``)."""
+    d = dra_driver
+    plugin, domains = "DRA kubelet plugin", "DRA kubelet plugin, ComputeDomains only"
+    plugin_sa = f"`{d.KUBELET_PLUGIN_SA}`"
+    controller = "DRA ComputeDomain controller"
+    daemon = "DRA IMEX daemons (ComputeDomains only)"
+    return (
+        Grant(
+            plugin, plugin_sa, "ClusterRole", d.KUBELET_PLUGIN_CLUSTER_ROLE, d.KUBELET_PLUGIN_RULES
+        ),
+        Grant(
+            domains,
+            plugin_sa,
+            "ClusterRole",
+            d.KUBELET_PLUGIN_CD_CLUSTER_ROLE,
+            d.KUBELET_PLUGIN_CD_RULES,
+        ),
+        Grant(domains, plugin_sa, "Role", d.KUBELET_PLUGIN_ROLE, d.KUBELET_PLUGIN_CD_NAMESPACED),
+        Grant(
+            controller,
+            f"`{d.CONTROLLER}`",
+            "ClusterRole",
+            d.CONTROLLER_CLUSTER_ROLE,
+            d.CONTROLLER_RULES,
+        ),
+        Grant(controller, f"`{d.CONTROLLER}`", "Role", d.CONTROLLER_ROLE, d.CONTROLLER_NAMESPACED),
+        Grant(daemon, f"`{d.DAEMON_SA}`", "ClusterRole", d.DAEMON_CLUSTER_ROLE, d.DAEMON_RULES),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from gpustack.cli import main
+from gpustack.exits import MEANING, Exit
 
 #: click wraps help at its cap of 80 columns less 2 on any terminal at least that wide.
 WIDTH = 80 - 2
@@ -37,6 +38,15 @@ def render() -> str:
         "",
         "Generated from the commands' own help by `python -m gpustack.docsite`; do not edit by"
         " hand. Each section is what `--help` prints.",
+        "",
+        "## Exit statuses",
+        "",
+        "The same for every command (`gpustack/exits.py`); each command's help says what 0 and 1",
+        "mean for it.",
+        "",
+        "| Status | Meaning |",
+        "| --- | --- |",
+        *(f"| {int(s)} | {MEANING[s]} |" for s in Exit),
         "",
     ]
     for path, text in _walk(main, ("gpustack",), None):

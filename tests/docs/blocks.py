@@ -14,8 +14,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
-#: Other helpers' scratch notes, excluded from the site in mkdocs.yml as well.
-NOTES = DOCS / "notes"
 SYNTAX_ONLY = "syntax-only"
 
 _FENCE = re.compile(
@@ -45,8 +43,8 @@ class Block:
 
 
 def pages() -> list[Path]:
-    """README.md and every page of the site (not the notes)."""
-    found = sorted(p for p in DOCS.rglob("*.md") if NOTES not in p.parents)
+    """README.md and every page of the site."""
+    found = sorted(DOCS.rglob("*.md"))
     return [REPO / "README.md", *found]
 
 
