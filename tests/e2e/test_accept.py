@@ -131,6 +131,13 @@ def _accept(cp: ControlPlane, folder: Folder, tmp: pytest.TempPathFactory) -> di
     objects = [o for o in yaml.safe_load_all(written.stdout) if o]
     jobs = {j["metadata"]["name"]: j for j in objects if j["kind"] == "Job"}
     pods_of = {name: int(job["spec"]["completions"]) for name, job in jobs.items()}
+    gangs = {  # the multi-node all-reduce: its ranks wait for each other
+        name
+        for name, job in jobs.items()
+        if job["spec"]["template"]["metadata"]["labels"][CHECK_LABEL].startswith(
+            "allreduce-nodes"
+        )
+    }
     want_all = sum(pods_of.values())
     checked: dict[str, list[str]] = {}  # check -> the node of each pod that ran it
     done: set[str] = set()
@@ -142,7 +149,7 @@ def _accept(cp: ControlPlane, folder: Folder, tmp: pytest.TempPathFactory) -> di
             placed.setdefault(pod["metadata"]["labels"][JOB_LABEL], []).append(pod)
         for job, found in placed.items():
             fresh = [p for p in found if p["metadata"]["uid"] not in done]
-            if not fresh or (pods_of[job] > 1 and len(found) < pods_of[job]):
+            if not fresh or (job in gangs and len(found) < pods_of[job]):
                 continue  # a gang's ranks finish together, once all are placed
             for pod in fresh:
                 check = pod["metadata"]["labels"][CHECK_LABEL]
