@@ -149,9 +149,7 @@ def group(
         why = "one GPU on one node: nothing to all-reduce between"
     else:
         measured, why = bandwidth(view, tolerance, min_busbw)
-    return Group(
-        config, view, nodes, tuple(requests), containers, expect, measured, why, hosts
-    )
+    return Group(config, view, nodes, tuple(requests), containers, expect, measured, why, hosts)
 
 
 def groups(

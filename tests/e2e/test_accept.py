@@ -134,9 +134,7 @@ def _accept(cp: ControlPlane, folder: Folder, tmp: pytest.TempPathFactory) -> di
     gangs = {  # the multi-node all-reduce: its ranks wait for each other
         name
         for name, job in jobs.items()
-        if job["spec"]["template"]["metadata"]["labels"][CHECK_LABEL].startswith(
-            "allreduce-nodes"
-        )
+        if job["spec"]["template"]["metadata"]["labels"][CHECK_LABEL].startswith("allreduce-nodes")
     }
     want_all = sum(pods_of.values())
     checked: dict[str, list[str]] = {}  # check -> the node of each pod that ran it
