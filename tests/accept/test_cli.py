@@ -147,6 +147,16 @@ def test_report_names_each_node_once(
     assert says in done.output
     if code:
         assert "run:" not in done.output or "--nodes" in count  # named nodes, not a count
+    node = says.split(": ", 1)[0].rsplit(" ", 1)[1] if code else A
+    for fmt in ("json", "junit"):  # every format names the node
+        args = ["accept", "report", str(PROFILE), str(logs), *count, "--format", fmt]
+        found = CliRunner().invoke(main, args)
+        assert found.exit_code == code and node in found.stdout, found.output
+    if code:
+        doc = json.loads(CliRunner().invoke(main, [*args[:-1], "json"]).stdout)
+        assert {"check": says.split()[1], "subject": node, "ok": False}.items() <= next(
+            r for r in doc["results"] if not r["ok"]
+        ).items()
 
 
 def test_min_busbw_overrides_the_catalog() -> None:
