@@ -34,10 +34,25 @@ class Bandwidth:
     threshold: float
 
 
+#: The label the kubelet sets to the node's hostname; the acceptance pods are pinned by it.
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class Host:
+    """One GPU node known by name (from a recorded state): ``name`` is the Node object's name
+    (what the pods print as their node), ``hostname`` its :data:`HOSTNAME_LABEL` value (what
+    a pod is pinned by; the name where the label is missing)."""
+
+    name: str
+    hostname: str
+
+
 @dataclass(frozen=True)
 class Group:
     """The nodes of one plugin config: ``config`` is the node config's name (``None``: the
-    top-level config), ``nodes`` how many of them the run covers."""
+    top-level config), ``nodes`` how many of them the run covers, and ``hosts`` which ones
+    when a state names them (empty: only counted, so the pods cannot be pinned)."""
 
     config: str | None
     view: Profile
@@ -50,6 +65,7 @@ class Group:
     bandwidth: Bandwidth | None = None
     #: Why there is no all-reduce here (one GPU per node, MIG, sharing, no product).
     no_bandwidth: str | None = None
+    hosts: tuple[Host, ...] = ()
 
     @property
     def suffix(self) -> str:
@@ -84,6 +100,7 @@ def group(
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     min_busbw: float | None = None,
+    hosts: tuple[Host, ...] = (),
 ) -> Group:
     dp, gpus = view.device_plugin, view.gpus
     per_node = gpus.per_node
@@ -132,7 +149,7 @@ def group(
         why = "one GPU on one node: nothing to all-reduce between"
     else:
         measured, why = bandwidth(view, tolerance, min_busbw)
-    return Group(config, view, nodes, tuple(requests), containers, expect, measured, why)
+    return Group(config, view, nodes, tuple(requests), containers, expect, measured, why, hosts)
 
 
 def groups(
@@ -141,10 +158,20 @@ def groups(
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     min_busbw: float | None = None,
+    hosts: dict[str | None, tuple[Host, ...]] | None = None,
 ) -> list[Group]:
-    """One group per plugin config that has nodes (``nodes``: config name -> node count)."""
+    """One group per plugin config that has nodes (``nodes``: config name -> node count;
+    ``hosts``: config name -> its nodes by name, when a state names them)."""
+    named = hosts or {}
     return [
-        group(name, view, nodes[name], tolerance=tolerance, min_busbw=min_busbw)
+        group(
+            name,
+            view,
+            nodes[name],
+            tolerance=tolerance,
+            min_busbw=min_busbw,
+            hosts=named.get(name, ()),
+        )
         for name, view in derive.plugin_configs(profile)
         if nodes.get(name, 0) > 0
     ]

@@ -1,16 +1,29 @@
 """The acceptance run's Kubernetes objects for one profile, as plain dicts.
 
-In the stack's namespace, labelled ``app.kubernetes.io/component: acceptance``:
+In the stack's namespace, labelled ``app.kubernetes.io/component: acceptance`` and, per pod,
+``gpustack.dev/accept-check`` (the check it prints):
 
 - ConfigMap ``gpustack-accept-harness``: the two harness scripts (:mod:`.harness`);
-- per plugin config, Indexed Job ``gpustack-accept-devices[-<config>]``: one pod per node
-  (required pod anti-affinity on ``kubernetes.io/hostname``, the profile's node selector and
-  tolerations, the stack's runtime class), requesting every device the node advertises;
+- per plugin config, ``gpustack-accept-devices[-<config>]``: one pod per node (the profile's
+  node selector and tolerations, the stack's runtime class), requesting every device the node
+  advertises;
 - where whole GPUs are measured, ``gpustack-accept-allreduce[-<config>]``: one pod per node,
   ``torchrun --standalone`` over its GPUs;
-- with two nodes or more, ``gpustack-accept-allreduce-nodes[-<config>]``: one pod per node in
-  one process group (rank 0 found through a headless Service of the same name, as the
-  multinode-ddp example does), and a NetworkPolicy letting its pods reach each other.
+- with two nodes or more, Indexed Job ``gpustack-accept-allreduce-nodes[-<config>]``: one pod
+  per node in one process group (rank 0 found through a headless Service of the same name, as
+  the multinode-ddp example does), and a NetworkPolicy letting its pods reach each other.
+
+Where a state names the nodes (:class:`.expect.Host`), the per-node checks are one Job per
+node, ``<name>-<i>`` (``i``: the node's place in the sorted names, its name in the
+``gpustack.dev/accept-node`` annotation), pinned by ``nodeSelector`` on
+``kubernetes.io/hostname``: each Job requests every GPU of its node, so all of them queue for
+the same nodes when applied at once, and no placement is left to the scheduler, whose required
+pod anti-affinity does not count a sibling pod that already finished (so an Indexed Job's
+queued pod may land where its sibling ran, checking one node twice and another never). The
+multi-node Job stays one Indexed Job (its ranks must be one Job's pods, to find rank 0), its
+required node affinity naming exactly those nodes; anti-affinity holds there, because no rank
+finishes before every rank has joined. Without names (``--nodes``) every check is one Indexed
+Job with that anti-affinity: exact only when applied one Job at a time on idle nodes.
 
 Pods get no API access (``automountServiceAccountToken: false``), run as nobody with a
 read-only root filesystem, and print one ``GPUSTACK-ACCEPT`` line each (:mod:`.report`).
@@ -22,7 +35,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpustack.accept.expect import Group
+from gpustack.accept.expect import HOSTNAME_LABEL, Group, Host
 from gpustack.profile import derive
 from gpustack.profile.model import Profile
 from gpustack.profile.model.workloads import Example
@@ -32,6 +45,10 @@ HARNESS_DIR = "/opt/gpustack-accept"
 SCRIPTS = ("devices.py", "allreduce.py")
 COMPONENT = "acceptance"
 JOB_LABEL = "gpustack.dev/accept-job"
+#: Pod label: the check the pod prints (its GPUSTACK-ACCEPT ``check``), across its Jobs.
+CHECK_LABEL = "gpustack.dev/accept-check"
+#: Job annotation: the node a pinned Job checks (node names may exceed a label value).
+NODE_ANNOTATION = "gpustack.dev/accept-node"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 RENDEZVOUS_PORT = 29500
 #: Memory for NCCL's shared-memory transport (the runtime's 64 MiB /dev/shm is too small).
@@ -54,7 +71,7 @@ def default_image(profile: Profile) -> str:
     return with_image_registry(shown).workloads.examples[0].image
 
 
-def _labels(job: str | None = None) -> dict[str, str]:
+def _labels(job: str | None = None, check: str | None = None) -> dict[str, str]:
     found = {
         "app.kubernetes.io/name": "gpustack-accept",
         "app.kubernetes.io/component": COMPONENT,
@@ -62,6 +79,8 @@ def _labels(job: str | None = None) -> dict[str, str]:
     }
     if job:
         found[JOB_LABEL] = job
+    if check:
+        found[CHECK_LABEL] = check
     return found
 
 
@@ -135,42 +154,66 @@ def _container(
     }
 
 
-def _job(profile: Profile, group: Group, name: str, containers: list[Obj], **extra: Any) -> Obj:
+def _node_affinity(group: Group, profile: Profile, hosts: tuple[Host, ...]) -> Obj | None:
+    """Required node affinity: the top-level config's pods avoid the node configs' nodes; a
+    gang over named nodes gets exactly those."""
+    dp = profile.device_plugin
+    expressions: list[Obj] = []
+    if group.config is None and dp.node_configs:
+        others = sorted(nc.name for nc in dp.node_configs)
+        expressions.append({"key": dp.node_config_label, "operator": "NotIn", "values": others})
+    if hosts:
+        names = sorted({h.hostname for h in hosts})
+        expressions.append({"key": HOSTNAME_LABEL, "operator": "In", "values": names})
+    if not expressions:
+        return None
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]
+        }
+    }
+
+
+def _job(
+    profile: Profile,
+    group: Group,
+    name: str,
+    check: str,
+    containers: list[Obj],
+    *,
+    host: Host | None = None,
+    **extra: Any,
+) -> Obj:
+    """One Job of ``check``: pinned to ``host`` (one pod), or one pod on each of the group's
+    nodes (anti-affinity; a gang's nodes named when the group names them)."""
     ns = profile.cluster.namespace
     selector = dict(profile.cluster.node_selector)
-    dp = profile.device_plugin
-    affinity: Obj = {
-        "podAntiAffinity": {
+    if group.config is not None:
+        selector[profile.device_plugin.node_config_label] = group.config
+    affinity: Obj = {}
+    pods = group.nodes
+    if host is not None:
+        selector[HOSTNAME_LABEL] = host.hostname
+        pods = 1
+    else:
+        affinity["podAntiAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {
                     "labelSelector": {"matchLabels": {JOB_LABEL: name}},
-                    "topologyKey": "kubernetes.io/hostname",
+                    "topologyKey": HOSTNAME_LABEL,
                 }
             ]
         }
-    }
-    if group.config is not None:
-        selector[dp.node_config_label] = group.config
-    elif dp.node_configs:
-        others = sorted(nc.name for nc in dp.node_configs)
-        affinity["nodeAffinity"] = {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": dp.node_config_label, "operator": "NotIn", "values": others}
-                        ]
-                    }
-                ]
-            }
-        }
+    nodes = _node_affinity(group, profile, group.hosts if host is None else ())
+    if nodes is not None:
+        affinity["nodeAffinity"] = nodes
     runtime = derive.runtime_classes(group.view)
     pod: Obj = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "nodeSelector": selector,
-        "affinity": affinity,
+        **({"affinity": affinity} if affinity else {}),
         "tolerations": _tolerations(profile),
         "securityContext": {
             "runAsNonRoot": True,
@@ -190,32 +233,49 @@ def _job(profile: Profile, group: Group, name: str, containers: list[Obj], **ext
         pod["runtimeClassName"] = runtime[0]
     if profile.cluster.image_pull_secrets:
         pod["imagePullSecrets"] = [{"name": s} for s in profile.cluster.image_pull_secrets]
+    meta = _meta(name, ns, name)
+    meta["labels"][CHECK_LABEL] = check
+    if host is not None:
+        meta["annotations"] = {NODE_ANNOTATION: host.name}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": _meta(name, ns, name),
+        "metadata": meta,
         "spec": {
             "completionMode": "Indexed",
-            "completions": group.nodes,
-            "parallelism": group.nodes,
+            "completions": pods,
+            "parallelism": pods,
             "backoffLimit": 0,
             "activeDeadlineSeconds": DEADLINE_SECONDS,
-            "template": {"metadata": {"labels": _labels(name)}, "spec": pod},
+            "template": {"metadata": {"labels": _labels(name, check)}, "spec": pod},
         },
     }
 
 
-def devices_job(profile: Profile, group: Group, image: str) -> Obj:
+def _per_node(
+    profile: Profile, group: Group, base: str, check: str, containers: list[Obj]
+) -> list[Obj]:
+    """A per-node check: one Job pinned to each named node, else one Indexed Job."""
+    if not group.hosts:
+        return [_job(profile, group, base, check, containers)]
+    return [
+        _job(profile, group, f"{base}-{i}", check, containers, host=host)
+        for i, host in enumerate(group.hosts)
+    ]
+
+
+def devices_jobs(profile: Profile, group: Group, image: str) -> list[Obj]:
     name = f"gpustack-accept-devices{group.suffix}"
+    check = f"devices{group.suffix}"
     expect = json.dumps(group.expect, sort_keys=True)
     containers = []
     for i in range(group.containers):
         cname = "devices" if group.containers == 1 else f"replica-{i}"
-        values = {"GPUSTACK_EXPECT": expect, "GPUSTACK_CHECK": f"devices{group.suffix}"}
+        values = {"GPUSTACK_EXPECT": expect, "GPUSTACK_CHECK": check}
         env = _env({**values, "CONTAINER_NAME": cname})
         command = ["python", f"{HARNESS_DIR}/devices.py"]
         containers.append(_container(cname, image, command, env, dict(group.requests)))
-    return _job(profile, group, name, containers)
+    return _per_node(profile, group, name, check, containers)
 
 
 def allreduce_command(group: Group, *, nodes: int) -> list[str]:
@@ -252,9 +312,8 @@ def allreduce_objects(profile: Profile, group: Group, image: str) -> list[Obj]:
     if group.view.gpus.per_node >= 2:
         name = f"gpustack-accept-allreduce{group.suffix}"
         command = allreduce_command(group, nodes=1)
-        out.append(
-            _job(profile, group, name, [_container("allreduce", image, command, _env({}), limits)])
-        )
+        container = _container("allreduce", image, command, _env({}), limits)
+        out += _per_node(profile, group, name, f"allreduce-node{group.suffix}", [container])
     if group.nodes >= 2:
         name = f"gpustack-accept-allreduce-nodes{group.suffix}"
         values = {"MASTER_ADDR": f"{name}-0.{name}.{ns}.svc", "MASTER_PORT": str(RENDEZVOUS_PORT)}
@@ -266,7 +325,8 @@ def allreduce_objects(profile: Profile, group: Group, image: str) -> list[Obj]:
             limits,
         )
         container["ports"] = [{"containerPort": RENDEZVOUS_PORT, "name": "rendezvous"}]
-        out.append(_job(profile, group, name, [container], subdomain=name))
+        check = f"allreduce-nodes{group.suffix}"
+        out.append(_job(profile, group, name, check, [container], subdomain=name))
         selector = {JOB_LABEL: name}
         out.append(
             {
@@ -317,6 +377,6 @@ def objects(profile: Profile, groups: list[Group], image: str | None = None) -> 
     image = image or default_image(profile)
     out = [harness_config_map(profile)]
     for group in groups:
-        out.append(devices_job(profile, group, image))
+        out += devices_jobs(profile, group, image)
         out += allreduce_objects(profile, group, image)
     return out

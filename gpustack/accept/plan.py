@@ -1,11 +1,25 @@
-"""How many nodes each plugin config has: counted in a recorded state, or given."""
+"""Which nodes each plugin config has: named in a recorded state, or only counted (given)."""
 
 from __future__ import annotations
 
-from gpustack.accept.expect import DEFAULT_TOLERANCE, Group, groups
-from gpustack.doctor.state import ClusterState, labels
+from gpustack.accept.expect import DEFAULT_TOLERANCE, HOSTNAME_LABEL, Group, Host, groups
+from gpustack.doctor.state import ClusterState, labels, name
 from gpustack.nodestate.checks import Nodes
 from gpustack.profile.model import Profile
+
+
+def node_hosts(profile: Profile, cluster: ClusterState) -> dict[str | None, tuple[Host, ...]]:
+    """Config name (``None``: top-level) -> the nodes the selector picks in ``cluster``, by
+    their node config label, sorted by name (so a node's Job index is stable)."""
+    configs = [None, *(nc.name for nc in profile.device_plugin.node_configs)]
+    found: dict[str | None, list[Host]] = {c: [] for c in configs}
+    label = profile.device_plugin.node_config_label
+    for node in Nodes.of(cluster, profile).selected:
+        own = labels(node)
+        chosen = own.get(label)
+        host = Host(name(node), own.get(HOSTNAME_LABEL) or name(node))
+        found[chosen if chosen in found else None].append(host)
+    return {c: tuple(sorted(hosts, key=lambda h: h.name)) for c, hosts in found.items()}
 
 
 def node_counts(
@@ -13,15 +27,10 @@ def node_counts(
 ) -> dict[str | None, int]:
     """Config name (``None``: top-level) -> nodes. From ``cluster``: the nodes the selector
     picks, by their node config label; else ``nodes`` for every config."""
-    configs = [None, *(nc.name for nc in profile.device_plugin.node_configs)]
     if cluster is None:
+        configs = [None, *(nc.name for nc in profile.device_plugin.node_configs)]
         return dict.fromkeys(configs, nodes or 1)
-    counts: dict[str | None, int] = dict.fromkeys(configs, 0)
-    label = profile.device_plugin.node_config_label
-    for node in Nodes.of(cluster, profile).selected:
-        chosen = labels(node).get(label)
-        counts[chosen if chosen in counts else None] += 1
-    return counts
+    return {c: len(hosts) for c, hosts in node_hosts(profile, cluster).items()}
 
 
 def plan(
@@ -32,6 +41,11 @@ def plan(
     tolerance: float = DEFAULT_TOLERANCE,
     min_busbw: float | None = None,
 ) -> list[Group]:
+    """The groups of the run; with ``cluster`` each names its nodes, so each pod is pinned."""
     return groups(
-        profile, node_counts(profile, cluster, nodes), tolerance=tolerance, min_busbw=min_busbw
+        profile,
+        node_counts(profile, cluster, nodes),
+        tolerance=tolerance,
+        min_busbw=min_busbw,
+        hosts=node_hosts(profile, cluster) if cluster is not None else None,
     )

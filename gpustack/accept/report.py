@@ -3,6 +3,9 @@
 Each pod prints one ``GPUSTACK-ACCEPT {json}`` line per container (the all-reduce: rank 0
 only). The report lists every result, and counts the results each Job of the run should have
 produced: a pod that never ran (not scheduled, image not pulled) is a failure too, not a gap.
+A per-node check that reports one node more often than its pods there print is a failure too
+(a queued pod landed where its sibling already ran, so another node went unchecked); where the
+groups name their nodes (``--state``), each node without its result is named.
 """
 
 from __future__ import annotations
@@ -38,6 +41,46 @@ def expected_counts(groups: list[Group]) -> dict[str, int]:
     return counts
 
 
+def per_node_counts(groups: list[Group]) -> dict[str, tuple[Group, int]]:
+    """Per-node check name -> its group and how many result lines one node prints."""
+    found: dict[str, tuple[Group, int]] = {}
+    for g in groups:
+        found[f"devices{g.suffix}"] = (g, g.containers)
+        if g.bandwidth is not None and g.view.gpus.per_node >= 2:
+            found[f"allreduce-node{g.suffix}"] = (g, 1)
+    return found
+
+
+def _coverage(seen: dict[tuple[str, str], int], groups: list[Group]) -> list[Result]:
+    """Failures: a node checked more often than once, and a named node never checked."""
+    out: list[Result] = []
+    for check, (group, each) in per_node_counts(groups).items():
+        for (found, node), have in sorted(seen.items()):
+            if found == check and have > each:
+                out.append(
+                    Result(
+                        check,
+                        node,
+                        False,
+                        f"{have} results where one pod prints {each}: checked more than once,"
+                        " so another node was left unchecked (write the Jobs with --state,"
+                        " which pins each to its node)",
+                    )
+                )
+        for host in group.hosts:
+            if seen.get((check, host.name), 0) < each:
+                out.append(
+                    Result(
+                        check,
+                        host.name,
+                        False,
+                        "no result from this node: its pod did not run or did not finish"
+                        " (kubectl get pods -l app.kubernetes.io/component=acceptance)",
+                    )
+                )
+    return out
+
+
 def _message(data: dict[str, Any]) -> str:
     problems = data.get("problems") or []
     if problems:
@@ -62,6 +105,7 @@ def parse_logs(text: str, groups: list[Group]) -> list[Result]:
     failure per check with fewer results than its Jobs should print."""
     results: list[Result] = []
     seen: dict[str, int] = {}
+    by_node: dict[tuple[str, str], int] = {}
     for line in text.splitlines():
         _, mark, rest = line.partition(f"{MARK} ")
         if not mark:
@@ -79,10 +123,14 @@ def parse_logs(text: str, groups: list[Group]) -> list[Result]:
         if data.get("container") not in (None, "devices"):
             subject += f"/{data['container']}"
         seen[key] = seen.get(key, 0) + 1
+        node = str(data.get("node", "?"))
+        by_node[(key, node)] = by_node.get((key, node), 0) + 1
         results.append(Result(key, subject, bool(data.get("ok")), _message(data), data))
+    results += _coverage(by_node, groups)
+    named = {check for check, (g, _) in per_node_counts(groups).items() if g.hosts}
     for check, want in expected_counts(groups).items():
         have = seen.get(check, 0)
-        if have < want:
+        if have < want and check not in named:
             results.append(
                 Result(
                     check,

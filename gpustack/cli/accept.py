@@ -24,6 +24,8 @@ def _plan_options(f: Any) -> Any:
                 "--state",
                 "state_path",
                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                # Also pins each check's pod to its node (gpustack.accept.manifests); the
+                # help text is kept as the generated docs/reference/cli.md shows it.
                 help="Count the nodes in a recorded state (as validate --state reads it).",
             ),
             click.option(
@@ -76,6 +78,12 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     from gpustack.synth.serialize import dump_yaml
 
     profile, groups = _plan(profile_path, **kw)
+    if any(g.nodes > 1 and not g.hosts for g in groups):
+        click.echo(
+            "note: without --state the Jobs cannot be pinned to nodes: apply them one at a time"
+            " on idle GPU nodes, or write them with --state so one apply checks each node once",
+            err=True,
+        )
     docs = [dump_yaml(doc).decode("utf-8") for doc in objects(profile, groups, image)]
     click.echo("---\n".join(docs), nl=False)
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from gpustack.accept import manifests
-from gpustack.accept.plan import plan
+from gpustack.accept.expect import Group, Host, groups
+from gpustack.accept.plan import node_counts, plan
 from gpustack.checker import check_paths
 from gpustack.profile.model import Profile
 
@@ -26,9 +27,19 @@ def load(path: Path) -> Profile:
     return result.profiles[0].profile
 
 
-def objects(path: Path, nodes: int = 1, **kw: Any) -> list[dict[str, Any]]:
+def named_groups(profile: Profile, nodes: int, **kw: Any) -> list[Group]:
+    """The groups as a state naming ``nodes`` nodes per plugin config would give them."""
+    counts = node_counts(profile, None, nodes)
+    hosts = {c: tuple(Host(f"{c or 'gpu'}-{i}.node", f"{c or 'gpu'}-{i}") for i in range(nodes))
+             for c in counts}  # fmt: skip
+    return groups(profile, counts, hosts=hosts, **kw)
+
+
+def objects(path: Path, nodes: int = 1, named: bool = False, **kw: Any) -> list[dict[str, Any]]:
+    """The run's objects for ``nodes`` nodes per config: counted, or ``named`` (pinned)."""
     profile = load(path)
-    return manifests.objects(profile, plan(profile, None, nodes, **kw))
+    found = named_groups(profile, nodes, **kw) if named else plan(profile, None, nodes, **kw)
+    return manifests.objects(profile, found)
 
 
 def job(objs: list[dict[str, Any]], name: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ L4 = Path("profiles/l4-inference-timeslicing.yaml")
 
 
 def run_devices(
-    tmp_path: Path, profile: Path, listing: str | None, name: str, index: int = 0
+    tmp_path: Path, profile: Path, listing: str | None, name: str, index: int = 0, node: int = 1
 ) -> subprocess.CompletedProcess[str]:
     container = job(objects(profile), name)["spec"]["template"]["spec"]["containers"][index]
     bin_dir = tmp_path / "bin"
@@ -36,7 +36,7 @@ def run_devices(
         smi.write_text(f'#!/bin/sh\n[ "$1" = -L ] || exit 2\ncat "{LISTINGS / listing}"\n')
         smi.chmod(0o755)
     env = {
-        **container_env(container, NODE_NAME="gpu-1", POD_NAME=f"{name}-0-x7k2p"),
+        **container_env(container, NODE_NAME=f"gpu-{node}", POD_NAME=f"{name}-{node}-x7k2p"),
         "PATH": f"{bin_dir}:/usr/bin:/bin",
     }
     return subprocess.run(
@@ -176,13 +176,13 @@ def test_report_from_the_harness_output(tmp_path: Path) -> None:
     logs = []
     for i, listing in enumerate(["h100x8.txt", "h100x7.txt"]):
         (tmp_path / str(i)).mkdir()
-        done = run_devices(tmp_path / str(i), H100, listing, "gpustack-accept-devices")
+        done = run_devices(tmp_path / str(i), H100, listing, "gpustack-accept-devices", node=i)
         logs.append(f"[pod/gpustack-accept-devices-{i}-abcde/devices] {done.stdout.strip()}")
     results = parse_logs("\n".join(logs) + "\nsome other log line\n", plan(load(H100), None, 2))
     text = render_text(results)
     assert text.splitlines() == [
-        "PASS devices gpu-1/gpustack-accept-devices-0-x7k2p: 8 x NVIDIA H100 80GB HBM3",
-        "FAIL devices gpu-1/gpustack-accept-devices-0-x7k2p: 7 GPU(s) visible, 8 promised",
+        "PASS devices gpu-0/gpustack-accept-devices-0-x7k2p: 8 x NVIDIA H100 80GB HBM3",
+        "FAIL devices gpu-1/gpustack-accept-devices-1-x7k2p: 7 GPU(s) visible, 8 promised",
         "FAIL allreduce-node run: 2 of 2 result(s) missing: a pod did not run or did not finish"
         " (kubectl get pods -l app.kubernetes.io/component=acceptance)",
         "FAIL allreduce-nodes run: 1 of 1 result(s) missing: a pod did not run or did not finish"

@@ -18,11 +18,11 @@ from tests.accept.conftest import PROFILES, job, load, objects
 from tests.k8s_schema import assert_valid
 
 
-@pytest.mark.parametrize("nodes", [1, 3])
+@pytest.mark.parametrize(("nodes", "named"), [(1, False), (3, False), (3, True)])
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
-def test_objects_are_strictly_valid(path: Path, nodes: int) -> None:
+def test_objects_are_strictly_valid(path: Path, nodes: int, named: bool) -> None:
     profile = load(path)
-    objs = objects(path, nodes)
+    objs = objects(path, nodes, named)
     assert_valid(objs, profile.cluster.kubernetes_version)
     names = [(o["kind"], o["metadata"]["name"]) for o in objs]
     assert len(names) == len(set(names))
@@ -154,20 +154,22 @@ def test_gpustack_lint_finds_nothing_in_them(path: Path, tmp_path: Path) -> None
     advertises, capacity, taints, runtime classes, /dev/shm for NCCL)."""
     out = CliRunner().invoke(main, ["accept", "manifests", str(path), "--nodes", "2"])
     assert out.exit_code == 0, out.output
-    (tmp_path / "accept.yaml").write_text(out.output)
+    (tmp_path / "accept.yaml").write_text(out.stdout)
     found = CliRunner().invoke(
         main, ["lint", "--profile", str(path), str(tmp_path / "accept.yaml")]
     )
     assert found.exit_code == 0, found.output
 
 
-@pytest.mark.parametrize("nodes", [1, 2])
+@pytest.mark.parametrize(("nodes", "named"), [(1, False), (2, False), (2, True)])
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
-def test_the_report_expects_every_result_the_jobs_print(path: Path, nodes: int) -> None:
+def test_the_report_expects_every_result_the_jobs_print(
+    path: Path, nodes: int, named: bool
+) -> None:
     """The check names the pods print (GPUSTACK_CHECK, --check) and how many: what the report
     counts, so a run that printed them all is complete and one short of a pod is not."""
     printed: dict[str, int] = {}
-    for o in objects(path, nodes):
+    for o in objects(path, nodes, named):
         if o["kind"] != "Job":
             continue
         pods = o["spec"]["completions"]
@@ -175,7 +177,46 @@ def test_the_report_expects_every_result_the_jobs_print(path: Path, nodes: int) 
             env = {e["name"]: e.get("value") for e in c["env"]}
             flags = [w.split("=", 1)[1] for w in c["command"] if w.startswith("--check=")]
             name = env.get("GPUSTACK_CHECK") or flags[0]
+            assert o["spec"]["template"]["metadata"]["labels"]["gpustack.dev/accept-check"] == name
             # the per-node devices pods print once per container, torchrun's rank 0 once per group
             per_job = pods if not name.startswith("allreduce-nodes") else 1
             printed[name] = printed.get(name, 0) + per_job
     assert printed == expected_counts(plan(load(path), None, nodes))
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
+def test_named_nodes_get_one_pinned_job_per_check(path: Path) -> None:
+    """With the nodes named (``--state``), each per-node check is one Job per node, pinned by
+    its hostname, so a single apply of the stream cannot check a node twice; only the gang
+    (the multi-node all-reduce) is one Indexed Job, over exactly the named nodes."""
+    profile = load(path)
+    label = profile.device_plugin.node_config_label
+    pinned: dict[tuple[str, str | None], list[str]] = {}
+    for o in objects(path, 3, named=True):
+        if o["kind"] != "Job":
+            continue
+        pod = o["spec"]["template"]["spec"]
+        check = o["spec"]["template"]["metadata"]["labels"]["gpustack.dev/accept-check"]
+        config = pod["nodeSelector"].get(label)
+        prefix = config or "gpu"
+        host = pod["nodeSelector"].get("kubernetes.io/hostname")
+        if check.startswith("allreduce-nodes"):
+            assert host is None and o["spec"]["completions"] == 3
+            (term,) = pod["affinity"]["nodeAffinity"][
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            ]["nodeSelectorTerms"]
+            assert term["matchExpressions"][-1] == {
+                "key": "kubernetes.io/hostname",
+                "operator": "In",
+                "values": [f"{prefix}-{i}" for i in range(3)],
+            }
+            continue
+        assert o["spec"]["completions"] == o["spec"]["parallelism"] == 1
+        assert "podAntiAffinity" not in pod.get("affinity", {})
+        assert o["metadata"]["annotations"]["gpustack.dev/accept-node"] == f"{host}.node"
+        assert o["metadata"]["name"].endswith(f"-{host.rsplit('-', 1)[1]}")
+        pinned.setdefault((check, config), []).append(host)
+    assert pinned
+    for (_check, config), hosts in pinned.items():
+        prefix = config or "gpu"
+        assert hosts == [f"{prefix}-{i}" for i in range(3)]

@@ -1,16 +1,18 @@
 """The acceptance run (``gpustack accept manifests``, gpustack/accept/) on a real control plane:
 for every example cluster folder, after the tier's rollout (rollout.py: the folder applied, GPU
-nodes advertised), the acceptance objects written for the live cluster's state pass the API
-server's strict field validation and admission, and each acceptance Job's pods are bound one to
-each GPU node of the plugin config it targets, none to the CPU node.
+nodes advertised), the acceptance objects written for the live cluster's state are applied as
+the docs show, in ONE ``kubectl apply --server-side`` of the whole stream, pass the API server's
+strict field validation and admission, and each check runs exactly once on each GPU node of the
+plugin config it targets, never on the CPU node.
 
-Every acceptance Job requests all GPUs of its nodes, so the Jobs run one after another: each is
-applied once the previous one's pods have all been placed and have finished (reported
-``Succeeded``, as a kubelet would once the check exits 0). Applied all at once, the Jobs compete
-for the same GPUs, and since the scheduler's required pod anti-affinity does not count finished
-pods, a Job's later pod can land on a node where its sibling already finished (seen here on
-h100-training: the devices Job bound twice to one node, never to another); the run must be applied
-Job by Job. The example Jobs have finished the same way before.
+Every acceptance Job requests all GPUs of its nodes, so applied at once they queue for the same
+nodes, and the scheduler's required pod anti-affinity does not count finished pods: an Indexed
+Job's queued pod could land where its sibling already finished (seen here on h100-training
+before the Jobs were pinned: the all-reduce Job bound to gpu-0, gpu-2 and gpu-3, never gpu-1).
+Written from a state, each per-node check is one Job per node pinned by its hostname, so no
+placement is left to the scheduler. This test plays the kubelet: a pod finishes as soon as it is
+bound, except a multi-node all-reduce rank, which finishes only once every rank of its Job is
+bound (torchrun's ranks wait for each other), the order that broke the unpinned Jobs.
 """
 
 from __future__ import annotations
@@ -26,13 +28,13 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from gpustack.accept.manifests import COMPONENT, JOB_LABEL
+from gpustack.accept.manifests import CHECK_LABEL, COMPONENT, JOB_LABEL
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import PROFILES, Folder, folders
 from tests.e2e.rollout import CPU_NODE, FIELD_MANAGER, rollout, teardown
 from tests.e2e.test_clusters import is_gke
 
-#: How long the acceptance Jobs get to have every pod bound once, on a busy machine.
+#: How long the acceptance Jobs get to have every pod bound and finished, on a busy machine.
 BIND_SECONDS: Final = 120.0
 SELECTOR: Final = f"app.kubernetes.io/component={COMPONENT}"
 
@@ -111,8 +113,8 @@ def accepted(request: pytest.FixtureRequest) -> Iterator[tuple[Folder, dict[str,
 
 
 def _accept(cp: ControlPlane, folder: Folder, tmp: pytest.TempPathFactory) -> dict[str, Any]:
-    """Write the acceptance objects for the live state, apply them strictly, and run their pods
-    to completion one at a time per node; what was seen."""
+    """Write the acceptance objects for the live state, apply the whole stream strictly at
+    once, and finish each pod as a kubelet would once it is placed; what was seen."""
     ns = folder.profile.cluster.namespace
     state = tmp.mktemp("accept") / "state.json"
     state.write_text(cp.kubectl("get", "nodes,pods,daemonsets,events", "-A", "-o", "json"))
@@ -121,46 +123,49 @@ def _accept(cp: ControlPlane, folder: Folder, tmp: pytest.TempPathFactory) -> di
         "--nodes", str(sum(1 for pool in folder.pools().values() if pool is None))]  # fmt: skip
     written = _gpustack("accept", "manifests", str(PROFILES / f"{folder.name}.yaml"), *count)
     assert written.returncode == 0, written.stderr
-    # Strict validation and admission of the whole stream, as `kubectl apply -f -` would send it.
-    checked = cp.run(
+    # The one-step apply the docs show: `gpustack accept manifests ... | kubectl apply -f -`.
+    applied = cp.run(
         "apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--validate=strict",
-        "--dry-run=server", "-f", "-", stdin=written.stdout,
+        "-f", "-", stdin=written.stdout,
     )  # fmt: skip
     objects = [o for o in yaml.safe_load_all(written.stdout) if o]
-    others = [o for o in objects if o["kind"] != "Job"]
-    _apply(cp, others)
     jobs = {j["metadata"]["name"]: j for j in objects if j["kind"] == "Job"}
-    bound: dict[str, set[str]] = {name: set() for name in jobs}
-    seen_pods: set[str] = set()
-    for name, job in jobs.items():
-        # One Job at a time: each requests every GPU of its nodes (see the module docstring).
-        _apply(cp, [job])
-        want = int(job["spec"]["completions"])
-        selector = f"{JOB_LABEL}={name}"
-        deadline = time.monotonic() + BIND_SECONDS
-        running: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            running = [p for p in _pods(cp, ns, selector) if p["spec"].get("nodeName")]
-            if len(running) >= want:
-                break
-            time.sleep(1.0)
-        for pod in running:
-            seen_pods.add(pod["metadata"]["uid"])
-            bound[name].add(pod["spec"]["nodeName"])
-        for pod in running:  # every pod of the Job placed: now they may finish
-            _succeed(cp, pod)
-    want_all = sum(int(j["spec"]["completions"]) for j in jobs.values())
+    pods_of = {name: int(job["spec"]["completions"]) for name, job in jobs.items()}
+    gangs = {  # the multi-node all-reduce: its ranks wait for each other
+        name
+        for name, job in jobs.items()
+        if job["spec"]["template"]["metadata"]["labels"][CHECK_LABEL].startswith("allreduce-nodes")
+    }
+    want_all = sum(pods_of.values())
+    checked: dict[str, list[str]] = {}  # check -> the node of each pod that ran it
+    done: set[str] = set()
+    deadline = time.monotonic() + BIND_SECONDS
+    while applied.returncode == 0 and len(done) < want_all and time.monotonic() < deadline:
+        pods = [p for p in _pods(cp, ns, SELECTOR) if p["spec"].get("nodeName")]
+        placed: dict[str, list[dict[str, Any]]] = {}
+        for pod in pods:
+            placed.setdefault(pod["metadata"]["labels"][JOB_LABEL], []).append(pod)
+        for job, found in placed.items():
+            fresh = [p for p in found if p["metadata"]["uid"] not in done]
+            if not fresh or (job in gangs and len(found) < pods_of[job]):
+                continue  # a gang's ranks finish together, once all are placed
+            for pod in fresh:
+                check = pod["metadata"]["labels"][CHECK_LABEL]
+                checked.setdefault(check, []).append(pod["spec"]["nodeName"])
+                done.add(pod["metadata"]["uid"])
+                _succeed(cp, pod)
+        time.sleep(0.5)
     pending = [
         f"{p['metadata']['name']}: {[c.get('message') for c in p['status'].get('conditions', [])]}"
         for p in _pods(cp, ns, SELECTOR)
         if not p["spec"].get("nodeName")
     ]
     return {
-        "apply_rc": checked.returncode,
-        "apply_stderr": checked.stderr,
+        "apply_rc": applied.returncode,
+        "apply_stderr": applied.stderr,
         "jobs": jobs,
-        "bound": bound,
-        "pods_bound": len(seen_pods),
+        "checked": checked,
+        "pods_done": len(done),
         "pods_wanted": want_all,
         "pending": pending,
     }
@@ -189,14 +194,17 @@ def test_accept_objects_apply_strictly(accepted: tuple[Folder, dict[str, Any]]) 
     assert seen["jobs"], "no acceptance Job"
 
 
-def test_each_accept_job_binds_one_pod_to_each_node_it_targets(
+def test_one_apply_checks_each_gpu_node_exactly_once(
     accepted: tuple[Folder, dict[str, Any]],
 ) -> None:
     folder, seen = accepted
-    assert seen["pods_bound"] == seen["pods_wanted"], seen["pending"]
-    for name, job in seen["jobs"].items():
-        want = _target_nodes(folder, job)
-        assert want, f"{name} targets no GPU node"
-        assert int(job["spec"]["completions"]) == len(want), name
-        assert seen["bound"][name] == want, name
-        assert CPU_NODE not in seen["bound"][name], name
+    assert seen["pods_done"] == seen["pods_wanted"], seen["pending"]
+    targets: dict[str, set[str]] = {}
+    for job in seen["jobs"].values():
+        check = job["spec"]["template"]["metadata"]["labels"][CHECK_LABEL]
+        targets.setdefault(check, set()).update(_target_nodes(folder, job))
+    assert sorted(seen["checked"]) == sorted(targets)
+    for check, want in targets.items():
+        assert want, f"{check} targets no GPU node"
+        assert CPU_NODE not in seen["checked"][check], check
+        assert sorted(seen["checked"][check]) == sorted(want), check  # each once, none twice
