@@ -24,9 +24,8 @@ def _plan_options(f: Any) -> Any:
                 "--state",
                 "state_path",
                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                # Also pins each check's pod to its node (gpustack.accept.manifests); the
-                # help text is kept as the generated docs/reference/cli.md shows it.
-                help="Count the nodes in a recorded state (as validate --state reads it).",
+                help="Name the nodes from a recorded state (as validate --state reads it): each"
+                " check's pod is pinned to its node.",
             ),
             click.option(
                 "--tolerance",
