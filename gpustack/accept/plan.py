@@ -5,17 +5,24 @@ from __future__ import annotations
 from gpustack.accept.expect import DEFAULT_TOLERANCE, HOSTNAME_LABEL, Group, Host, groups
 from gpustack.doctor.state import ClusterState, labels, name
 from gpustack.nodestate.checks import Nodes
+from gpustack.profile.derive import dra_allocates_gpus
 from gpustack.profile.model import Profile
 
 
 def node_hosts(profile: Profile, cluster: ClusterState) -> dict[str | None, tuple[Host, ...]]:
     """Config name (``None``: top-level) -> the nodes the selector picks in ``cluster``, by
-    their node config label, sorted by name (so a node's Job index is stable)."""
+    their node config label, sorted by name (so a node's Job index is stable); not those of
+    the pool whose GPUs NVIDIA's DRA driver hands out (``dra.nodeSelector``), which advertise no
+    device plugin resource."""
     configs = [None, *(nc.name for nc in profile.device_plugin.node_configs)]
     found: dict[str | None, list[Host]] = {c: [] for c in configs}
     label = profile.device_plugin.node_config_label
+    # NVIDIA's DRA driver hands out the GPUs of its pool: no device plugin resource to check
+    dra_pool = dict(profile.dra.node_selector) if dra_allocates_gpus(profile) else {}
     for node in Nodes.of(cluster, profile).selected:
         own = labels(node)
+        if dra_pool and all(own.get(k) == v for k, v in dra_pool.items()):
+            continue
         chosen = own.get(label)
         host = Host(name(node), own.get(HOSTNAME_LABEL) or name(node))
         found[chosen if chosen in found else None].append(host)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from gpustack.accept.expect import DEFAULT_TOLERANCE, MAX_CONTAINERS
-from gpustack.accept.plan import plan
+from gpustack.accept.plan import node_hosts, plan
 from gpustack.accept.report import expected_counts
 from gpustack.cli import main
+from gpustack.doctor import state
 from gpustack.profile import catalog, derive
-from tests.accept.conftest import PROFILES, job, load, objects
+from tests.accept.conftest import PROFILES, REPO, job, load, objects
 from tests.k8s_schema import assert_valid
 
 
@@ -220,3 +222,22 @@ def test_named_nodes_get_one_pinned_job_per_check(path: Path) -> None:
     for (_check, config), hosts in pinned.items():
         prefix = config or "gpu"
         assert hosts == [f"{prefix}-{i}" for i in range(3)]
+
+
+def test_dra_pool_nodes_get_no_device_plugin_check() -> None:
+    """h100-dra: nodes labelled with dra.nodeSelector hand their GPUs out by ResourceClaims, so
+    they advertise no nvidia.com/gpu; a check pinned there would stay Pending ("Insufficient
+    nvidia.com/gpu"; seen on the control plane). Only the device plugin's nodes are checked."""
+    profile = load(REPO / "profiles" / "h100-dra.yaml")
+
+    def node(name: str, **extra: str) -> dict[str, Any]:
+        labels = {"nvidia.com/gpu.present": "true", "kubernetes.io/hostname": name, **extra}
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+
+    doc = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [node("plugin-0"), node("dra-0", **dict(profile.dra.node_selector))],
+    }
+    hosts = node_hosts(profile, state.load(json.dumps(doc), "test"))
+    assert [h.name for h in hosts[None]] == ["plugin-0"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gpustack import dra_upstream
 from gpustack.doctor import kubectl as doctor_kubectl
 from gpustack.doctor import state as doctor_state
 from gpustack.doctor.claims import diagnose_claims
@@ -155,5 +156,8 @@ def test_a_claim_no_device_matches_stays_pending_with_the_schedulers_reason(
     found = [d for d in diagnose_claims(cluster) if d.subject == f"pod/{namespace}/{pod}"]
     assert [d.check for d in found] == ["claim-unallocated"], found
     says = found[0].message
-    assert "matches the selector `device.attributes['gpu.nvidia.com'].productName" in says, says
+    if folder.profile.gpus.mig:  # every GPU split: the slices hold MIG devices only
+        assert f"none of DeviceClass {dra_upstream.GPU_DEVICE_CLASS}" in says, says
+    else:
+        assert "matches the selector `device.attributes['gpu.nvidia.com'].productName" in says, says
     assert "(the devices have productName: 'NVIDIA " in says and "cannot allocate all" in says

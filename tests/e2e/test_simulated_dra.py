@@ -47,7 +47,9 @@ def _objects() -> list[dict[str, Any]]:
     for sub in ("common", "dra-driver"):
         for path in sorted((FOLDER / sub).glob("*.yaml")):
             out += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return [o for o in out if o["kind"] not in ("RuntimeClass", "NetworkPolicy")]
+    # the Namespace first: one apply creates the objects in order
+    kept = [o for o in out if o["kind"] not in ("RuntimeClass", "NetworkPolicy")]
+    return sorted(kept, key=lambda o: o["kind"] != "Namespace")
 
 
 def _claim_pod(cp: ControlPlane, name: str, selector: str) -> None:
