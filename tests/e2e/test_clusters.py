@@ -160,4 +160,5 @@ def test_a_claim_no_device_matches_stays_pending_with_the_schedulers_reason(
         assert f"none of DeviceClass {dra_upstream.GPU_DEVICE_CLASS}" in says, says
     else:
         assert "matches the selector `device.attributes['gpu.nvidia.com'].productName" in says, says
-    assert "(the devices have productName: 'NVIDIA " in says and "cannot allocate all" in says
+        assert "(the devices have productName: 'NVIDIA " in says, says
+    assert "cannot allocate all" in says, says

@@ -155,21 +155,21 @@ def published(
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
+        # as the tier's teardown: pods bound to a node without a kubelet never finish a graceful
+        # deletion, so their owners go first (orphaning them), then the pods at once
+        cp.kubectl(
+            "delete", "daemonsets", "--all", "-n", NAMESPACE, "--cascade=orphan", check=False
+        )
         for kind in ("pods", "resourceclaims"):
             cp.kubectl(
                 "delete", kind, "--all", "-n", NAMESPACE, "--force", "--grace-period=0", check=False
             )
-        cp.kubectl("delete", "daemonsets", "--all", "-n", NAMESPACE, check=False)
+        listed = json.dumps({"apiVersion": "v1", "kind": "List", "items": _objects()})
         cp.kubectl(
-            "delete",
-            "-f",
-            "-",
-            "--ignore-not-found",
-            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": _objects()}),
-            check=False,
+            "delete", "-f", "-", "--ignore-not-found", "--wait=false", stdin=listed, check=False
         )
         cp.kubectl("delete", "resourceslices", "--all", check=False)
-        cp.kubectl("delete", "nodes", "--all", "--wait=true", check=False)
+        cp.kubectl("delete", "nodes", "--all", "--wait=false", check=False)
         print((work / "plugin.log").read_text()[-3000:])
 
 
