@@ -95,7 +95,7 @@ def test_every_doctor_check_is_documented_and_found_by_a_fixture() -> None:
     section = (REPO / "docs" / "how-to" / "doctor.md").read_text()
     assert [c for c in checks.ids() if f"`{c}`" not in section] == [], "docs/how-to/doctor.md"
     found = set()
-    for fixture in sorted(FIXTURES.glob("*.json")):
+    for fixture in sorted([*FIXTURES.glob("*.json"), *(FIXTURES / "dra").glob("*.json")]):
         for path in (L4, MIG):
             cluster = state.load(fixture.read_text(), fixture.name)
             found |= {d.check for d in diagnose(cluster, profile(path))}
