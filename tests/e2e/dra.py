@@ -187,54 +187,40 @@ def play_controller(cp: ControlPlane, domains: list[Mapping[str, Any]]) -> None:
         )
 
 
+def claim_pod(cp: ControlPlane, namespace: str, name: str, selector: str) -> None:
+    """A ResourceClaim ``name`` for one GPU of NVIDIA's class whose CEL ``selector`` holds, and a
+    pod of the same name that uses it."""
+    request = {
+        "deviceClassName": dra_upstream.GPU_DEVICE_CLASS,
+        "selectors": [{"cel": {"expression": selector}}],
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}},
+    }
+    container = {
+        "name": "c",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"claims": [{"name": "gpu"}]},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
+            "containers": [container],
+        },
+    }
+    for obj in (claim, pod):
+        _create(cp, obj)
+
+
 def unsatisfiable_claim(cp: ControlPlane, namespace: str) -> str:
-    """A pod claiming a GPU no node has (a B200 by productName); returns the scheduler's reason
-    once it gives one ("" when it gave none)."""
+    """A pod claiming a GPU no node has (a B200 by productName); returns its name."""
     name = "e2e-no-such-gpu"
-    _create(
-        cp,
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": "gpu",
-                            "exactly": {
-                                "deviceClassName": dra_upstream.GPU_DEVICE_CLASS,
-                                "selectors": [
-                                    {
-                                        "cel": {
-                                            "expression": "device.attributes['gpu.nvidia.com']"
-                                            ".productName == 'NVIDIA B200'"
-                                        }
-                                    }
-                                ],
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    )
-    _create(
-        cp,
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"claims": [{"name": "gpu"}]},
-                    }
-                ],
-            },
-        },
-    )
+    attrs = f"device.attributes['{dra_upstream.GPU_DRIVER}']"
+    claim_pod(cp, namespace, name, f"{attrs}.productName == 'NVIDIA B200'")
     return name

@@ -25,6 +25,7 @@ import yaml
 
 from gpustack import dra_upstream
 from gpustack.constructs import dra_driver
+from tests.e2e import dra
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import CLUSTERS, node_manifest, node_status
 from tests.e2e.rollout import until
@@ -50,44 +51,6 @@ def _objects() -> list[dict[str, Any]]:
     # the Namespace first: one apply creates the objects in order
     kept = [o for o in out if o["kind"] not in ("RuntimeClass", "NetworkPolicy")]
     return sorted(kept, key=lambda o: o["kind"] != "Namespace")
-
-
-def _claim_pod(cp: ControlPlane, name: str, selector: str) -> None:
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "name": "gpu",
-                        "exactly": {
-                            "deviceClassName": dra_upstream.GPU_DEVICE_CLASS,
-                            "selectors": [{"cel": {"expression": selector}}],
-                        },
-                    }
-                ]
-            }
-        },
-    }
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "resources": {"claims": [{"name": "gpu"}]},
-                }
-            ],
-        },
-    }
-    for obj in (claim, pod):
-        cp.kubectl("create", "-f", "-", stdin=json.dumps(obj))
 
 
 @pytest.fixture(scope="module")
@@ -198,8 +161,8 @@ def test_the_real_scheduler_allocates_from_the_simulated_slices(
     cp, _ = published
     until(lambda: bool(_slices(cp)), seconds=60)
     attrs = f"device.attributes['{dra_upstream.GPU_DRIVER}']"
-    _claim_pod(cp, "one-h100", f"{attrs}.productName == 'NVIDIA H100 80GB HBM3'")
-    _claim_pod(cp, "one-b200", f"{attrs}.productName == 'NVIDIA B200'")
+    dra.claim_pod(cp, NAMESPACE, "one-h100", f"{attrs}.productName == 'NVIDIA H100 80GB HBM3'")
+    dra.claim_pod(cp, NAMESPACE, "one-b200", f"{attrs}.productName == 'NVIDIA B200'")
 
     def node_of(pod: str) -> str:
         return cp.kubectl("get", "pod", pod, "-n", NAMESPACE, "-o", "jsonpath={.spec.nodeName}")

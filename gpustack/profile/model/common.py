@@ -229,3 +229,13 @@ def digest(what: str) -> Any:
         hint="an image digest: sha256: and 64 lowercase hex digits",
         examples=["sha256:" + "0" * 64],
     )
+
+
+def image_field(default: str) -> Any:
+    """A section's ``image`` key: the repository, without a tag (``default``: NVIDIA's)."""
+    return key("Image", "Image repository, without a tag.", default=default, pattern=IMAGE)
+
+
+def version_field(default: str) -> Any:
+    """A section's ``version`` key: the image tag (``default``: the pinned release)."""
+    return key("Version", "Image tag.", default=default, pattern=IMAGE_TAG, examples=[default])

@@ -13,12 +13,10 @@ image is declared once here, as the default of its section's ``image``/``version
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from gpustack.fields import documented, key
 from gpustack.profile.model.common import (
-    IMAGE,
-    IMAGE_TAG,
     EnvVar,
     Labels,
     PullPolicy,
@@ -26,9 +24,11 @@ from gpustack.profile.model.common import (
     digest,
     enabled,
     env,
+    image_field,
     image_ref,
     pull_policy,
     resources,
+    version_field,
 )
 from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
@@ -44,14 +44,6 @@ DeployLabels = Literal["optional", "required"]
 CounterType = Literal["gauge", "counter", "label"]
 
 
-def _image(default: str) -> Any:
-    return key("Image", "Image repository, without a tag.", default=default, pattern=IMAGE)
-
-
-def _version(default: str) -> Any:
-    return key("Version", "Image tag.", default=default, pattern=IMAGE_TAG, examples=[default])
-
-
 @dataclass(frozen=True)
 class GpuFeatureDiscovery:
     """NVIDIA's GPU feature discovery (the device plugin image's ``gpu-feature-discovery``):
@@ -61,8 +53,8 @@ class GpuFeatureDiscovery:
 
     enabled: bool = enabled("Deploy GPU feature discovery (needs Node Feature Discovery).")
     # the device plugin image NVIDIA ships it in: one version fact for both
-    image: str = _image(PLUGIN_IMAGES["nvidia"][0])
-    version: str = _version(PLUGIN_IMAGES["nvidia"][1])
+    image: str = image_field(PLUGIN_IMAGES["nvidia"][0])
+    version: str = version_field(PLUGIN_IMAGES["nvidia"][1])
     digest: str | None = digest("GPU feature discovery")
     image_pull_policy: PullPolicy = pull_policy()
     sleep_interval: str = key(
@@ -96,8 +88,8 @@ class NodeFeatureDiscovery:
         " (its CRD is then a stated prerequisite).",
         default=True,
     )
-    image: str = _image(NFD_IMAGE[0])
-    version: str = _version(NFD_IMAGE[1])
+    image: str = image_field(NFD_IMAGE[0])
+    version: str = version_field(NFD_IMAGE[1])
     digest: str | None = digest("Node Feature Discovery")
     image_pull_policy: PullPolicy = pull_policy()
     resources: Resources = resources()
@@ -120,8 +112,8 @@ class MigManager:
         default=None,
         examples=[True],
     )
-    image: str = _image(MIG_MANAGER_IMAGE[0])
-    version: str = _version(MIG_MANAGER_IMAGE[1])
+    image: str = image_field(MIG_MANAGER_IMAGE[0])
+    version: str = version_field(MIG_MANAGER_IMAGE[1])
     digest: str | None = digest("MIG manager")
     image_pull_policy: PullPolicy = pull_policy()
     env: tuple[EnvVar, ...] = env()
@@ -186,8 +178,8 @@ class DcgmExporter:
     """NVIDIA's DCGM exporter: GPU metrics for Prometheus on port 9400 of each GPU node."""
 
     enabled: bool = enabled("Deploy the DCGM exporter DaemonSet and its Service.", False)
-    image: str = _image(DCGM_EXPORTER_IMAGE[0])
-    version: str = _version(DCGM_EXPORTER_IMAGE[1])
+    image: str = image_field(DCGM_EXPORTER_IMAGE[0])
+    version: str = version_field(DCGM_EXPORTER_IMAGE[1])
     digest: str | None = digest("DCGM exporter")
     image_pull_policy: PullPolicy = pull_policy()
     counters: tuple[Counter, ...] = key(

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 
 from gpustack.fields import key
 from gpustack.profile.model.common import (
-    IMAGE,
-    IMAGE_TAG,
     EnvVar,
     Labels,
     PullPolicy,
@@ -35,9 +33,11 @@ from gpustack.profile.model.common import (
     digest,
     enabled,
     env,
+    image_field,
     image_ref,
     pull_policy,
     resources,
+    version_field,
 )
 
 #: NVIDIA's DRA driver for GPUs (GPU Operator v26.7.0, ``draDriver``).
@@ -75,19 +75,8 @@ class Dra:
         " DeviceClass (needs the DRAExtendedResource feature gate: beta from Kubernetes 1.36).",
         default=False,
     )
-    image: str = key(
-        "Image",
-        "Image repository, without a tag.",
-        default=DRA_DRIVER_IMAGE[0],
-        pattern=IMAGE,
-    )
-    version: str = key(
-        "Version",
-        "Image tag.",
-        default=DRA_DRIVER_IMAGE[1],
-        pattern=IMAGE_TAG,
-        examples=[DRA_DRIVER_IMAGE[1]],
-    )
+    image: str = image_field(DRA_DRIVER_IMAGE[0])
+    version: str = version_field(DRA_DRIVER_IMAGE[1])
     digest: str | None = digest("DRA driver")
     image_pull_policy: PullPolicy = pull_policy()
     env: tuple[EnvVar, ...] = env()
