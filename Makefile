@@ -3,17 +3,24 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test e2e lint image image-push cmp-image cmp-image-push bench clean
+.PHONY: run bytecode test e2e lint image image-push cmp-image cmp-image-push bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(MAKE) --no-print-directory bytecode
 	touch $(STAMP)
 
 ## Synthesize dist/ from profiles/ (or the packaged default profile when there is none).
-run: $(STAMP)
+run: $(STAMP) bytecode
 	$(VENV)/bin/gpustack synth
+
+## Compile gpustack's modules, as installing a wheel does: an editable install otherwise
+## compiles them on every start where bytecode is not written (PYTHONDONTWRITEBYTECODE=1),
+## about 0.1 s of each command. Only changed modules are compiled again.
+bytecode:
+	$(PY) -m compileall -q gpustack
 
 ## ruff, mypy and the whole pytest suite.
 lint: $(STAMP)

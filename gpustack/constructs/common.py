@@ -21,10 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import dcgm_exporter
+from gpustack.constructs import dcgm_exporter, k8s, kube
 from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.kube import object_meta
 from gpustack.constructs.labels import PART_OF, Identity, selector_labels
@@ -141,7 +140,7 @@ class Common(Construct):
         ident = Identity("gpustack", "common", "", props.labels)
         if props.namespace not in SYSTEM_NAMESPACES:
             labels = {**ident.labels(), **_POD_SECURITY}
-            k8s.KubeNamespace(
+            kube.namespace(
                 self,
                 "namespace",
                 metadata=object_meta(
@@ -155,7 +154,7 @@ class Common(Construct):
             # GKE's ResourceQuota admission refuses critical-priority pods outside
             # kube-system unless a quota scoped to their priority class covers the namespace
             # ("insufficient quota to match these scopes"): without it no DaemonSet gets a pod.
-            k8s.KubeResourceQuota(
+            kube.resource_quota(
                 self,
                 "critical-quota",
                 metadata=object_meta(
@@ -165,7 +164,7 @@ class Common(Construct):
                     annotations=ident.annotations(),
                 ),
                 spec=k8s.ResourceQuotaSpec(
-                    hard={"pods": k8s.Quantity.from_string(CRITICAL_QUOTA_PODS)},
+                    hard={"pods": CRITICAL_QUOTA_PODS},
                     scope_selector=k8s.ScopeSelector(
                         match_expressions=[
                             k8s.ScopedResourceSelectorRequirement(
@@ -179,7 +178,7 @@ class Common(Construct):
             )
         # Read before the folder is applied (by people, the end-to-end tier, tools); in the
         # cluster it says what the stack expected to find there.
-        k8s.KubeConfigMap(
+        kube.config_map(
             self,
             "prerequisites",
             metadata=object_meta(
@@ -193,7 +192,7 @@ class Common(Construct):
         # No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),
         # so none accepts connections. Only gpustack's pods are selected: the namespace may be
         # shared. Egress stays open: the driver container may fetch kernel headers.
-        k8s.KubeNetworkPolicy(
+        kube.network_policy(
             self,
             "network-policy",
             metadata=object_meta(
@@ -211,7 +210,7 @@ class Common(Construct):
             # The exception to the policy above (policies add up): the metrics port of the DCGM
             # exporter's pods, from the scrapers the profile names.
             namespaces, pods = props.metrics_from
-            k8s.KubeNetworkPolicy(
+            kube.network_policy(
                 self,
                 "metrics-network-policy",
                 metadata=object_meta(
@@ -235,7 +234,7 @@ class Common(Construct):
                             ],
                             ports=[
                                 k8s.NetworkPolicyPort(
-                                    port=k8s.IntOrString.from_number(DCGM_METRICS_PORT),
+                                    port=DCGM_METRICS_PORT,
                                     protocol="TCP",
                                 )
                             ],
@@ -246,7 +245,7 @@ class Common(Construct):
         if props.openshift:
             self._scc_grant(ident)
         for name in props.runtime_classes:
-            k8s.KubeRuntimeClass(
+            kube.runtime_class(
                 self,
                 f"runtime-class-{name}",
                 handler=name,
@@ -261,8 +260,8 @@ class Common(Construct):
         meta = object_meta(
             SCC_ROLE, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
         )
-        k8s.KubeRole(self, "scc-role", metadata=meta, rules=[r.rule() for r in SCC_RULES])
-        k8s.KubeRoleBinding(
+        kube.role(self, "scc-role", metadata=meta, rules=[r.rule() for r in SCC_RULES])
+        kube.role_binding(
             self,
             "scc-binding",
             metadata=meta,

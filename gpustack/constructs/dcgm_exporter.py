@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Final
 
 import cdk8s
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet, WaitFor
@@ -125,9 +124,7 @@ class DcgmExporter(Construct):
             mounts.append(ds.mount(volume, COUNTERS_DIR, read_only=True))
             env.append(("DCGM_EXPORTER_COLLECTORS", f"{COUNTERS_DIR}/{COUNTERS_FILE}"))
         probe = k8s.Probe(
-            http_get=k8s.HttpGetAction(
-                path="/health", port=k8s.IntOrString.from_number(METRICS_PORT)
-            ),
+            http_get=k8s.HttpGetAction(path="/health", port=METRICS_PORT),
             initial_delay_seconds=45,
             period_seconds=5,
         )
@@ -153,7 +150,7 @@ class DcgmExporter(Construct):
             init_containers=waits,
             runtime_class_name=props.runtime_class,
         )
-        k8s.KubeService(
+        kube.service(
             self,
             "service",
             metadata=app.meta(NAME),
@@ -163,7 +160,7 @@ class DcgmExporter(Construct):
                     k8s.ServicePort(
                         name="gpu-metrics",
                         port=METRICS_PORT,
-                        target_port=k8s.IntOrString.from_string("metrics"),
+                        target_port="metrics",
                         protocol="TCP",
                     )
                 ],

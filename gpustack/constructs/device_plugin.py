@@ -21,10 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity

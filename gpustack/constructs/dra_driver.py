@@ -44,11 +44,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack import dra_upstream
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
@@ -267,7 +266,7 @@ class DraDriver(Construct):
         return Identity(name, COMPONENT, self.props.version, self.props.placement.labels)
 
     def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
-        """A cluster-scoped object cdk8s-plus has no class for."""
+        """A cluster-scoped object of a kind :mod:`gpustack.constructs.kube` has no builder for."""
         ident = self._ident(name)
         kube.api_object(
             self,
@@ -392,7 +391,7 @@ class DraDriver(Construct):
     def _kubelet_plugin(self) -> None:
         props = self.props
         app = NodeApp(self._ident(KUBELET_PLUGIN), props.placement)
-        k8s.KubeServiceAccount(
+        kube.service_account(
             self,
             "kubelet-plugin-sa",
             metadata=app.meta(KUBELET_PLUGIN_SA),
@@ -455,9 +454,7 @@ class DraDriver(Construct):
             # a new plugin must not wait for an old one's node: all at once, as NVIDIA renders it
             update_strategy=k8s.DaemonSetUpdateStrategy(
                 type="RollingUpdate",
-                rolling_update=k8s.RollingUpdateDaemonSet(
-                    max_unavailable=k8s.IntOrString.from_string("100%")
-                ),
+                rolling_update=k8s.RollingUpdateDaemonSet(max_unavailable="100%"),
             ),
         )
 
@@ -526,7 +523,7 @@ class DraDriver(Construct):
         meta = kube.object_meta(
             CONTROLLER, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
         )
-        k8s.KubeServiceAccount(
+        kube.service_account(
             self, "controller-sa", metadata=meta, automount_service_account_token=False
         )
         for role, rules, cluster in (
@@ -582,7 +579,7 @@ class DraDriver(Construct):
             *(placement["tolerations"] or []),
         ]
         labels = ident.selector()
-        k8s.KubeDeployment(
+        kube.deployment(
             self,
             "controller",
             metadata=meta,
@@ -625,7 +622,7 @@ class DraDriver(Construct):
     def _daemon_access(self) -> None:
         namespace = self.props.placement.namespace
         ident = self._ident("compute-domain-daemon")
-        k8s.KubeServiceAccount(
+        kube.service_account(
             self,
             "daemon-sa",
             metadata=kube.object_meta(

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.driver_manager import (
     DIGEST_ENV,
     DriverManagerProps,

@@ -48,11 +48,10 @@ import json
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack import components
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume

@@ -18,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack import dra_upstream
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity, label_value
 from gpustack.constructs.placement import Placement
 from gpustack.constructs.runtime import is_simulated, workload_runtime_class
@@ -211,7 +210,7 @@ class Examples(Construct):
         sa_ident = Identity(
             SERVICE_ACCOUNT, "examples", props.jobs[0].version, props.placement.labels
         )
-        k8s.KubeServiceAccount(
+        kube.service_account(
             self,
             "service-account",
             metadata=kube.object_meta(
@@ -243,15 +242,13 @@ class Examples(Construct):
         volumes = [
             k8s.Volume(
                 name=SHM_VOLUME,
-                empty_dir=k8s.EmptyDirVolumeSource(
-                    medium="Memory", size_limit=k8s.Quantity.from_string(SHM_SIZE)
-                ),
+                empty_dir=k8s.EmptyDirVolumeSource(medium="Memory", size_limit=SHM_SIZE),
             )
         ]
         mounts = [kube.mount(SHM_VOLUME, "/dev/shm")]
         if job.trains:
             script = f"{job.name}-script"
-            k8s.KubeConfigMap(
+            kube.config_map(
                 self,
                 f"script-{job.name}",
                 metadata=kube.object_meta(
@@ -284,7 +281,7 @@ class Examples(Construct):
         if job.multinode:
             self._rendezvous(job, ident)
         pod_claims = self._claims(job, ident)
-        k8s.KubeJob(
+        kube.job(
             self,
             f"job-{job.name}",
             metadata=kube.object_meta(
@@ -327,7 +324,7 @@ class Examples(Construct):
         if job.compute_domain:
             claims.append(CHANNEL_CLAIM)
         return k8s.ResourceRequirements(
-            limits=None if job.claim else {job.resource: k8s.Quantity.from_number(job.gpus)},
+            limits=None if job.claim else {job.resource: job.gpus},
             claims=[k8s.ResourceClaim(name=c) for c in claims] or None,
         )
 
@@ -404,7 +401,7 @@ class Examples(Construct):
         meta = kube.object_meta(
             job.name, namespace=ns, labels=ident.labels(), annotations=ident.annotations()
         )
-        k8s.KubeService(
+        kube.service(
             self,
             f"service-{job.name}",
             metadata=meta,
@@ -417,13 +414,13 @@ class Examples(Construct):
                     k8s.ServicePort(
                         name="rendezvous",
                         port=RENDEZVOUS_PORT,
-                        target_port=k8s.IntOrString.from_number(RENDEZVOUS_PORT),
+                        target_port=RENDEZVOUS_PORT,
                     )
                 ],
             ),
         )
         peers = k8s.LabelSelector(match_labels=ident.selector())
-        k8s.KubeNetworkPolicy(
+        kube.network_policy(
             self,
             f"network-policy-{job.name}",
             metadata=kube.object_meta(

@@ -23,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.nfd import FEATURES_D
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor

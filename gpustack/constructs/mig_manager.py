@@ -35,10 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR

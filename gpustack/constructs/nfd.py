@@ -38,10 +38,9 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 import cdk8s
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.nfd_crds import CRDS, GROUP, VERSION
@@ -189,9 +188,7 @@ def gpu_rules() -> list[dict[str, object]]:
 
 
 def _probe() -> k8s.Probe:
-    return k8s.Probe(
-        http_get=k8s.HttpGetAction(path="/healthz", port=k8s.IntOrString.from_string("http"))
-    )
+    return k8s.Probe(http_get=k8s.HttpGetAction(path="/healthz", port="http"))
 
 
 def _security() -> k8s.SecurityContext:
@@ -321,7 +318,7 @@ class NodeFeatureDiscovery(Construct):
         props = self.props
         placement = props.placement
         app = NodeApp(self._ident(name), placement, deploy=None)
-        k8s.KubeServiceAccount(
+        kube.service_account(
             self, f"{name}-sa", metadata=app.meta(name), automount_service_account_token=False
         )
         grant(
@@ -338,7 +335,7 @@ class NodeFeatureDiscovery(Construct):
         annotations = None
         if master:
             data = {"nfd-master.conf": master_config()}
-            k8s.KubeConfigMap(self, "master-conf", metadata=app.meta("nfd-master-conf"), data=data)
+            kube.config_map(self, "master-conf", metadata=app.meta("nfd-master-conf"), data=data)
             volumes.append(kube.config_map_volume("nfd-master-conf", "nfd-master-conf"))
             mounts.append(kube.mount("nfd-master-conf", CONF_DIR, read_only=True))
             annotations = {CONFIG_CHECKSUM: kube.data_checksum(data)}
@@ -354,7 +351,7 @@ class NodeFeatureDiscovery(Construct):
             volume_mounts=mounts,
         )
         pod = kube.pod_placement(replace(placement, node_selector=()), priority=False)
-        k8s.KubeDeployment(
+        kube.deployment(
             self,
             name,
             metadata=app.meta(name),

@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from cdk8s_plus_33 import k8s
+import cdk8s
 from constructs import Construct
 
 from gpustack import components
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import Placement, deploy_selection
@@ -83,7 +83,7 @@ class NodeApp:
 
         No GPU daemon talks to the API server (the plugin talks only to the kubelet's socket),
         so none gets RBAC or a token."""
-        k8s.KubeServiceAccount(
+        kube.service_account(
             scope,
             id,
             metadata=self.meta(self.ident.name),
@@ -157,7 +157,7 @@ class NodeDaemonSet:
     ) -> k8s.Volume:
         """A ConfigMap of the app, its checksum on the pod template under ``checksum``; returns
         the pod volume named ``volume`` to :meth:`mount` it with (``mode``: file mode)."""
-        k8s.KubeConfigMap(self.scope, id, metadata=self.app.meta(name), data=dict(data))
+        kube.config_map(self.scope, id, metadata=self.app.meta(name), data=dict(data))
         self.stamp(checksum, data)
         return kube.config_map_volume(volume, name, mode)
 
@@ -195,7 +195,7 @@ class NodeDaemonSet:
         update_strategy: k8s.DaemonSetUpdateStrategy | None = None,
         app_label: str | None = None,
         **pod: Any,
-    ) -> k8s.KubeDaemonSet:
+    ) -> cdk8s.ApiObject:
         """The DaemonSet ``name``: the pod skeleton plus the operand's ``pod`` options
         (``host_pid``, ``runtime_class_name``, ``affinity``...). ``default_container`` names the
         first container as the one ``kubectl`` picks. ``app_label``: the pods' ``app`` label
@@ -214,7 +214,7 @@ class NodeDaemonSet:
             placement["node_selector"] = {**(placement["node_selector"] or {}), **selector}
             pod["affinity"] = with_node_requirements(pod.get("affinity"), requirements)
         labels = {**ident.workload_labels(), APP_LABEL: app_label or name}
-        return k8s.KubeDaemonSet(
+        return kube.daemon_set(
             self.scope,
             id,
             metadata=self.app.meta(name, workload=True),

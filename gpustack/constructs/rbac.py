@@ -13,10 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity
 
 #: Where the kubelet mounts a pod's API token; client-go's in-cluster config reads it there.
@@ -77,15 +76,13 @@ def grant(
         name=name,
     )
     if cluster:
-        k8s.KubeClusterRole(scope, f"{name}-cluster-role", metadata=meta, rules=policy)
-        k8s.KubeClusterRoleBinding(
+        kube.cluster_role(scope, f"{name}-cluster-role", metadata=meta, rules=policy)
+        kube.cluster_role_binding(
             scope, f"{name}-cluster-binding", metadata=meta, role_ref=ref, subjects=[subject]
         )
     else:
-        k8s.KubeRole(scope, f"{name}-role", metadata=meta, rules=policy)
-        k8s.KubeRoleBinding(
-            scope, f"{name}-binding", metadata=meta, role_ref=ref, subjects=[subject]
-        )
+        kube.role(scope, f"{name}-role", metadata=meta, rules=policy)
+        kube.role_binding(scope, f"{name}-binding", metadata=meta, role_ref=ref, subjects=[subject])
 
 
 def token_volume(name: str = "api-token") -> k8s.Volume:

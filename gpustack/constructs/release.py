@@ -9,6 +9,12 @@ Node. After a rendering is turned into plain dicts nothing refers to those objec
 and a process no longer keeps every rendering it ever made (what is left is V8's own heap
 growth, measured by ``bench/synth_fleet.py --distinct``).
 
+A release is one jsii round trip per object, about 0.1 s for a cluster, which a process that
+renders one cluster (``gpustack template``, ``synth`` of one profile) and then exits would pay
+for nothing. So a rendering's objects are released when the *next* rendering starts (or by
+:func:`release_pending`): a process holds at most one finished rendering's objects, and one
+that renders once never pays.
+
 This reaches into jsii's reference registry (``jsii._reference_map``: the registry of
 objects created from Python, and the function that resolves objects the kernel returns), which
 jsii does not document: where it is missing (another jsii) nothing is released, and
@@ -39,19 +45,36 @@ def live_objects() -> int:
     return -1 if refs is None else len(refs)
 
 
-#: Classes whose objects jsii hands to Python from static factories (``IntOrString.from_number``,
-#: ``Quantity.from_string``, ``JsonPatch.add``): each call makes a new object, registered in the
-#: kernel but not in Python's registry. Only these are released among the objects the kernel
-#: returns; an object of another class might be a JavaScript singleton that a later call returns
-#: again, which the kernel could then no longer find.
-FACTORY_VALUES = frozenset(
-    {"cdk8s-plus-33.k8s.IntOrString", "cdk8s-plus-33.k8s.Quantity", "cdk8s.JsonPatch"}
-)
+#: Classes whose objects jsii hands to Python from static factories (``JsonPatch.add``): each
+#: call makes a new object, registered in the kernel but not in Python's registry. Only these
+#: are released among the objects the kernel returns; an object of another class might be a
+#: JavaScript singleton that a later call returns again, which the kernel could then no longer
+#: find.
+FACTORY_VALUES = frozenset({"cdk8s.JsonPatch"})
+
+
+#: The last rendering's objects, released when the next one starts: Python proxies' keys in
+#: jsii's registry and references the kernel returned from factories.
+_pending: tuple[list[str], list[Any]] = ([], [])
+
+
+def release_pending() -> None:
+    """Release the objects of the renderings :func:`released` has deferred."""
+    refs = _registry()
+    keys, returned = _pending
+    while keys:
+        key = keys.pop()
+        if refs is not None and key in refs:
+            jsii.kernel.delete(refs.pop(key).__jsii_ref__)
+    while returned:
+        jsii.kernel.delete(returned.pop())
 
 
 @contextmanager
 def released() -> Iterator[None]:
-    """Release every jsii object created in the block when it ends (also on error)."""
+    """Release every jsii object created in the block: when the next rendering starts (also
+    after an error), or at :func:`release_pending`."""
+    release_pending()
     refs = _registry()
     resolve = getattr(_reference_map, "resolve_reference", None)
     if refs is None or resolve is None:
@@ -71,7 +94,5 @@ def released() -> Iterator[None]:
         yield
     finally:
         _reference_map.resolve_reference = resolve
-        for key in [r for r in refs if r not in before]:
-            jsii.kernel.delete(refs.pop(key).__jsii_ref__)
-        for ref in returned.values():
-            jsii.kernel.delete(ref)
+        _pending[0].extend(r for r in refs if r not in before)
+        _pending[1].extend(returned.values())

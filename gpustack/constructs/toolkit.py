@@ -14,10 +14,9 @@ import posixpath
 from dataclasses import dataclass
 from typing import Final
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import VALIDATIONS, NodeApp, NodeDaemonSet

@@ -31,7 +31,13 @@ from gpustack.gitops import argocd_plugin
 from gpustack.profile.model import Profile
 from gpustack.synth.errors import SynthError
 from gpustack.synth.header import with_header
-from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, kustomization
+from gpustack.synth.layout import (
+    KUSTOMIZATION_FILE,
+    ClusterOutput,
+    Head,
+    ManifestFile,
+    kustomization,
+)
 from gpustack.synth.serialize import dump_yaml
 
 ARGOCD_API = "argoproj.io/v1alpha1"
@@ -97,9 +103,18 @@ def plugin_inputs(profile: Profile, files: Sequence[Path], out: Path) -> tuple[s
 GENERATE_PATHS = "argocd.argoproj.io/manifest-generate-paths"
 
 
-def _manifests(output: ClusterOutput) -> list[dict[str, Any]]:
+def _parse(content: bytes) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.load(
+        content, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    )
+    return loaded
+
+
+def _heads(output: ClusterOutput) -> list[tuple[Head, ManifestFile]]:
+    """Each object file of ``output`` with its object's :class:`Head`: kept from rendering, or
+    parsed from the file (a cluster read back from disk)."""
     return [
-        yaml.load(f.content, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        (f.head or Head.of(_parse(f.content)), f)
         for f in output.files
         if f.path != KUSTOMIZATION_FILE
     ]
@@ -228,9 +243,9 @@ def _app_project(namespace: str, project: str, members: Sequence[Delivered]) -> 
     namespaced_kinds: set[tuple[str, str]] = set()
     destinations: set[tuple[str, str]] = set()
     for m in members:
-        for obj in _manifests(m.output):
-            kind = (_group_of(obj["apiVersion"]), obj["kind"])
-            ns = obj["metadata"].get("namespace")
+        for head, _ in _heads(m.output):
+            kind = (_group_of(head.api_version), head.kind)
+            ns = head.namespace
             if ns:
                 namespaced_kinds.add(kind)
                 destinations.add((m.profile.metadata.name, ns))
@@ -258,19 +273,18 @@ def _app_project(namespace: str, project: str, members: Sequence[Delivered]) -> 
 def health_checks(output: ClusterOutput) -> list[dict[str, str]]:
     """Every DaemonSet that rolls out by itself (not ``OnDelete``): what Flux waits for."""
     checks = []
-    for obj in _manifests(output):
-        if obj["kind"] != "DaemonSet":
+    for head, file in _heads(output):
+        if head.kind != "DaemonSet":
             continue
-        strategy = obj.get("spec", {}).get("updateStrategy", {}).get("type", "RollingUpdate")
-        if strategy == "OnDelete":
+        spec = _parse(file.content).get("spec", {})
+        if spec.get("updateStrategy", {}).get("type", "RollingUpdate") == "OnDelete":
             continue
-        meta = obj["metadata"]
         checks.append(
             {
-                "apiVersion": obj["apiVersion"],
+                "apiVersion": head.api_version,
                 "kind": "DaemonSet",
-                "name": meta["name"],
-                "namespace": meta["namespace"],
+                "name": head.name,
+                "namespace": head.namespace,
             }
         )
     return checks

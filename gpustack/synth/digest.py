@@ -5,7 +5,7 @@ A cluster's output is a function of two things only, and its digest covers both:
 * its **inputs**: the bytes of the profile file and of every base it extends (the merged profile
   is made of nothing else), each recorded in the index as ``"<ref>": "sha256:..."``;
 * the **generator**: gpustack's version, the versions of the libraries that render objects
-  (cdk8s, cdk8s-plus, constructs, jsii, PyYAML) and the bytes of every file gpustack ships that
+  (cdk8s, constructs, jsii, PyYAML) and the bytes of every file gpustack ships that
   synthesis reads or runs (:func:`generator_digest`).
 
 "Packaged" means every file of the installed ``gpustack`` package (code, data, scripts,
@@ -32,7 +32,7 @@ from pathlib import Path
 import gpustack
 
 #: Distributions whose code turns a profile into bytes.
-LIBRARIES = ("cdk8s", "cdk8s-plus-33", "constructs", "jsii", "PyYAML")
+LIBRARIES = ("cdk8s", "constructs", "jsii", "PyYAML")
 #: Package paths (relative, POSIX) that synthesis never reads: changing them changes no output.
 NOT_SYNTHESIS = (
     "conformance/",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import yaml
@@ -87,11 +87,35 @@ class SynthObjectLike(Protocol):
 
 
 @dataclass(frozen=True)
+class Head:
+    """Who a file's object is: what the GitOps objects read of every object (the AppProject's
+    kinds and namespaces, Flux's health checks), kept from rendering so that a cluster
+    synthesized in this run is not parsed back from its own YAML."""
+
+    api_version: str
+    kind: str
+    name: str
+    #: ``""`` for a cluster-scoped object
+    namespace: str
+
+    @classmethod
+    def of(cls, manifest: Mapping[str, Any]) -> Head:
+        meta = manifest["metadata"]
+        return cls(
+            manifest["apiVersion"], manifest["kind"], meta["name"], meta.get("namespace") or ""
+        )
+
+
+@dataclass(frozen=True)
 class ManifestFile:
-    """One file of a cluster folder: its path relative to the folder, and its exact bytes."""
+    """One file of a cluster folder: its path relative to the folder, and its exact bytes.
+
+    ``head`` is the object's :class:`Head` when this run rendered it (``None`` for the
+    kustomization and for files read back from disk); it is not part of a file's equality."""
 
     path: str
     content: bytes
+    head: Head | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -356,7 +380,7 @@ def layout_cluster(name: str, objects: Iterable[SynthObjectLike]) -> ClusterOutp
             raise SynthError(
                 f"cluster {name!r}: {_describe(p)} can't be written as YAML: {first}"
             ) from exc
-        files.append(ManifestFile(p.path, content))
+        files.append(ManifestFile(p.path, content, Head.of(p.manifest)))
     if not files:
         raise SynthError(f"cluster {name!r}: the profile synthesizes no objects")
     files.append(ManifestFile(KUSTOMIZATION_FILE, kustomization(f.path for f in files)))

@@ -33,7 +33,7 @@ _ON_OFF_VARS = (
     "JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION",
 )
 
-#: The oldest Node the cdk8s and cdk8s-plus JavaScript packages declare support for
+#: The oldest Node the cdk8s and constructs JavaScript packages declare support for
 #: (``engines.node: ">= 16.20.0"``); older ones fail inside jsii with a Python traceback.
 MIN_NODE = (16, 20, 0)
 
@@ -122,7 +122,7 @@ def prepare_node(env: MutableMapping[str, str] | None = None, *, wheel: bool = T
 
 
 def start_cdk8s() -> None:
-    """Start cdk8s (its import starts Node and loads the JavaScript libraries, about a second)
+    """Start cdk8s (its import starts Node and loads the JavaScript libraries, about 0.4 s)
     in a background thread, so it overlaps with work that reads files; the synthesis that
     imports it later waits for it, or sees its error, as if it imported it itself.
 
@@ -133,8 +133,7 @@ def start_cdk8s() -> None:
     def load() -> None:
         try:
             importlib.import_module("gpustack.constructs.stack")
-            # the component modules too: they import cdk8s-plus, the largest library to load
-            # (in Node), which otherwise waited for the first rendering
+            # the component modules too, which otherwise waited for the first rendering
             from gpustack import components
 
             for c in components.REGISTRY:

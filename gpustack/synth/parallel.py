@@ -47,8 +47,9 @@ PER_WORKER_MIN = 12
 SHAPE_COST = 50
 #: Extra interpreter arguments of the workers (a test hook), after ``-O`` when it is used.
 WORKER_FLAGS: tuple[str, ...] = ()
-#: The largest generated binding module: whether its optimized bytecode exists decides ``-O``.
-_BINDINGS = "cdk8s_plus_33.k8s"
+#: The generated binding module gpustack uses: whether its optimized bytecode exists decides
+#: ``-O`` (which drops its run-time type checks).
+_BINDINGS = "cdk8s"
 
 Progress = Callable[[int], None]
 

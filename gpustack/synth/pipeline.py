@@ -89,5 +89,7 @@ def labelled(output: ClusterOutput, source: str) -> ClusterOutput:
     ``source`` on every file, the kustomization included."""
     return ClusterOutput(
         output.name,
-        tuple(ManifestFile(f.path, with_header(f.content, (source,))) for f in output.files),
+        tuple(
+            ManifestFile(f.path, with_header(f.content, (source,)), f.head) for f in output.files
+        ),
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
 from gpustack.constructs import kube
@@ -30,7 +29,7 @@ class Dummy(Construct):
     def __init__(self, scope: Construct, id: str, props: DummyProps) -> None:
         super().__init__(scope, id)
         ident = Identity(NAME, COMPONENT, "0.0.1")
-        k8s.KubeConfigMap(
+        kube.config_map(
             self,
             "config",
             metadata=kube.object_meta(

@@ -8,10 +8,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from cdk8s_plus_33 import k8s
 from constructs import Construct
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement

@@ -7,9 +7,8 @@ from typing import Any
 
 import cdk8s
 import pytest
-from cdk8s_plus_33 import k8s
 
-from gpustack.constructs import kube
+from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import (
     CONFIG_CHECKSUM,

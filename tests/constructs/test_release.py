@@ -9,11 +9,13 @@ import jsii
 import pytest
 
 from gpustack.constructs import synthesize
-from gpustack.constructs.release import live_objects, released
+from gpustack.constructs.release import live_objects, release_pending, released
 from gpustack.profile.model import Profile
 
 
 def counts() -> tuple[int, int]:
+    """Objects held once every finished rendering is released."""
+    release_pending()
     return live_objects(), jsii.kernel.stats().object_count
 
 
@@ -29,6 +31,19 @@ def test_rendering_many_clusters_holds_no_more_objects(examples: list[Profile]) 
         labelled = replace(profile, metadata=replace(profile.metadata, labels=(("n", str(i)),)))
         synthesize(labelled, cache=None)
     assert counts() == before
+
+
+def test_a_rendering_is_released_when_the_next_one_starts(examples: list[Profile]) -> None:
+    """Deferred, not leaked: a one-shot process never pays for the release, and a process that
+    renders on holds one rendering's objects, never two."""
+    idle = counts()
+    for profile in examples:
+        synthesize(profile, cache=None)
+        held = live_objects()
+        assert held > idle[0], "the rendering's objects are kept until the next one"
+        synthesize(profile, cache=None)
+        assert live_objects() == held, "the previous rendering's objects were released"
+    assert counts() == idle
 
 
 def test_objects_are_released_when_a_rendering_fails() -> None:

@@ -58,7 +58,7 @@ OCI_LABELS: dict[str, str | None] = {
 ABSENT_COMMANDS = ("pip", "pip3", "pip3.11", "gcc", "cc", "c++", "make", "ld", "gpustack")
 ABSENT_MODULES = (
     "pip", "setuptools", "wheel",
-    "cdk8s", "cdk8s_plus_33", "constructs", "jsii", "click", "jinja2", "jsonschema",
+    "cdk8s", "constructs", "jsii", "click", "jinja2", "jsonschema",
 )  # fmt: skip
 #: What the plugin needs; importing them proves the compiled wheels suit the image's Python.
 PRESENT_MODULES = ("grpc", "google.protobuf", "yaml", "pynvml", "gpustack.plugin.main")
