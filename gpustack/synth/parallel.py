@@ -40,11 +40,14 @@ from gpustack.profile.model import Profile
 from gpustack.synth.errors import SynthError
 from gpustack.synth.layout import ClusterOutput
 
-#: Below this many distinct shapes per worker, starting workers costs more than it saves (a
-#: worker starts in about a second; rendering one shape takes ~0.1–0.2 s of it).
-PER_WORKER_MIN = 12
-#: A new shape costs a worker about this many cache hits (a render is ~0.2 s, a hit ~4 ms).
-SHAPE_COST = 50
+#: Below this many distinct shapes per worker, starting workers costs more than it saves: a
+#: worker starts in about a second and sends its clusters back through a pipe, while a new
+#: shape renders in ~30 ms (most of its components are cache hits of an earlier shape). On
+#: 2 CPUs the mixed fleet of ``bench/synth_fleet.py`` (60 shapes) took 20.8 s in one process
+#: and 29.0 s with two workers, whose Nodes also doubled the peak memory.
+PER_WORKER_MIN = 100
+#: A new shape costs a worker about this many cache hits (~30 ms against ~5 ms).
+SHAPE_COST = 6
 #: Extra interpreter arguments of the workers (a test hook), after ``-O`` when it is used.
 WORKER_FLAGS: tuple[str, ...] = ()
 #: The generated binding module gpustack uses: whether its optimized bytecode exists decides

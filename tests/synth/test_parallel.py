@@ -27,7 +27,14 @@ def jobs() -> list[tuple[Path, object]]:
     return [(p.path, p.profile) for p in result.profiles]
 
 
-@pytest.mark.parametrize(("shapes", "workers", "expected"), [(1, 8, 0), (23, 2, 0), (24, 2, 2)])
+#: Two workers' worth of shapes, by the rule's own constant.
+TWO = 2 * parallel.PER_WORKER_MIN
+
+
+@pytest.mark.parametrize(
+    ("shapes", "workers", "expected"),
+    [(1, 8, 0), (TWO - 1, 2, 0), (TWO, 2, 2), (TWO, 1, 0), (10 * TWO, 3, 3)],
+)
 def test_workers_start_only_for_batches_worth_it(shapes: int, workers: int, expected: int) -> None:
     assert parallel.workers_for(shapes, workers) == expected
 
@@ -154,7 +161,8 @@ def test_o_only_where_it_will_not_recompile_every_worker(
 
 
 @pytest.mark.parametrize(
-    ("count", "jobs", "starts"), [(1, 2, True), (23, 2, True), (24, 2, False), (100, 1, True)]
+    ("count", "jobs", "starts"),
+    [(1, 2, True), (TWO - 1, 2, True), (TWO, 2, False), (10 * TWO, 1, True)],
 )
 def test_cdk8s_starts_early_only_for_synthesis_in_this_process(
     monkeypatch: pytest.MonkeyPatch, count: int, jobs: int, starts: bool
