@@ -12,6 +12,9 @@ with 10 replicas → 80 advertised devices) against the in-process test kubelet 
       _p99_ms / _timeouts               are open and never read (a hostile peer), 2 s deadline
     events_line_<M>mib_rss_peak_mib     VmHWM of a plugin whose simulated events file starts
                                         with an M MiB line (a sparse file), once it has read past
+    reload_storm_allocate_p50_ms /      Allocate round trips while the plugin gets SIGHUP 100
+      _p99_ms / _failures               times a second for 3 s (coalesced reloads that keep the
+                                        servers serving: issue #21)
 
 Usage: .venv/bin/python bench/plugin_allocate.py [--calls 2000] [--idle-streams 0,3,15,32]
        [--events-line-mib 400]
@@ -22,10 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -173,6 +178,45 @@ def rss_mib(pid: int) -> float:
     return proc_status_mib(pid, "VmRSS")
 
 
+#: The reload storm: signals per second, and how long it lasts.
+STORM_PER_S = 100
+STORM_S = 3.0
+
+
+def allocate_in_reload_storm(
+    kubelet: KubeletSimulator, pid: int, ids: list[str]
+) -> tuple[list[float], int]:
+    """Allocate latencies (ms) and failed calls while ``pid`` gets SIGHUP at STORM_PER_S."""
+    stop = threading.Event()
+
+    def storm() -> None:
+        period = 1 / STORM_PER_S
+        next_at = time.monotonic()
+        while not stop.is_set():
+            os.kill(pid, signal.SIGHUP)
+            next_at += period
+            time.sleep(max(0.0, next_at - time.monotonic()))
+
+    sender = threading.Thread(target=storm)
+    sender.start()
+    latencies: list[float] = []
+    failures = 0
+    deadline = time.monotonic() + STORM_S
+    try:
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            try:
+                kubelet.allocate(GPU, [ids[0]], timeout=2)
+                latencies.append((time.perf_counter() - start) * 1000)
+            except grpc.RpcError:
+                failures += 1
+            time.sleep(0.002)  # the kubelet allocates per pod, not in a tight loop
+    finally:
+        stop.set()
+        sender.join()
+    return latencies, failures
+
+
 def percentile(samples: list[float], pct: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
@@ -228,6 +272,7 @@ def main() -> int:
                 )
                 for n in idle_counts
             }
+            storm_latencies, storm_failures = allocate_in_reload_storm(kubelet, proc.pid, ids)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -258,6 +303,11 @@ def main() -> int:
         print(f"idle_streams_{n}_allocate_timeouts {timeouts}/{len(samples) + timeouts}")
     if events_peak is not None:
         print(f"events_line_{args.events_line_mib}mib_rss_peak_mib {events_peak:.1f}")
+    print(f"reload_storm_allocate_p50_ms {statistics.median(storm_latencies):.3f}")
+    print(f"reload_storm_allocate_p99_ms {percentile(storm_latencies, 99):.3f}")
+    print(
+        f"reload_storm_allocate_failures {storm_failures}/{len(storm_latencies) + storm_failures}"
+    )
     return 0
 
 

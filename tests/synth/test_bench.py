@@ -66,3 +66,21 @@ def test_every_bench_fleet_validates(fleet: str, tmp_path: Path) -> None:
         assert labels == [None] * 30
     else:
         assert labels == [{"fleet.example.com/cluster": f"c{i:04d}"} for i in range(30)]
+
+
+ONE = BENCH.with_name("one_cluster.py")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["--help"], 0, "--runs"),
+        (["--runs", "0"], 2, "--runs must be at least 1"),
+        (["no-such.yaml"], 2, "no-such.yaml: no such profile"),
+    ],
+)
+def test_one_cluster_arguments(args: list[str], code: int, says: str) -> None:
+    done = subprocess.run([sys.executable, str(ONE), *args], capture_output=True, text=True)
+    assert done.returncode == code
+    assert says in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
