@@ -86,7 +86,7 @@ def env(container: str, name: str, value: Value | None = None) -> Check:
 
 
 def host_path(
-    container: str, path: Value, *, propagation: str | None = None, at: str | None = None
+    container: str, path: Value, *, propagation: str | None = None, at: Value | None = None
 ) -> Check:
     """The container mounts the host's ``path`` (at ``at``, with ``propagation``, when given)."""
 
@@ -99,8 +99,9 @@ def host_path(
         mounts = [m for m in c.get("volumeMounts", []) if paths.get(m["name"]) == want]
         if not mounts:
             return f"{container}: host path {want} is not mounted"
-        if at is not None and all(m["mountPath"] != at for m in mounts):
-            return f"{container}: host path {want} is not mounted at {at}"
+        where = _value(at, r.profile) if at is not None else None
+        if where is not None and all(m["mountPath"] != where for m in mounts):
+            return f"{container}: host path {want} is not mounted at {where}"
         if propagation is not None and all(
             m.get("mountPropagation") != propagation for m in mounts
         ):

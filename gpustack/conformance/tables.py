@@ -235,7 +235,10 @@ def _dra_plugin_facts(
     """The facts NVIDIA's rendering states alike for each kubelet plugin container (``gpus``:
     ``gpu-kubelet-plugin``; ``compute-domains``: ``compute-domain-kubelet-plugin``)."""
     src = DRA_GPUS_GOLDEN if ctr == "gpus" else DRA_GOLDEN
-    registry, plugins = dra_upstream.KUBELET_REGISTRY_DIR, dra_upstream.KUBELET_PLUGINS_DIR
+    # NVIDIA renders /var/lib/kubelet/...; the chart takes both folders as values
+    # (kubeletPlugin.kubeletRegistrarDirectoryPath, kubeletPluginsDirectoryPath): the facts name
+    # the folders under the kubelet root of the profile's distribution
+    registry, plugins = _kubelet_dir("plugins_registry"), _kubelet_dir("plugins")
     return (
         Fact(
             DRA_DRIVER,
@@ -257,16 +260,16 @@ def _dra_plugin_facts(
         Fact(
             DRA_DRIVER,
             "host paths",
-            f"{ctr}: the kubelet's plugin registry, at the same path (the registration socket)",
+            f"{ctr}: the kubelet's plugin registry (the registration socket)",
             src,
-            c.host_path(ctr, registry, at=registry),
+            c.host_path(ctr, registry),
             when,
         ),
         Fact(
             DRA_DRIVER,
             "host paths",
-            f"{ctr}: the kubelet's plugins folder, Bidirectional"
-            " (the DRA socket the kubelet dials)",
+            f"{ctr}: the kubelet's plugins folder, Bidirectional, at the same path inside (the"
+            " DRA socket the kubelet dials; draplugin.go PluginDataDirectoryPath)",
             src,
             c.host_path(ctr, plugins, at=plugins, propagation="Bidirectional"),
             when,
