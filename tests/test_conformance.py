@@ -1,9 +1,10 @@
 """Every operand of every example profile, held to NVIDIA's rendering (GPU Operator v26.7.0).
 
 The rows live in :mod:`gpustack.conformance.tables`; this test runs each applicable row over each
-synthesized DaemonSet of each example profile. It also shows that the checks bite: removing a
-fact (the MIG manager's runtime class, the driver's Bidirectional /run/nvidia) from the output
-makes its row fail.
+synthesized DaemonSet (and the DRA driver's ComputeDomain controller Deployment) of each example
+profile. It also shows that the checks bite: removing a fact (the MIG manager's runtime class,
+the driver's Bidirectional /run/nvidia, the DRA plugin's startup probe) from the output makes its
+row fail.
 """
 
 from __future__ import annotations
@@ -34,18 +35,27 @@ def _stack(path: Path) -> tuple[Profile, tuple[dict[str, Any], ...]]:
     return profile, tuple(o.manifest for o in synthesize(profile))
 
 
+def _carries(operand: str, rendered: Rendered) -> bool:
+    """Whether the workload is the operand's: by kind and name where the table says so (the DRA
+    driver's), else by its main container (the component's other DaemonSets, the MPS control
+    daemon, are not the operand)."""
+    workload = rendered.workload
+    if operand in tables.WORKLOADS:
+        return (workload["kind"], workload["metadata"]["name"]) == tables.WORKLOADS[operand]
+    main = tables.OPERANDS[tables.CARRIER.get(operand, operand)][0]
+    return workload["kind"] == "DaemonSet" and rendered.container(main) is not None
+
+
 def _operands(path: Path) -> Iterator[tuple[str, Rendered]]:
-    """(operand, rendered) for every DaemonSet of the profile's stack carrying an operand."""
+    """(operand, rendered) for every workload of the profile's stack carrying an operand."""
     profile, objects = _stack(path)
     for o in objects:
-        if o["kind"] != "DaemonSet":
+        if o["kind"] not in ("DaemonSet", "Deployment"):
             continue
         component = o["metadata"]["labels"].get(COMPONENT)
         for operand in tables.OPERANDS:
             rendered = Rendered(profile, o, objects)
-            # the component's other DaemonSets (the MPS control daemon) are not this operand
-            main = tables.OPERANDS[tables.CARRIER.get(operand, operand)][0]
-            if tables.CARRIER.get(operand, operand) == component and rendered.container(main):
+            if tables.CARRIER.get(operand, operand) == component and _carries(operand, rendered):
                 yield operand, rendered
 
 
@@ -106,6 +116,11 @@ def _drop_propagation(pod: dict[str, Any]) -> None:
         ("lab-1gpu", "gpu-feature-discovery",
          lambda pod: pod["containers"][0]["env"].pop()),  # USE_NODE_FEATURE_API, set last
         ("lab-1gpu", "container-toolkit", lambda pod: pod.pop("hostPID")),
+        ("h100-dra", "dra-driver", _drop_propagation),
+        ("gb200-nvl72", "dra-driver",
+         lambda pod: pod["containers"][0].pop("startupProbe")),  # compute-domains
+        ("gb200-nvl72", "compute-domain-controller",
+         lambda pod: pod["containers"][0]["env"].pop()),  # LEADER_ELECTION_ENABLED, set last
     ],
 )  # fmt: skip
 def test_removing_a_fact_fails_its_row(profile: str, operand: str, edit: Any) -> None:
@@ -148,6 +163,7 @@ def test_page_states_the_default_versions() -> None:
         defaults.mig_manager.image_ref(),
         defaults.node_feature_discovery.image_ref(),
         defaults.dcgm_exporter.image_ref(),
+        defaults.dra.image_ref(),
         defaults.driver.upgrade.image_ref(),
         f"{defaults.driver.image}:{defaults.driver.version}",
     ):

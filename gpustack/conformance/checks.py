@@ -86,7 +86,7 @@ def env(container: str, name: str, value: Value | None = None) -> Check:
 
 
 def host_path(
-    container: str, path: Value, *, propagation: str | None = None, at: str | None = None
+    container: str, path: Value, *, propagation: str | None = None, at: Value | None = None
 ) -> Check:
     """The container mounts the host's ``path`` (at ``at``, with ``propagation``, when given)."""
 
@@ -99,8 +99,9 @@ def host_path(
         mounts = [m for m in c.get("volumeMounts", []) if paths.get(m["name"]) == want]
         if not mounts:
             return f"{container}: host path {want} is not mounted"
-        if at is not None and all(m["mountPath"] != at for m in mounts):
-            return f"{container}: host path {want} is not mounted at {at}"
+        where = _value(at, r.profile) if at is not None else None
+        if where is not None and all(m["mountPath"] != where for m in mounts):
+            return f"{container}: host path {want} is not mounted at {where}"
         if propagation is not None and all(
             m.get("mountPropagation") != propagation for m in mounts
         ):
@@ -239,5 +240,102 @@ def not_granted(kind: str, role: str, group: str, resource: str, verb: str) -> C
 
     def check(r: Rendered) -> str | None:
         return f"{kind} {role} grants {verb} on {resource}" if grant(r) is None else None
+
+    return check
+
+
+def grpc_probe(container: str, kind: str, port: int, **fields: int) -> Check:
+    """The container has a ``kind`` gRPC probe on ``port`` asking for the ``liveness`` service,
+    with the given timing ``fields`` (``periodSeconds``, ``failureThreshold``...)."""
+
+    def check(r: Rendered) -> str | None:
+        c = r.container(container)
+        if c is None:
+            return f"no container {container!r}"
+        found = c.get(kind) or {}
+        grpc = found.get("grpc") or {}
+        if grpc.get("port") != port or grpc.get("service") != "liveness":
+            return f"{container}: no {kind} on gRPC port {port} (service liveness)"
+        wrong = [f"{k}={found.get(k)!r}" for k, v in fields.items() if found.get(k) != v]
+        return f"{container}: {kind} has {', '.join(wrong)}, expected {fields}" if wrong else None
+
+    return check
+
+
+def command(container: str, program: str) -> Check:
+    """The container runs ``program`` itself (its command's first word)."""
+
+    def check(r: Rendered) -> str | None:
+        c = r.container(container)
+        if c is None:
+            return f"no container {container!r}"
+        got = (c.get("command") or [None])[0]
+        return None if got == program else f"{container}: runs {got!r}, expected {program!r}"
+
+    return check
+
+
+def workload_field(path: tuple[str, ...], expected: Any) -> Check:
+    """A field of the workload (``spec.replicas``, ``spec.updateStrategy...``)."""
+
+    def check(r: Rendered) -> str | None:
+        got: Any = r.workload
+        for key in path:
+            got = got.get(key) if isinstance(got, Mapping) else None
+        where = ".".join(path)
+        return None if got == expected else f"{where} is {got!r}, expected {expected!r}"
+
+    return check
+
+
+def pod_label(key: str, value: str) -> Check:
+    """The pod template carries the label ``key: value``."""
+
+    def check(r: Rendered) -> str | None:
+        labels = r.workload["spec"]["template"].get("metadata", {}).get("labels") or {}
+        got = labels.get(key)
+        return None if got == value else f"pod label {key} is {got!r}, expected {value!r}"
+
+    return check
+
+
+def tolerates(key: str) -> Check:
+    """The pod tolerates the taint ``key`` (any effect)."""
+
+    def check(r: Rendered) -> str | None:
+        keys = {t.get("key") for t in r.pod.get("tolerations") or []}
+        return None if key in keys else f"no toleration of {key}"
+
+    return check
+
+
+def prefers_node(key: str) -> Check:
+    """The pod's preferred node affinity names the label ``key``."""
+
+    def check(r: Rendered) -> str | None:
+        preferred = ((r.pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "preferredDuringSchedulingIgnoredDuringExecution"
+        ) or []
+        keys = {e["key"] for t in preferred for e in t["preference"].get("matchExpressions", [])}
+        return None if key in keys else f"no preferred node affinity on {key}"
+
+    return check
+
+
+def no_host_path(path: str) -> Check:
+    """The pod mounts nothing of the host at ``path``."""
+
+    def check(r: Rendered) -> str | None:
+        return f"host path {path} is mounted" if path in r.host_paths().values() else None
+
+    return check
+
+
+def has_object(kind: str, name: str) -> Check:
+    """The stack holds a ``kind`` named ``name``."""
+
+    def check(r: Rendered) -> str | None:
+        found = any(o.get("kind") == kind and o["metadata"]["name"] == name for o in r.objects)
+        return None if found else f"no {kind} {name}"
 
     return check

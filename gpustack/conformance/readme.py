@@ -70,6 +70,7 @@ def render_versions() -> str:
         ("MIG manager", p.mig_manager.image_ref()),
         ("Node Feature Discovery", p.node_feature_discovery.image_ref()),
         ("DCGM exporter", p.dcgm_exporter.image_ref()),
+        ("DRA driver (`dra.enabled: true`)", p.dra.image_ref()),
     )
     lines = [
         VERSIONS_BEGIN,

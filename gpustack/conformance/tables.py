@@ -23,8 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from gpustack import components
+from gpustack import components, dra_upstream
 from gpustack.conformance import checks as c
+from gpustack.constructs import dra_driver as dra
+from gpustack.constructs.kube import CDI_ROOT
+from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.profile.derive import gpu_runtime_class, is_simulated
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least
@@ -40,6 +43,9 @@ GFD_OPERAND: Final = components.for_section("gpu_feature_discovery").name
 NFD_OPERAND: Final = components.for_section("node_feature_discovery").name
 MIG_MANAGER: Final = components.for_section("mig_manager").name
 DCGM_EXPORTER: Final = components.for_section("dcgm_exporter").name
+#: The DRA driver's kubelet plugin DaemonSet, and its ComputeDomain controller Deployment.
+DRA_DRIVER: Final = components.for_section("dra").name
+DRA_CONTROLLER: Final = "compute-domain-controller"
 
 #: Operand (gpustack component) -> (its DaemonSet's main container, the operator files to read).
 OPERANDS: Final[dict[str, tuple[str, str]]] = {
@@ -58,10 +64,25 @@ OPERANDS: Final[dict[str, tuple[str, str]]] = {
     ),
     MIG_MANAGER: ("nvidia-mig-manager", "assets/state-mig-manager"),
     DCGM_EXPORTER: ("nvidia-dcgm-exporter", "assets/state-dcgm-exporter"),
+    # the plugin's containers (gpus, compute-domains) depend on the profile: found by WORKLOADS
+    DRA_DRIVER: ("gpus", f"{GOLDEN}/gpucluster-dra-driver-*.yaml, manifests/state-dra-driver"),
+    DRA_CONTROLLER: (
+        "compute-domain",
+        f"{GOLDEN}/gpucluster-dra-driver-full-spec.yaml, manifests/state-dra-driver",
+    ),
 }
 
-#: The DaemonSet component that carries an operand (the driver manager lives in the driver pod).
-CARRIER: Final[dict[str, str]] = {"driver-manager": "driver"}
+#: The component that carries an operand (the driver manager lives in the driver pod, the
+#: ComputeDomain controller is the DRA driver's).
+CARRIER: Final[dict[str, str]] = {"driver-manager": "driver", DRA_CONTROLLER: DRA_DRIVER}
+
+#: Operands found by their workload's kind and name rather than by a main container: the DRA
+#: kubelet plugin runs a ``gpus`` and/or a ``compute-domains`` container, and the controller is
+#: a Deployment.
+WORKLOADS: Final[dict[str, tuple[str, str]]] = {
+    DRA_DRIVER: ("DaemonSet", dra.KUBELET_PLUGIN),
+    DRA_CONTROLLER: ("Deployment", dra.CONTROLLER),
+}
 
 Condition = Callable[[Profile], bool]
 
@@ -116,6 +137,14 @@ def _mig_strategy(p: Profile) -> bool:
 
 def _toolkit_or_driver(p: Profile) -> bool:
     return p.toolkit.enabled or p.driver.enabled
+
+
+def _dra_gpus(p: Profile) -> bool:
+    return p.dra.enabled and p.dra.gpus
+
+
+def _dra_domains(p: Profile) -> bool:
+    return p.dra.enabled and p.dra.compute_domains
 
 
 def _install_dir(p: Profile) -> str:
@@ -181,6 +210,241 @@ DP, GFD, MIG = "nvidia-device-plugin", GFD_OPERAND, "nvidia-mig-manager"
 DCGM, NFD = "nvidia-dcgm-exporter", "nfd-worker"
 FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
 KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
+
+DRA_GOLDEN: Final = _src(f"{GOLDEN}/gpucluster-dra-driver-full-spec.yaml")
+DRA_GPUS_GOLDEN: Final = _src(
+    f"{GOLDEN}/gpucluster-dra-driver-full-spec.yaml, {GOLDEN}/gpucluster-dra-driver-gpus-only.yaml"
+)
+#: The driver's own source, for what the operator's rendering leaves to it.
+
+
+def _dra_src(path: str) -> str:
+    """The DRA driver's own source (kubernetes-sigs/dra-driver-nvidia-gpu ``main`` at 95932046,
+    v0.5.0-dev, the release v26.7.0 pins), for what the operator's rendering leaves to it."""
+    return f"dra-driver-nvidia-gpu 95932046 {path}"
+
+
+DRA_DEPLOY_LABEL: Final = "nvidia.com/gpu.deploy.dra-driver"
+CONTROL_PLANE: Final = "node-role.kubernetes.io/control-plane"
+CD_GROUP: Final = dra_upstream.COMPUTE_DOMAIN_API_GROUP
+
+
+def _dra_plugin_facts(
+    ctr: str, binary: str, port: int, endpoint: str, every: int, when: Condition
+) -> tuple[Fact, ...]:
+    """The facts NVIDIA's rendering states alike for each kubelet plugin container (``gpus``:
+    ``gpu-kubelet-plugin``; ``compute-domains``: ``compute-domain-kubelet-plugin``)."""
+    src = DRA_GPUS_GOLDEN if ctr == "gpus" else DRA_GOLDEN
+    # NVIDIA renders /var/lib/kubelet/...; the chart takes both folders as values
+    # (kubeletPlugin.kubeletRegistrarDirectoryPath, kubeletPluginsDirectoryPath): the facts name
+    # the folders under the kubelet root of the profile's distribution
+    registry, plugins = _kubelet_dir("plugins_registry"), _kubelet_dir("plugins")
+    return (
+        Fact(
+            DRA_DRIVER,
+            "containers",
+            f"the {ctr} container runs {binary}",
+            src,
+            c.command(ctr, binary),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "privileges",
+            f"{ctr} is privileged: it reads NVML, sees every device"
+            " node and writes CDI specs and sockets on the host",
+            src,
+            c.privileged(ctr),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "host paths",
+            f"{ctr}: the kubelet's plugin registry (the registration socket)",
+            src,
+            c.host_path(ctr, registry),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "host paths",
+            f"{ctr}: the kubelet's plugins folder, Bidirectional, at the same path inside (the"
+            " DRA socket the kubelet dials; draplugin.go PluginDataDirectoryPath)",
+            src,
+            c.host_path(ctr, plugins, at=plugins, propagation="Bidirectional"),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "host paths",
+            f"{ctr}: {CDI_ROOT}, where it writes a CDI spec per prepared claim for the runtime",
+            src,
+            c.host_path(ctr, CDI_ROOT, at=CDI_ROOT),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "host paths",
+            f"{ctr}: the driver root at {DRIVER_ROOT_CTR_PATH},"
+            " HostToContainer (libraries and binaries it names in the CDI specs)",
+            src,
+            c.host_path(ctr, _driver_root, at=DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: CDI_ROOT names {CDI_ROOT}",
+            src,
+            c.env(ctr, "CDI_ROOT", CDI_ROOT),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: NVIDIA_VISIBLE_DEVICES=void: the runtime injects no"
+            " GPU into the plugin itself",
+            src,
+            c.env(ctr, "NVIDIA_VISIBLE_DEVICES", "void"),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: NVIDIA_MIG_CONFIG_DEVICES=all",
+            src,
+            c.env(ctr, "NVIDIA_MIG_CONFIG_DEVICES", "all"),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: KUBELET_REGISTRAR_DIRECTORY_PATH names the plugin registry",
+            src,
+            c.env(ctr, "KUBELET_REGISTRAR_DIRECTORY_PATH", registry),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: KUBELET_PLUGINS_DIRECTORY_PATH names the plugins folder",
+            src,
+            c.env(ctr, "KUBELET_PLUGINS_DIRECTORY_PATH", plugins),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: NODE_NAME (from spec.nodeName) and NAMESPACE",
+            src,
+            c.env(ctr, "NODE_NAME"),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "env",
+            f"{ctr}: metrics at HTTP_ENDPOINT {endpoint}",
+            src,
+            c.env(ctr, "HTTP_ENDPOINT", endpoint),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "ports",
+            f"{ctr}: HEALTHCHECK_PORT {port}, its gRPC health server",
+            src,
+            c.env(ctr, "HEALTHCHECK_PORT", str(port)),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "probes",
+            f"{ctr}: a gRPC startup probe on {port} (service liveness,"
+            " every second, up to 600 failures)",
+            src,
+            c.grpc_probe(ctr, "startupProbe", port, periodSeconds=1, failureThreshold=600),
+            when,
+        ),
+        Fact(
+            DRA_DRIVER,
+            "probes",
+            f"{ctr}: a gRPC liveness probe on {port} every {every} s",
+            src,
+            c.grpc_probe(ctr, "livenessProbe", port, periodSeconds=every),
+            when,
+        ),
+    )
+
+
+def _slice_policy(r: c.Rendered) -> str | None:
+    """The plugin's ServiceAccount may write only ResourceSlices of the node its token names."""
+    user = f"system:serviceaccount:{r.workload['metadata']['namespace']}:{dra.KUBELET_PLUGIN_SA}"
+    for o in r.objects:
+        if o.get("kind") != "ValidatingAdmissionPolicy":
+            continue
+        spec = o["spec"]
+        if not any(user in m["expression"] for m in spec.get("matchConditions", [])):
+            continue
+        names = " ".join(v["expression"] for v in spec.get("variables", []))
+        if "authentication.kubernetes.io/node-name" in names and "nodeName" in names:
+            return None
+        return f"{o['metadata']['name']} does not compare the token's node with the slice's"
+    return f"no ValidatingAdmissionPolicy matching {user}"
+
+
+def _controller_image(r: c.Rendered) -> str | None:
+    """IMAGE_NAME is the controller's own image: the IMEX daemons it starts run it."""
+    ctr = r.container("compute-domain") or {}
+    return c.env("compute-domain", "IMAGE_NAME", ctr.get("image", ""))(r)
+
+
+def _controller_hardened(r: c.Rendered) -> str | None:
+    sc = (r.container("compute-domain") or {}).get("securityContext") or {}
+    drops = (sc.get("capabilities") or {}).get("drop") or []
+    if sc.get("privileged") or "ALL" not in drops or sc.get("readOnlyRootFilesystem") is not True:
+        return "compute-domain: not unprivileged with ALL dropped and a read-only root"
+    return None
+
+
+def _no_role_named(part: str) -> c.Check:
+    def check(r: c.Rendered) -> str | None:
+        found = [
+            o["metadata"]["name"]
+            for o in r.objects
+            if o.get("kind") in ("Role", "ClusterRole") and part in o["metadata"]["name"]
+        ]
+        return f"roles {found} exist" if found else None
+
+    return check
+
+
+def _plugin_containers_direct(r: c.Rendered) -> str | None:
+    """No validator: the plugin binaries run directly, told the driver root by env."""
+    if r.container("driver-validation"):
+        return "driver-validation present"
+    for ctr, binary in (("gpus", "gpu-kubelet-plugin"),
+                        ("compute-domains", "compute-domain-kubelet-plugin")):  # fmt: skip
+        if r.container(ctr) is None:
+            continue
+        for check in (c.command(ctr, binary), c.env(ctr, "NVIDIA_DRIVER_ROOT", _driver_root)):
+            problem = check(r)
+            if problem:
+                return problem
+    return None
+
+
+def _only_node_local_slices(r: c.Rendered) -> str | None:
+    for o in r.objects:
+        if o.get("kind") == "ValidatingAdmissionPolicy" and o["metadata"]["name"] == (
+            dra.SLICE_POLICY
+        ):
+            text = str(o["spec"])
+            return (
+                "the policy admits allNodes/nodeSelector slices"
+                if ("allNodes" in text or "nodeSelector" in text)
+                else None
+            )
+    return f"no ValidatingAdmissionPolicy {dra.SLICE_POLICY}"
 
 
 FACTS: Final[tuple[Fact, ...]] = (
@@ -387,6 +651,96 @@ FACTS: Final[tuple[Fact, ...]] = (
          " privileged)", DCGM_DS, c.capability(DCGM, "SYS_ADMIN")),
     Fact(DCGM_EXPORTER, "RBAC", "no API token without pod-label metadata", DCGM_DS,
          c.pod_field("automountServiceAccountToken", False)),
+    # --- DRA driver: kubelet plugin ---------------------------------------------------------
+    *_dra_plugin_facts("gpus", "gpu-kubelet-plugin", dra.GPUS_HEALTH_PORT, ":8080", 30,
+                       _dra_gpus),
+    *_dra_plugin_facts("compute-domains", "compute-domain-kubelet-plugin", dra.CD_HEALTH_PORT,
+                       ":8081", 10, _dra_domains),
+    Fact(DRA_DRIVER, "env", "compute-domains: GPU_CLIQUE_LABEL_ENABLED=true (it labels its"
+         " node with the NVLink clique)", DRA_GOLDEN,
+         c.env("compute-domains", "GPU_CLIQUE_LABEL_ENABLED", "true"), when=_dra_domains),
+    Fact(DRA_DRIVER, "labels", f"the plugin pods carry app: {dra.KUBELET_PLUGIN}: the driver"
+         " manager waits for pods with that label to stop before it unloads the driver",
+         f"{DRA_GOLDEN}; k8s-driver-manager v0.12.0 cmd/driver-manager/main.go"
+         " evictKubeletPlugin", c.pod_label("app", dra.KUBELET_PLUGIN)),
+    Fact(DRA_DRIVER, "node selection", f"placed by the deploy label {DRA_DEPLOY_LABEL}, which"
+         " the driver manager pauses", DRA_GOLDEN, c.selects_on(DRA_DEPLOY_LABEL)),
+    Fact(DRA_DRIVER, "node selection", "tolerates the nvidia.com/gpu taint", DRA_GOLDEN,
+         c.tolerates("nvidia.com/gpu")),
+    Fact(DRA_DRIVER, "priority", "priorityClassName system-node-critical", DRA_GOLDEN,
+         c.pod_field("priorityClassName", "system-node-critical")),
+    Fact(DRA_DRIVER, "update strategy", "RollingUpdate with maxUnavailable 100%: every node's"
+         " plugin is replaced at once", DRA_GOLDEN,
+         c.workload_field(("spec", "updateStrategy", "rollingUpdate", "maxUnavailable"), "100%")),
+    Fact(DRA_DRIVER, "RBAC", f"runs as ServiceAccount {dra.KUBELET_PLUGIN_SA}, the name the"
+         " ResourceSlice admission policy matches", DRA_GOLDEN,
+         c.pod_field("serviceAccountName", dra.KUBELET_PLUGIN_SA)),
+    Fact(DRA_DRIVER, "RBAC", "reads the ResourceClaims it prepares (resourceclaims get)",
+         DRA_GOLDEN, c.granted("ClusterRole", dra.KUBELET_PLUGIN_CLUSTER_ROLE,
+                               "resource.k8s.io", "resourceclaims", "get")),
+    Fact(DRA_DRIVER, "RBAC", "publishes its node's ResourceSlices (resourceslices create,"
+         " update, delete, watch)", DRA_GOLDEN,
+         c.granted("ClusterRole", dra.KUBELET_PLUGIN_CLUSTER_ROLE, "resource.k8s.io",
+                   "resourceslices", "create")),
+    Fact(DRA_DRIVER, "RBAC", "with ComputeDomains: watches ComputeDomains", DRA_GOLDEN,
+         c.granted("ClusterRole", dra.KUBELET_PLUGIN_CD_CLUSTER_ROLE, CD_GROUP,
+                   "computedomains", "watch"), when=_dra_domains),
+    Fact(DRA_DRIVER, "RBAC", "with ComputeDomains: labels its node (nodes update, patch)",
+         DRA_GOLDEN, c.granted("ClusterRole", dra.KUBELET_PLUGIN_CD_CLUSTER_ROLE, "", "nodes",
+                               "patch"), when=_dra_domains),
+    Fact(DRA_DRIVER, "RBAC", "with ComputeDomains: reads the cliques in its namespace (a Role,"
+         " computedomaincliques get)", DRA_GOLDEN,
+         c.granted("Role", dra.KUBELET_PLUGIN_ROLE, CD_GROUP, "computedomaincliques", "get"),
+         when=_dra_domains),
+    Fact(DRA_DRIVER, "admission", "a ValidatingAdmissionPolicy lets the plugin's"
+         " ServiceAccount write only ResourceSlices of the node its token names"
+         " (authentication.kubernetes.io/node-name)", DRA_GOLDEN, _slice_policy),
+    # --- DRA driver: ComputeDomain controller -----------------------------------------------
+    Fact(DRA_CONTROLLER, "containers", "one compute-domain container running"
+         " compute-domain-controller", DRA_GOLDEN,
+         c.command("compute-domain", "compute-domain-controller")),
+    Fact(DRA_CONTROLLER, "replicas", "one replica", DRA_GOLDEN,
+         c.workload_field(("spec", "replicas"), 1)),
+    Fact(DRA_CONTROLLER, "env", "LEADER_ELECTION_ENABLED=false: one replica needs no lease",
+         DRA_GOLDEN, c.env("compute-domain", "LEADER_ELECTION_ENABLED", "false")),
+    Fact(DRA_CONTROLLER, "env", "IMAGE_NAME is the driver image: the IMEX daemon DaemonSets it"
+         " creates run it", DRA_GOLDEN, _controller_image),
+    Fact(DRA_CONTROLLER, "env", "NVIDIA_VISIBLE_DEVICES=void", DRA_GOLDEN,
+         c.env("compute-domain", "NVIDIA_VISIBLE_DEVICES", "void")),
+    Fact(DRA_CONTROLLER, "env", "POD_NAME and NAMESPACE from the downward API (the namespace"
+         " it creates the daemons in)", DRA_GOLDEN, c.env("compute-domain", "NAMESPACE")),
+    Fact(DRA_CONTROLLER, "env", "LOG_VERBOSITY_CD_DAEMON: the daemons' log level", DRA_GOLDEN,
+         c.env("compute-domain", "LOG_VERBOSITY_CD_DAEMON", "4")),
+    Fact(DRA_CONTROLLER, "env", "metrics at HTTP_ENDPOINT :8080", DRA_GOLDEN,
+         c.env("compute-domain", "HTTP_ENDPOINT", ":8080")),
+    Fact(DRA_CONTROLLER, "node selection", "prefers control-plane nodes and tolerates their"
+         " taint and CriticalAddonsOnly", DRA_GOLDEN, c.prefers_node(CONTROL_PLANE)),
+    Fact(DRA_CONTROLLER, "node selection", "tolerates the control-plane taint", DRA_GOLDEN,
+         c.tolerates(CONTROL_PLANE)),
+    Fact(DRA_CONTROLLER, "priority", "priorityClassName system-node-critical", DRA_GOLDEN,
+         c.pod_field("priorityClassName", "system-node-critical")),
+    Fact(DRA_CONTROLLER, "RBAC", f"runs as ServiceAccount {dra.CONTROLLER}", DRA_GOLDEN,
+         c.pod_field("serviceAccountName", dra.CONTROLLER)),
+    Fact(DRA_CONTROLLER, "RBAC", "reconciles ComputeDomains (update, status update)",
+         DRA_GOLDEN, c.granted("ClusterRole", dra.CONTROLLER_CLUSTER_ROLE, CD_GROUP,
+                               "computedomains/status", "update")),
+    Fact(DRA_CONTROLLER, "RBAC", "creates each domain's ResourceClaimTemplates", DRA_GOLDEN,
+         c.granted("ClusterRole", dra.CONTROLLER_CLUSTER_ROLE, "resource.k8s.io",
+                   "resourceclaimtemplates", "create")),
+    Fact(DRA_CONTROLLER, "RBAC", "removes a domain's labels from nodes (nodes update)",
+         DRA_GOLDEN, c.granted("ClusterRole", dra.CONTROLLER_CLUSTER_ROLE, "", "nodes",
+                               "update")),
+    Fact(DRA_CONTROLLER, "RBAC", "creates one IMEX daemon DaemonSet per domain in its"
+         " namespace (a Role, daemonsets create)", DRA_GOLDEN,
+         c.granted("Role", dra.CONTROLLER_ROLE, "apps", "daemonsets", "create")),
+    Fact(DRA_CONTROLLER, "RBAC", "updates the cliques of its domains (a Role)", DRA_GOLDEN,
+         c.granted("Role", dra.CONTROLLER_ROLE, CD_GROUP, "computedomaincliques", "update")),
+    Fact(DRA_CONTROLLER, "RBAC", f"the IMEX daemons' ServiceAccount {dra.DAEMON_SA} (the name"
+         " is fixed in the image's daemon pod template)", DRA_GOLDEN,
+         c.has_object("ServiceAccount", dra.DAEMON_SA)),
+    Fact(DRA_CONTROLLER, "RBAC", "the IMEX daemons create and update their cliques", DRA_GOLDEN,
+         c.granted("ClusterRole", dra.DAEMON_CLUSTER_ROLE, CD_GROUP, "computedomaincliques",
+                   "create")),
 )  # fmt: skip
 
 
@@ -479,5 +833,110 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
         " paused values", "a fresh cluster needs no hand-applied label; the pause protocol"
         " of the driver and MIG managers still works", DRIVER_DS,
         c.selects_on("nvidia.com/gpu.deploy.driver"), when=_driver_enabled,
+    ),
+    Divergence(
+        DRA_DRIVER, "init containers",
+        "a privileged driver-validation init container (nvidia-validator) writes a driver-ready"
+        " env file (NVIDIA_DRIVER_ROOT, DRIVER_ROOT_CTR_PATH) that each plugin container"
+        " sources in a bash wrapper before it runs the plugin",
+        "the plugin waits, unprivileged, for the readiness file of the stage it needs and runs"
+        " its binary directly with NVIDIA_DRIVER_ROOT set as the driver's Helm chart sets it",
+        "no operator and no validator image: gpustack's operands already leave readiness files,"
+        " and the driver root is known from the profile", DRA_GOLDEN, _plugin_containers_direct,
+    ),
+    Divergence(
+        DRA_DRIVER, "env",
+        "the bash wrapper can mask /proc/driver/nvidia/params (MASK_NVIDIA_DRIVER_PARAMS, for"
+        " nested kind clusters)", "not set: the binary runs directly",
+        "the masking only keeps the plugin from re-creating device nodes inside nvkind; the"
+        " nodes gpustack targets are real", DRA_GOLDEN,
+        lambda r: "MASK_NVIDIA_DRIVER_PARAMS set" if any(
+            c.env(ctr, "MASK_NVIDIA_DRIVER_PARAMS")(r) is None
+            for ctr in ("gpus", "compute-domains")
+        ) else None,
+    ),
+    Divergence(
+        DRA_DRIVER, "host paths",
+        "the host root, read-only at /host (HostToContainer; HOST_ROOT=/host on gpus)",
+        "not mounted",
+        "the plugin reads the host root only with the PassthroughSupport and"
+        " FabricManagerPartitioning feature gates (cmd/gpu-kubelet-plugin/main.go"
+        " validateCLIFlags, device_state.go), which gpustack does not turn on; the operator's"
+        " validator needed it", DRA_GOLDEN, c.no_host_path("/"),
+    ),
+    Divergence(
+        DRA_DRIVER, "RBAC",
+        "the driver-validation Role (daemonsets list, for the validator)", "none",
+        "there is no validator", DRA_GOLDEN, _no_role_named("driver-validation"),
+    ),
+    Divergence(
+        DRA_DRIVER, "RBAC",
+        "the plugin's ClusterRole also grants claims and slices get/list/watch, nodes"
+        " list/watch/update/patch and pods get/list/watch",
+        "only the calls the plugin's code makes: resourceclaims get; resourceslices"
+        " list/watch/create/update/delete; nodes get (and, with ComputeDomains, nodes"
+        " update/patch and computedomains list/watch in a ClusterRole of their own)",
+        "least privilege for a privileged node daemon: read from the driver's source (the"
+        " kubeletplugin and resourceslice controller it vendors, computedomain.go)",
+        _dra_src("vendor/k8s.io/dynamic-resource-allocation, cmd/compute-domain-kubelet-plugin"),
+        c.not_granted("ClusterRole", dra.KUBELET_PLUGIN_CLUSTER_ROLE, "", "nodes", "update"),
+    ),
+    Divergence(
+        DRA_DRIVER, "feature gates",
+        "the rendering turns on MPSSupport (FEATURE_GATES; IMAGE_NAME on gpus for the MPS"
+        " control daemons and a Role for deployments)",
+        "no FEATURE_GATES, no IMAGE_NAME on the plugin, no deployments Role",
+        "gpustack does not turn the MPSSupport gate on; the Role and IMAGE_NAME serve only it",
+        DRA_GPUS_GOLDEN,
+        lambda r: "FEATURE_GATES set" if c.env("gpus", "FEATURE_GATES")(r) is None
+        else _no_role_named("mps")(r), when=_dra_gpus,
+    ),
+    Divergence(
+        DRA_DRIVER, "node selection", f"nodeSelector {DRA_DEPLOY_LABEL}=true and NFD's GPU"
+        " labels", "nvidia.com/gpu.present, dra.nodeSelector and, with cluster.deployLabels:"
+        " optional, a node affinity that only excludes false and paused values",
+        "a fresh cluster needs no hand-applied label; the driver manager's pause still works",
+        DRA_GOLDEN, c.selects_on(DRA_DEPLOY_LABEL),
+    ),
+    Divergence(
+        DRA_DRIVER, "host paths", "the driver root mounted read-write",
+        "read-only", "the plugin only finds libraries and binaries under the driver root"
+        " (root.go findFile) and names them in CDI specs; it writes nothing there",
+        _dra_src("cmd/gpu-kubelet-plugin/root.go, cmd/compute-domain-kubelet-plugin/root.go"),
+        lambda r: None if all(
+            m.get("readOnly") is True
+            for ctr in ("gpus", "compute-domains")
+            for m in (r.container(ctr) or {}).get("volumeMounts", [])
+            if m["mountPath"] == DRIVER_ROOT_CTR_PATH
+        ) else "the driver root is writable",
+    ),
+    Divergence(
+        DRA_DRIVER, "admission",
+        "the ResourceSlice policy also admits the plugin's slices for all nodes or a node"
+        " selector", "only slices of the node the plugin's token names",
+        "the v0.5.0 plugins publish node-local slices only; a compromised node's plugin cannot"
+        " publish devices for other nodes", DRA_GOLDEN, _only_node_local_slices,
+    ),
+    Divergence(
+        DRA_CONTROLLER, "privileges", "no securityContext (the runtime's defaults)",
+        "not privileged, all capabilities dropped, read-only root filesystem",
+        "the controller only calls the API server; least privilege", DRA_GOLDEN,
+        _controller_hardened,
+    ),
+    Divergence(
+        DRA_CONTROLLER, "RBAC", "leases get/create/update for leader election",
+        "none", "one replica with LEADER_ELECTION_ENABLED=false, as NVIDIA renders it, takes no"
+        " lease", DRA_GOLDEN,
+        c.not_granted("ClusterRole", dra.CONTROLLER_CLUSTER_ROLE, "coordination.k8s.io",
+                      "leases", "get"),
+    ),
+    Divergence(
+        DRA_CONTROLLER, "node selection", "also tolerates node-role.kubernetes.io/master and"
+        " spreads replicas by pod anti-affinity", "neither",
+        "one replica needs no spreading; kubeadm stopped applying the master taint in 1.25,"
+        " and gpustack supports 1.29 on",
+        DRA_GOLDEN, lambda r: "pod anti-affinity set" if (r.pod.get("affinity") or {}).get(
+            "podAntiAffinity") else "tolerates the master taint" if c.tolerates(
+            "node-role.kubernetes.io/master")(r) is None else None,
     ),
 )  # fmt: skip
