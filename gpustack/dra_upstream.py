@@ -195,8 +195,14 @@ DEVICE_CLASSES: Final = (
 # (KUBELET_REGISTRAR_DIRECTORY_PATH, KUBELET_PLUGINS_DIRECTORY_PATH) override; the chart mounts
 # both host folders at the same paths. NVIDIA's driver sets no rolling-update UID, so the names
 # carry none (with one: ``<driver>-<uid>-reg.sock`` and ``dra-<uid>.sock``).
-KUBELET_REGISTRY_DIR: Final = "/var/lib/kubelet/plugins_registry"
-KUBELET_PLUGINS_DIR: Final = "/var/lib/kubelet/plugins"
+# Both are folders of the kubelet's root (--root-dir: /var/lib/kubelet unless a distribution
+# moves it, as k0s and MicroK8s do); the chart takes them as values
+# (deployments/helm/dra-driver-nvidia-gpu/values.yaml kubeletRegistrarDirectoryPath,
+# kubeletPluginsDirectoryPath) for such kubelets.
+REGISTRY_SUBDIR: Final = "plugins_registry"
+PLUGINS_SUBDIR: Final = "plugins"
+KUBELET_REGISTRY_DIR: Final = f"/var/lib/kubelet/{REGISTRY_SUBDIR}"
+KUBELET_PLUGINS_DIR: Final = f"/var/lib/kubelet/{PLUGINS_SUBDIR}"
 #: In KUBELET_REGISTRY_DIR; serves pluginregistration.Registration.
 REGISTRATION_SOCKET: Final = "{driver}-reg.sock"
 #: In KUBELET_PLUGINS_DIR/<driver>/; serves the DRAPlugin service; GetInfo's endpoint.

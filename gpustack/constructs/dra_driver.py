@@ -215,6 +215,11 @@ class DraDriverProps:
     - ``device_classes``: the DeviceClasses to create.
     - ``extended_resource``: ``gpu.nvidia.com`` answers ``nvidia.com/gpu`` limits.
     - ``driver_root``: the host driver root (``driver.root``).
+    - ``registry_dir`` / ``plugins_dir``: the kubelet's plugin registration and plugin data
+      folders, below its root folder (``cluster.kubeletRootDir``, or the distribution's: k0s and
+      MicroK8s move it). The plugin's sockets must be where that kubelet looks, and the data
+      folder has the same path inside the container as on the host (the kubelet hands the
+      plugin paths in it: ``kubeletplugin/draplugin.go`` ``PluginDataDirectoryPath``).
     - ``wait_for``: see :func:`dra_wait`.
     """
 
@@ -226,6 +231,8 @@ class DraDriverProps:
     device_classes: tuple[str, ...]
     extended_resource: bool
     driver_root: str
+    registry_dir: str
+    plugins_dir: str
     wait_for: WaitFor | None
 
     @classmethod
@@ -234,6 +241,7 @@ class DraDriverProps:
         placement = Placement.from_profile(profile)
         selector = dict(placement.node_selector)
         selector.update(dra.node_selector)
+        kubelet = profile.cluster.resolved_kubelet_root_dir().rstrip("/")
         return cls(
             container=ContainerSettings.from_section(dra),
             placement=replace(placement, node_selector=tuple(sorted(selector.items()))),
@@ -243,6 +251,8 @@ class DraDriverProps:
             device_classes=derive.dra_device_classes(profile),
             extended_resource=dra.extended_resource_name,
             driver_root=profile.driver.root,
+            registry_dir=f"{kubelet}/{dra_upstream.REGISTRY_SUBDIR}",
+            plugins_dir=f"{kubelet}/{dra_upstream.PLUGINS_SUBDIR}",
             wait_for=dra_wait(profile),
         )
 
@@ -341,8 +351,8 @@ class DraDriver(Construct):
             ("NVIDIA_VISIBLE_DEVICES", "void"),
             ("CDI_ROOT", CDI_ROOT),
             ("NVIDIA_MIG_CONFIG_DEVICES", "all"),
-            ("KUBELET_REGISTRAR_DIRECTORY_PATH", dra_upstream.KUBELET_REGISTRY_DIR),
-            ("KUBELET_PLUGINS_DIRECTORY_PATH", dra_upstream.KUBELET_PLUGINS_DIR),
+            ("KUBELET_REGISTRAR_DIRECTORY_PATH", props.registry_dir),
+            ("KUBELET_PLUGINS_DIRECTORY_PATH", props.plugins_dir),
             ("HEALTHCHECK_PORT", str(port)),
         ]
         if binary == "compute-domain-kubelet-plugin":
@@ -367,12 +377,11 @@ class DraDriver(Construct):
             ),
             volume_mounts=[
                 ds.mount(
-                    kube.host_path("plugins-registry", dra_upstream.KUBELET_REGISTRY_DIR),
-                    dra_upstream.KUBELET_REGISTRY_DIR,
+                    kube.host_path("plugins-registry", props.registry_dir), props.registry_dir
                 ),
                 ds.mount(
-                    kube.host_path("plugins", dra_upstream.KUBELET_PLUGINS_DIR),
-                    dra_upstream.KUBELET_PLUGINS_DIR,
+                    kube.host_path("plugins", props.plugins_dir),
+                    props.plugins_dir,
                     propagation="Bidirectional",
                 ),
                 ds.mount(kube.host_path("cdi", CDI_ROOT, "DirectoryOrCreate"), CDI_ROOT),

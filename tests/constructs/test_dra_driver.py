@@ -119,6 +119,46 @@ def test_plugin_containers_as_nvidia_renders_them(
     assert "/var/lib/kubelet/plugins_registry" in mounts and "/var/run/cdi" in mounts
 
 
+@pytest.mark.parametrize(
+    ("cluster", "root"),
+    [
+        ({}, "/var/lib/kubelet"),
+        ({"runtime": {"distribution": "k0s"}}, "/var/lib/k0s/kubelet"),
+        ({"runtime": {"distribution": "microk8s"}}, "/var/snap/microk8s/common/var/lib/kubelet"),
+        ({"kubeletRootDir": "/data/kubelet/"}, "/data/kubelet"),
+    ],
+    ids=["default", "k0s", "microk8s", "kubeletRootDir"],
+)
+def test_plugin_sockets_are_where_the_clusters_kubelet_looks(
+    synth: Synth, cluster: dict[str, Any], root: str
+) -> None:
+    """The registration socket goes to <kubelet root>/plugins_registry and the DRA socket below
+    <kubelet root>/plugins, at the same path inside the container: a k0s or MicroK8s kubelet
+    would never find a plugin in /var/lib/kubelet (the device plugin's folder moves the same way).
+    """
+    objects = synth(merge(BOTH, {"cluster": cluster}))
+    plugin = _plugin(objects)
+    volumes = {v["name"]: v for v in pod_spec(plugin)["volumes"]}
+    for name in ("gpus", "compute-domains"):
+        c = container(plugin, name)
+        registry, plugins = f"{root}/plugins_registry", f"{root}/plugins"
+        got = env(c)
+        assert got["KUBELET_REGISTRAR_DIRECTORY_PATH"] == registry
+        assert got["KUBELET_PLUGINS_DIRECTORY_PATH"] == plugins
+        by_path = {m["mountPath"]: m for m in c["volumeMounts"]}
+        for path in (registry, plugins):
+            assert volumes[by_path[path]["name"]]["hostPath"]["path"] == path
+    device_plugin_dirs = [
+        v["hostPath"]["path"]
+        for o in objects
+        if o.component == "device-plugin" and o.kind == "DaemonSet"
+        for v in pod_spec(o.manifest)["volumes"]
+        if v.get("hostPath", {}).get("path", "").endswith("/device-plugins")
+    ]
+    assert device_plugin_dirs
+    assert all(d == f"{root}/device-plugins" for d in device_plugin_dirs)
+
+
 def test_driver_manager_finds_the_plugin(synth: Synth) -> None:
     """k8s-driver-manager v0.12.0 cmd/driver-manager/main.go evictKubeletPlugin: it pauses
     nvidia.com/gpu.deploy.dra-driver and waits for pods labelled
