@@ -204,13 +204,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         Runtime(socket_dir, kubelet_socket, load, env, cdi_root=cdi_root, cdi_hook_path=hook_path)
     )
 
+    # Handlers take no lock and log nothing themselves (gpustack.plugin.wake): the manager's
+    # loop logs the signals they record.
     def on_stop(signum: int, frame: FrameType | None) -> None:
-        logging.getLogger("gpustack.plugin").info("received %s", signal.Signals(signum).name)
-        manager.request_stop()
+        manager.request_stop(signal.Signals(signum).name)
 
     def on_hup(signum: int, frame: FrameType | None) -> None:
-        if manager.request_reload():  # one line per reload, not per signal of a storm
-            logging.getLogger("gpustack.plugin").info("received SIGHUP")
+        manager.request_reload("SIGHUP")
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)

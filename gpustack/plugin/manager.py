@@ -45,6 +45,7 @@ from gpustack.plugin.devices import Gpu
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
 from gpustack.plugin.resources import Resource, ResourceError, build_resources
 from gpustack.plugin.server import PluginServer, SocketBusyError
+from gpustack.plugin.wake import Waker
 
 log = logging.getLogger("gpustack.plugin")
 
@@ -105,9 +106,12 @@ class PluginManager:
 
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
-        self._wake = threading.Event()
+        #: Set from signal handlers: plain attributes and a pipe, never a lock
+        #: (:mod:`gpustack.plugin.wake`); the loop logs the signals they record.
+        self._wake = Waker()
         self._stop = False
         self._reload = False
+        self._signals: list[str] = []
         self._slots: list[_Slot] = []
         self._health: HealthState | None = None
         self._health_stop = threading.Event()
@@ -120,17 +124,30 @@ class PluginManager:
         #: No reload starts before this (monotonic seconds): requests meanwhile coalesce.
         self._next_reload = 0.0
 
-    def request_stop(self) -> None:
+    def request_stop(self, signal_name: str | None = None) -> None:
+        """Stop serving; safe in a signal handler (``signal_name`` is logged by the loop)."""
+        if signal_name is not None:
+            self._signals.append(signal_name)
         self._stop = True
-        self._wake.set()
+        self._wake.wake()
 
-    def request_reload(self) -> bool:
-        """Ask for a reload; ``False`` when one is already pending (this request joins it)."""
+    def request_reload(self, signal_name: str | None = None) -> bool:
+        """Ask for a reload; ``False`` when one is already pending (this request joins it).
+        Safe in a signal handler; ``signal_name`` is logged once per reload, not per signal of
+        a storm."""
         pending = self._reload
         self._reload = True
+        if not pending and signal_name is not None:
+            self._signals.append(signal_name)
         if time.monotonic() >= self._next_reload:
-            self._wake.set()  # else the loop's next poll starts it: a storm wakes nothing
+            self._wake.wake()  # else the loop's next poll starts it: a storm wakes nothing
         return not pending
+
+    def _sleep(self) -> None:
+        """Wait for a wake or the next poll, then log the signals received meanwhile."""
+        self._wake.sleep(POLL_S)
+        while self._signals:
+            log.info("received %s", self._signals.pop(0))
 
     def _reload_due(self) -> bool:
         return self._reload and time.monotonic() >= self._next_reload
@@ -149,6 +166,9 @@ class PluginManager:
             return self._run()
         finally:
             self._teardown()
+            while self._signals:
+                log.info("received %s", self._signals.pop(0))
+            self._wake.close()
 
     def _run(self) -> int:
         try:
@@ -360,8 +380,7 @@ class PluginManager:
                     and current is not None
                 ):
                     self._register(slot, sock, current)
-            self._wake.wait(POLL_S)
-            self._wake.clear()
+            self._sleep()
 
     def _restart(self, slot: _Slot) -> None:
         """Serve ``slot`` again; a folder that cannot be served is retried, logged once."""
@@ -404,8 +423,7 @@ class PluginManager:
 
     def _idle(self) -> None:
         while not self._stop and not self._reload_due():
-            self._wake.wait(POLL_S)
-            self._wake.clear()
+            self._sleep()
 
     def _teardown(self) -> None:
         self._running = None

@@ -122,7 +122,9 @@ class PluginProcess:
     """The ``gpustack-device-plugin`` console script as a child process; stderr is collected."""
 
     def __init__(self, args: list[str], env: Mapping[str, str] | None = None) -> None:
-        full_env = {**os.environ, **(env or {})}
+        # a plugin that hangs is killed with SIGABRT by finish(): faulthandler then prints
+        # every thread's stack, which the failure shows
+        full_env = {**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}
         self.proc = subprocess.Popen(
             [str(PLUGIN_SCRIPT), *args],
             stdout=subprocess.DEVNULL,
@@ -167,7 +169,16 @@ class PluginProcess:
         """Send ``sig`` (if still running) and return the exit code."""
         if sig is not None and self.proc.poll() is None:
             self.proc.send_signal(sig)
-        code = self.proc.wait(timeout=timeout)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)
+            self.proc.wait(timeout=10)
+            self._reader.join(timeout=5)
+            raise AssertionError(
+                f"the plugin did not exit within {timeout} s of {sig and sig.name}; its threads:\n"
+                + self.stderr[-8000:]
+            ) from None
         self._reader.join(timeout=5)
         if self.proc.stderr is not None:
             self.proc.stderr.close()

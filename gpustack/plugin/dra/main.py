@@ -18,7 +18,6 @@ import os
 import re
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 from types import FrameType
 
@@ -30,6 +29,7 @@ from gpustack.plugin.dra import slices
 from gpustack.plugin.dra.driver import DEFAULT_RESYNC_S, DraDriver, DriverSettings
 from gpustack.plugin.dra.kubeapi import ApiConfig, ApiError, KubeClient
 from gpustack.plugin.server import SocketBusyError
+from gpustack.plugin.wake import Waker
 
 DRIVER_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$"
 
@@ -136,11 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
         return 1
     driver = DraDriver(settings, client, SimulatedBackend(config).discover())
-    stop = threading.Event()
+    # The handler takes no lock and logs nothing itself (gpustack.plugin.wake).
+    wake = Waker()
+    received: list[str] = []
 
     def on_stop(signum: int, frame: FrameType | None) -> None:
-        logging.getLogger("gpustack.plugin.dra").info("received %s", signal.Signals(signum).name)
-        stop.set()
+        received.append(signal.Signals(signum).name)
+        wake.wake()
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
         signal.signal(sig, on_stop)
@@ -150,8 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
         driver.stop()
         return 1
-    stop.wait()
+    while not received:
+        wake.sleep(None)
+    logging.getLogger("gpustack.plugin.dra").info("received %s", received[0])
     driver.stop()
+    wake.close()
     return 0
 
 
