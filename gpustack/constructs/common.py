@@ -260,10 +260,13 @@ class Common(Construct):
         meta = object_meta(
             SCC_ROLE, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
         )
-        kube.role(self, "scc-role", metadata=meta, rules=[r.rule() for r in SCC_RULES])
-        kube.role_binding(
+        kube.rbac_rules(
+            self, "scc-role", "Role", metadata=meta, rules=[r.rule() for r in SCC_RULES]
+        )
+        kube.rbac_binding(
             self,
             "scc-binding",
+            "RoleBinding",
             metadata=meta,
             role_ref=k8s.RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name=SCC_ROLE),
             subjects=[

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import cdk8s
 from constructs import Construct
@@ -311,39 +311,24 @@ def runtime_class(
 _RBAC = "rbac.authorization.k8s.io/v1"
 
 
-def role(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, rules: Sequence[k8s.PolicyRule]
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, _RBAC, "Role", metadata, rules=rules)
-
-
-def cluster_role(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, rules: Sequence[k8s.PolicyRule]
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, _RBAC, "ClusterRole", metadata, rules=rules)
-
-
-def role_binding(
+def rbac_rules(
     scope: Construct,
     id: str,
+    kind: Literal["Role", "ClusterRole"],
+    *,
+    metadata: k8s.ObjectMeta,
+    rules: Sequence[k8s.PolicyRule],
+) -> cdk8s.ApiObject:
+    return kube_object(scope, id, _RBAC, kind, metadata, rules=rules)
+
+
+def rbac_binding(
+    scope: Construct,
+    id: str,
+    kind: Literal["RoleBinding", "ClusterRoleBinding"],
     *,
     metadata: k8s.ObjectMeta,
     role_ref: k8s.RoleRef,
     subjects: Sequence[k8s.Subject],
 ) -> cdk8s.ApiObject:
-    return kube_object(
-        scope, id, _RBAC, "RoleBinding", metadata, role_ref=role_ref, subjects=subjects
-    )
-
-
-def cluster_role_binding(
-    scope: Construct,
-    id: str,
-    *,
-    metadata: k8s.ObjectMeta,
-    role_ref: k8s.RoleRef,
-    subjects: Sequence[k8s.Subject],
-) -> cdk8s.ApiObject:
-    return kube_object(
-        scope, id, _RBAC, "ClusterRoleBinding", metadata, role_ref=role_ref, subjects=subjects
-    )
+    return kube_object(scope, id, _RBAC, kind, metadata, role_ref=role_ref, subjects=subjects)

@@ -76,13 +76,20 @@ def grant(
         name=name,
     )
     if cluster:
-        kube.cluster_role(scope, f"{name}-cluster-role", metadata=meta, rules=policy)
-        kube.cluster_role_binding(
-            scope, f"{name}-cluster-binding", metadata=meta, role_ref=ref, subjects=[subject]
+        kube.rbac_rules(scope, f"{name}-cluster-role", "ClusterRole", metadata=meta, rules=policy)
+        kube.rbac_binding(
+            scope,
+            f"{name}-cluster-binding",
+            "ClusterRoleBinding",
+            metadata=meta,
+            role_ref=ref,
+            subjects=[subject],
         )
     else:
-        kube.role(scope, f"{name}-role", metadata=meta, rules=policy)
-        kube.role_binding(scope, f"{name}-binding", metadata=meta, role_ref=ref, subjects=[subject])
+        kube.rbac_rules(scope, f"{name}-role", "Role", metadata=meta, rules=policy)
+        kube.rbac_binding(
+            scope, f"{name}-binding", "RoleBinding", metadata=meta, role_ref=ref, subjects=[subject]
+        )
 
 
 def token_volume(name: str = "api-token") -> k8s.Volume:
