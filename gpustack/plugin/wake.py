@@ -26,11 +26,14 @@ class Waker:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
+        self._closed = False
 
     def wake(self) -> None:
-        """End the current (or the next) :meth:`sleep` at once."""
-        # full: a wake is already pending; closed: the loop is gone
-        with contextlib.suppress(OSError):
+        """End the current (or the next) :meth:`sleep` at once; nothing once closed (a late
+        signal must not write to whatever file has reused the pipe's descriptor number)."""
+        if self._closed:
+            return
+        with contextlib.suppress(OSError):  # full: a wake is already pending
             os.write(self._write, b"\0")
 
     def sleep(self, timeout: float | None) -> None:
@@ -44,6 +47,7 @@ class Waker:
             pass
 
     def close(self) -> None:
+        self._closed = True
         for fd in (self._read, self._write):
             with contextlib.suppress(OSError):
                 os.close(fd)

@@ -9,9 +9,11 @@ the wrong moment could hang the plugin; now they only record the signal and writ
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -65,4 +67,19 @@ def test_a_wake_ends_the_next_sleep_and_wakes_coalesce() -> None:
         assert time.monotonic() - started >= 0.2, "all the wakes were drained by one sleep"
     finally:
         waker.close()
-    waker.wake()  # after close: nothing to wake, and no error
+
+
+def test_a_wake_after_close_writes_nowhere(tmp_path: Path) -> None:
+    """A signal after the loop ended must not write into a file that reused the pipe's fds."""
+    waker = Waker()
+    pipe_fds = {waker._read, waker._write}
+    waker.close()
+    paths = [tmp_path / "a", tmp_path / "b"]
+    fds = [os.open(p, os.O_WRONLY | os.O_CREAT) for p in paths]
+    try:
+        assert set(fds) == pipe_fds, "the test needs both descriptor numbers reused"
+        waker.wake()
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert [p.read_bytes() for p in paths] == [b"", b""]
