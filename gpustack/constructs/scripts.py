@@ -176,8 +176,10 @@ ls "{{ hook_dir }}"/*nvidia*.json > /dev/null
 # The handler the installer wrote names our runtime by its full path: a stock config may
 # mention nvidia-container-runtime without it (MicroK8s's template does).
 grep -qF '"{{ install_dir }}/toolkit/nvidia-container-runtime"' "{{ runtime_config }}"
-{% if drop_in_host %}
-grep -qF '"{{ drop_in_host }}"' "{{ top_level_config }}"
+{% if drop_in_import %}
+# ... and the top-level config imports the drop-in's folder: NVIDIA's installer adds the
+# folder's glob to `imports`, never the drop-in file itself.
+grep -qF '"{{ drop_in_import }}"' "{{ top_level_config }}"
 {% endif %}
 {% endif %}
 {% if cdi %}

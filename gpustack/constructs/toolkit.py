@@ -223,6 +223,18 @@ def toolkit_env(props: ToolkitProps) -> list[tuple[str, str]]:
     return env
 
 
+def drop_in_import(props: ToolkitProps) -> str | None:
+    """The entry NVIDIA's installer adds to the top-level containerd config's ``imports``: the
+    drop-in's host folder as a glob (``importPattern`` in nvidia-container-toolkit
+    ``pkg/config/engine/containerd/config_drop_in.go``, the same at every tag the node tier
+    runs), never the file.
+    ``None`` where there is nothing to look for: CRI-O reads its ``crio.conf.d`` itself (the
+    installer leaves ``crio.conf`` alone), and k3s/RKE2 render their config on every start."""
+    if props.runtime != "containerd" or props.self_configuring:
+        return None
+    return posixpath.dirname(props.paths.drop_in_config) + "/*.toml"
+
+
 def render_scripts(props: ToolkitProps) -> dict[str, str]:
     """The toolkit's scripts ConfigMap data."""
     common = {
@@ -243,7 +255,7 @@ def render_scripts(props: ToolkitProps) -> dict[str, str]:
             hook_dir=props.paths.hooks_dir if props.crio_hooks else None,
             runtime_config=props.drop_in_ctr,
             top_level_config=props.config_ctr,
-            drop_in_host=None if props.self_configuring else props.paths.drop_in_config,
+            drop_in_import=drop_in_import(props),
             cdi=props.cdi,
             cdi_root=CDI_ROOT,
             scripts_dir=SCRIPTS_DIR,
