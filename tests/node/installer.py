@@ -1,8 +1,14 @@
 """A fake of NVIDIA's toolkit installer (``nvidia-ctk-installer``, container toolkit v1.20.0),
 reduced to what it leaves on the host for a given environment.
 
-NVIDIA's binary cannot run here (it needs a real runtime to signal), so this function stands in
-for it. Every branch names the behaviour it models; the harness drives it with the env and mounts
+It stays for speed (no binaries, no namespaces: it runs in every plain ``pytest``) and is held
+to NVIDIA's real installer by ``tests/node/test_nvidia_installer.py``
+(``test_the_fake_installer_writes_what_nvidias_writes``, marker ``nvidia_code``), which runs
+both on the same node and compares what the runtime then loads. Until that test existed this
+fake wrote the drop-in's file name into ``imports`` (what gpustack's probe looked for) where
+NVIDIA's code writes the folder's glob, and the probe failed on real nodes.
+
+Every branch names the behaviour it models; the harness drives it with the env and mounts
 gpustack synthesizes, so a wrong variable or a missing mount shows as a missing handler. What it
 models (``cmd/nvidia-ctk-installer``, ``pkg/config/engine/{containerd,crio}``):
 
@@ -21,9 +27,11 @@ models (``cmd/nvidia-ctk-installer``, ``pkg/config/engine/{containerd,crio}``):
   (``getBaseDropInConfigTree`` in ``pkg/config/engine/containerd/containerd.go``, v1.18.1 and
   v1.20.0: containerd 1.7 replaces a plugin's table from an import instead of merging it),
   and the top-level file is rewritten from its original
-  tree (comments are lost: TOML is re-serialized) plus an ``imports`` entry naming
-  ``RUNTIME_DROP_IN_CONFIG_HOST_PATH``. With ``RUNTIME_DROP_IN_CONFIG=""`` the changes are
-  written to the top-level file, which is then rewritten from its original tree plus the imports
+  tree (comments are lost: TOML is re-serialized) plus an ``imports`` entry: the folder of
+  ``RUNTIME_DROP_IN_CONFIG_HOST_PATH`` as a glob, ``<dir>/*.toml`` (``importPattern`` and
+  ``ensureImports`` in ``pkg/config/engine/containerd/config_drop_in.go``). With
+  ``RUNTIME_DROP_IN_CONFIG=""`` the changes are written to the top-level file, which is then
+  rewritten from its original tree plus the imports
   line: the handlers are lost (issue #10, item 1).
 - CRI-O: ``CRIO_CONFIG_MODE=config`` writes ``[crio.runtime.runtimes.<name>]`` entries to the
   drop-in (CRI-O reads ``crio.conf.d`` itself: no imports); ``hook`` writes
@@ -35,6 +43,7 @@ models (``cmd/nvidia-ctk-installer``, ``pkg/config/engine/{containerd,crio}``):
 from __future__ import annotations
 
 import copy
+import posixpath
 import tomllib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -114,9 +123,11 @@ def _containerd(env: Mapping[str, str], pod: PodView, dump: Dump) -> None:
         pod.write(config, toml_dump(changes))
     # ... which is then rewritten from its original tree plus the imports line.
     imports = list(original.get("imports", []))
+    # The drop-in's host *folder* as a glob, never the file (``importPattern``).
     host = env.get("RUNTIME_DROP_IN_CONFIG_HOST_PATH", drop_in)
-    if host not in imports:
-        imports.append(host)
+    pattern = posixpath.dirname(host) + "/*.toml"
+    if pattern not in imports:
+        imports.append(pattern)
     pod.write(config, toml_dump({**original, "imports": imports}))
 
 

@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 from tests.constructs.conftest import Synth, container, env, find, merge, pod_spec, profile
+from tests.tooling import require_tool
 
 from .hostroot import DISTRIBUTIONS, Distribution, Loaded, PreflightRejected
 from .installer import CRI_PLUGIN, install, toml_dump
 from .pod import PodView, ReadOnlyError
+from .real_installer import PROBE, SCRIPTS, Pod, driver_ready
 
 DS = "nvidia-container-toolkit-daemonset"
 CTR = "nvidia-container-toolkit-ctr"
@@ -226,3 +228,27 @@ def test_gke_toolkit_cannot_install_under_usr_local(synth: Synth, tmp_path: Path
     assert installer_env["ROOT"] == "/home/kubernetes/bin/nvidia"
     assert installer_env["RUNTIME_CONFIG_SOURCE"] == "file"
     assert "nvidia" in loaded.handlers()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_the_startup_probe_passes_on_what_the_fake_installer_leaves(
+    synth: Synth, tmp_path: Path, case: tuple[str, dict[str, Any]]
+) -> None:
+    """The synthesized ``ready-probe.sh``, run for real with ``sh`` in the toolkit container's
+    mount namespace (bubblewrap), after the fake installer: the fast tier's version of
+    ``test_nvidia_installer.py``, which holds the fake to NVIDIA's installer."""
+    require_tool("bwrap")
+    dist, root = BY_NAME[case[0]], tmp_path / "host"
+    run_node(synth, dist, root, case[1])
+    base = merge(profile(cluster={"runtime": dist.runtime, **dist.cluster}), dist.sections)
+    objects = synth(merge(base, case[1]))
+    driver_ready(root, objects, tmp_path)
+    ds = find(objects, "DaemonSet", DS)
+    image = tmp_path / "image"
+    for folder in ("work", "artifacts"):
+        (image / folder).mkdir(parents=True)
+    (image / "proc-devices").write_text("Character devices:\n")
+    scripts = {SCRIPTS: find(objects, "ConfigMap", SCRIPTS)["data"]}
+    pod = Pod(container(ds, CTR), pod_spec(ds), root, image, scripts, tmp_path / "ctr")
+    result = pod.run(["sh", PROBE])
+    assert result.returncode == 0, result.stdout + result.stderr
