@@ -22,9 +22,10 @@ found and every reconfiguration ends ``failed``.
 
 Host GPU clients, as NVIDIA renders them (``assets/state-mig-manager/0410_configmap.yaml``,
 ``0420_configmap.yaml`` and ``0600_daemonset.yaml`` at GPU Operator v26.7.0): the manager gets a
-clients file (``GPU_CLIENTS_FILE``, :data:`HOST_GPU_CLIENTS`: the systemd services of NVSM,
-``nv_peer_mem``, DCGM and the DCGM exporter that may hold a GPU on the host), and its entrypoint
-sets ``WITH_SHUTDOWN_HOST_GPU_CLIENTS`` from ``IS_HOST_DRIVER`` in ``driver-ready``. With a
+clients file (``GPU_CLIENTS_FILE``: ``migManager.hostGpuClients``, by default NVIDIA's list of
+the systemd services of NVSM, ``nv_peer_mem``, DCGM and the DCGM exporter that may hold a GPU on
+the host), and its entrypoint sets ``WITH_SHUTDOWN_HOST_GPU_CLIENTS`` from ``IS_HOST_DRIVER`` in
+``driver-ready``. With a
 driver installed on the host (``driver.enabled: false``), a MIG mode change stops those services
 (and ``kubelet.service``) over the host's D-Bus (``/host/run/dbus/system_bus_socket``), runs a
 copy of ``nvidia-mig-parted`` chrooted into ``/host`` and starts the services again
@@ -37,11 +38,11 @@ already there. A driver container (``IS_HOST_DRIVER=false``) has no host clients
 RBAC (:data:`CLUSTER_RULES`, :data:`RULES`) is what ``cmd/nvidia-mig-manager`` and
 ``pkg/mig/reconfigure`` call in gpustack's configuration (mig-parted v0.15.0): stopping host
 services goes over D-Bus, not the API; no validator pods to delete (gpustack has none),
-``CONFIG_FILE`` always set, so
-the v0.14+ discovery path that writes a per-node ConfigMap (``POD_NAME``, ``POD_NAMESPACE``,
-configmaps create/update) never runs. From v0.15.0 it also waits for every DaemonSet pod on its
-node whose node selector names ``nvidia.com/gpu.deploy.client`` (a pods list in all namespaces,
-``waitForPodsWithNodeSelector``), so the pods list is cluster-wide (:data:`CLUSTER_POD_RULES`);
+``CONFIG_FILE`` always set, so the v0.14+ discovery path that writes a per-node ConfigMap
+(``POD_NAME``, ``POD_NAMESPACE``, configmaps create/update) never runs. From v0.15.0 it also
+waits for every DaemonSet pod on its node whose node selector names
+``nvidia.com/gpu.deploy.client`` (a pods list in all namespaces, ``waitForPodsWithNodeSelector``),
+so the pods list is cluster-wide (:data:`CLUSTER_POD_RULES`);
 an older pinned manager (v0.13.x, v0.14.x) lists only the stack namespace and gets only the Role.
 """
 
@@ -87,20 +88,6 @@ GPU_CLIENTS_KEY: Final = "clients.yaml"
 GPU_CLIENTS_DIR: Final = "/gpu-clients"
 #: Pod-template annotation with the checksum of the clients file (a new list rolls the manager).
 GPU_CLIENTS_CHECKSUM: Final = "gpustack.dev/gpu-clients-checksum"
-#: The systemd services that may hold a GPU on the host, stopped across a MIG mode change where
-#: the driver is the host's: NVIDIA's default list (``default-gpu-clients``,
-#: ``assets/state-mig-manager/0410_configmap.yaml`` at GPU Operator v26.7.0).
-HOST_GPU_CLIENTS: Final = (
-    "nvsm.service",
-    "nvsm-mqtt.service",
-    "nvsm-core.service",
-    "nvsm-api-gateway.service",
-    "nvsm-notifier.service",
-    "nv_peer_mem.service",
-    "nvidia-dcgm.service",
-    "dcgm.service",
-    "dcgm-exporter.service",
-)
 CLUSTER_ROLE: Final = "gpustack-nvidia-mig-manager-pods"
 ROLE: Final = "gpustack-nvidia-mig-manager-pods"
 
@@ -161,7 +148,7 @@ exec nvidia-mig-manager
 """
 
 
-def render_gpu_clients(services: tuple[str, ...] = HOST_GPU_CLIENTS) -> str:
+def render_gpu_clients(services: tuple[str, ...]) -> str:
     """The host GPU clients file mig-manager reads (``version: v1``, ``systemd-services``)."""
     return config_yaml({"version": "v1", "systemd-services": list(services)})
 
@@ -186,6 +173,7 @@ class MigManagerProps:
     - ``placement``: namespace and scheduling.
     - ``version``: for the version label.
     - ``config_yaml``: the mig-parted config (:func:`render_config`).
+    - ``host_gpu_clients``: the host's systemd services the clients file lists.
     - ``driver_root``: host path of the driver root.
     - ``cdi``: the toolkit writes CDI specs, which the manager regenerates after a change.
     - ``cdi_hook``: the host path of ``nvidia-cdi-hook`` (gpustack's toolkit install dir).
@@ -200,6 +188,7 @@ class MigManagerProps:
     placement: Placement
     version: str
     config_yaml: str
+    host_gpu_clients: tuple[str, ...]
     driver_root: str
     cdi: bool
     cdi_hook: str | None
@@ -215,6 +204,7 @@ class MigManagerProps:
             placement=Placement.from_profile(profile),
             version=profile.mig_manager.version,
             config_yaml=render_config(mig_layouts(profile)),
+            host_gpu_clients=profile.mig_manager.host_gpu_clients,
             driver_root=profile.driver.root,
             cdi=cdi,
             cdi_hook=f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook" if cdi else None,
@@ -254,7 +244,7 @@ class MigManager(Construct):
         clients = ds.config_map(
             "gpu-clients",
             GPU_CLIENTS_MAP,
-            {GPU_CLIENTS_KEY: render_gpu_clients()},
+            {GPU_CLIENTS_KEY: render_gpu_clients(props.host_gpu_clients)},
             checksum=GPU_CLIENTS_CHECKSUM,
             volume="gpu-clients",
         )

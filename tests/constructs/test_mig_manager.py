@@ -236,3 +236,22 @@ def test_entrypoint_shuts_down_host_clients_only_for_a_host_driver(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == f"manager: {expected}"
+
+
+def test_host_gpu_clients_come_from_the_profile_and_roll_the_manager(synth: Synth) -> None:
+    """``migManager.hostGpuClients`` replaces NVIDIA's list (the operator's
+    ``migManager.gpuClientsConfig``); a new list rolls the manager through its checksum."""
+
+    def clients_and_checksum(data: dict[str, Any]) -> tuple[Any, str]:
+        objects = synth(data)
+        text = find(objects, "ConfigMap", mig_manager.GPU_CLIENTS_MAP)["data"]["clients.yaml"]
+        ds = find(objects, "DaemonSet", mig_manager.NAME)
+        return yaml.safe_load(text), ds["spec"]["template"]["metadata"]["annotations"][
+            mig_manager.GPU_CLIENTS_CHECKSUM
+        ]
+
+    default, before = clients_and_checksum(MIG)
+    own = ["nvidia-dcgm.service", "my-gpu-agent.service"]
+    custom, after = clients_and_checksum(merge(MIG, {"migManager": {"hostGpuClients": own}}))
+    assert custom == {"version": "v1", "systemd-services": own}
+    assert default["systemd-services"] != own and before != after
