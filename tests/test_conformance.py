@@ -102,6 +102,37 @@ def _remove(rendered: Rendered, edit: Any) -> Rendered:
     return Rendered(rendered.profile, workload, rendered.objects)
 
 
+def _drop_env(container: str, name: str) -> Any:
+    def edit(pod: dict[str, Any]) -> None:
+        for c in pod["containers"]:
+            if c["name"] == container:
+                c["env"] = [e for e in c["env"] if e["name"] != name]
+
+    return edit
+
+
+def _add_env(container: str, name: str, value: str) -> Any:
+    def edit(pod: dict[str, Any]) -> None:
+        for c in pod["containers"]:
+            if c["name"] == container:
+                c["env"].append({"name": name, "value": value})
+
+    return edit
+
+
+def _drop_capabilities(pod: dict[str, Any]) -> None:
+    pod["containers"][0]["securityContext"]["capabilities"].pop("add")
+
+
+def _kubectl_from(image: str) -> Any:
+    def edit(pod: dict[str, Any]) -> None:
+        for c in pod["initContainers"]:
+            if c["name"] == "deploy-labels":
+                c["image"] = image
+
+    return edit
+
+
 def _drop_propagation(pod: dict[str, Any]) -> None:
     for c in pod["containers"]:
         for m in c.get("volumeMounts", []):
@@ -121,6 +152,17 @@ def _drop_propagation(pod: dict[str, Any]) -> None:
          lambda pod: pod["containers"][0].pop("startupProbe")),  # compute-domains
         ("gb200-nvl72", "compute-domain-controller",
          lambda pod: pod["containers"][0]["env"].pop()),  # LEADER_ELECTION_ENABLED, set last
+        # issue #30: the MIG manager's host GPU clients file (GPU Operator v26.7.0
+        # assets/state-mig-manager/0600_daemonset.yaml)
+        ("a100-mig-mixed", "mig-manager", _drop_env("nvidia-mig-manager", "GPU_CLIENTS_FILE")),
+        # issue #30: SYS_ADMIN with a MIG strategy (k8s-device-plugin v0.20.0 _helpers.tpl)
+        ("a100-mig-mixed", "device-plugin", _drop_capabilities),
+        # issue #30: NVIDIA's default gpus health port is 51516, not the full-spec test's 52000
+        ("h100-dra", "dra-driver", _drop_env("gpus", "HEALTHCHECK_PORT")),
+        # issue #30: by default NVIDIA renders no feature gates
+        ("h100-dra", "dra-driver", _add_env("gpus", "FEATURE_GATES", "MPSSupport=true")),
+        # issue #30: the deploy-labels step's kubectl image is the profile's, a documented choice
+        ("lab-1gpu", "driver-manager", _kubectl_from("registry.example/kubectl:1")),
     ],
 )  # fmt: skip
 def test_removing_a_fact_fails_its_row(profile: str, operand: str, edit: Any) -> None:

@@ -49,6 +49,28 @@ class Rendered:
 
 
 Check = Callable[[Rendered], str | None]
+
+
+def mounted_config_map(r: Rendered, container: str, mount_path: str) -> Manifest | None:
+    """The ConfigMap ``container`` mounts at ``mount_path`` (for rows about a file's content)."""
+    ctr = r.container(container) or {}
+    volume = next(
+        (m["name"] for m in ctr.get("volumeMounts", []) if m["mountPath"] == mount_path), None
+    )
+    name = next(
+        (
+            v["configMap"]["name"]
+            for v in r.pod.get("volumes", [])
+            if v["name"] == volume and "configMap" in v
+        ),
+        None,
+    )
+    for o in r.objects:
+        if o.get("kind") == "ConfigMap" and o["metadata"]["name"] == name:
+            return o
+    return None
+
+
 #: A value a check expects: fixed, or derived from the profile.
 Value = str | Callable[[Profile], str | None]
 

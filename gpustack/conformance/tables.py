@@ -23,11 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+import yaml
+
 from gpustack import components, dra_upstream
 from gpustack.conformance import checks as c
 from gpustack.constructs import dra_driver as dra
+from gpustack.constructs import mig_manager as mig
+from gpustack.constructs.driver_manager import LABELS_CONTAINER
 from gpustack.constructs.kube import CDI_ROOT
-from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.constructs.plugin_config import CONFIG_DIR as PLUGIN_CONFIG_DIR
+from gpustack.constructs.plugin_config import CONFIG_KEY as PLUGIN_CONFIG_KEY
+from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
 from gpustack.profile.derive import gpu_runtime_class, is_simulated
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least
@@ -212,8 +218,19 @@ FEATURES_D: Final = "/etc/kubernetes/node-feature-discovery/features.d"
 KERNEL_LABEL: Final = "feature.node.kubernetes.io/kernel-version.full"
 
 DRA_GOLDEN: Final = _src(f"{GOLDEN}/gpucluster-dra-driver-full-spec.yaml")
+#: The gpus container as NVIDIA renders it by default. The full-spec golden is a test fixture:
+#: its test (``gpucluster_render_test.go``) overrides the gpus health port (52000), and both
+#: goldens take their feature gates (``MPSSupport=true``) from ``sampleGPUCluster`` in
+#: ``dra_driver_test.go``, not from the chart's default (``draDriver.featureGates: {}``).
 DRA_GPUS_GOLDEN: Final = _src(
-    f"{GOLDEN}/gpucluster-dra-driver-full-spec.yaml, {GOLDEN}/gpucluster-dra-driver-gpus-only.yaml"
+    f"{GOLDEN}/gpucluster-dra-driver-gpus-only.yaml, internal/state/dra_driver.go"
+    " (defaultGPUsHealthcheckPort)"
+)
+#: What NVIDIA's chart renders for the DRA driver with its default values.
+DRA_DEFAULTS: Final = _src(
+    "deployments/gpu-operator/values.yaml (draDriver.featureGates: {}),"
+    " deployments/gpu-operator/templates/gpucluster.yaml,"
+    " manifests/state-dra-driver/0500_daemonset.yaml, 0140_kubeletplugin-mps-role.yaml"
 )
 #: The driver's own source, for what the operator's rendering leaves to it.
 
@@ -447,6 +464,96 @@ def _only_node_local_slices(r: c.Rendered) -> str | None:
     return f"no ValidatingAdmissionPolicy {dra.SLICE_POLICY}"
 
 
+def _seeds_labels(p: Profile) -> bool:
+    return (
+        p.driver.enabled
+        and p.driver.upgrade.driver_manager
+        and (p.cluster.deploy_labels == "optional")
+    )
+
+
+def _kubectl_image(r: c.Rendered) -> str | None:
+    """The deploy-labels init container runs the profile's kubectl image."""
+    ctr = r.container(LABELS_CONTAINER)
+    if ctr is None:
+        return f"no {LABELS_CONTAINER} init container"
+    want = r.profile.driver.upgrade.kubectl_image
+    return None if ctr.get("image") == want else f"{LABELS_CONTAINER}: image is not {want}"
+
+
+def _no_feature_gates(r: c.Rendered) -> str | None:
+    """No FEATURE_GATES on either plugin container and no MPS Role: the chart's default."""
+    for ctr in ("gpus", "compute-domains"):
+        if r.container(ctr) is not None and c.env(ctr, "FEATURE_GATES")(r) is None:
+            return f"{ctr}: FEATURE_GATES set"
+    return _no_role_named("mps")(r)
+
+
+def _gpu_clients_file(r: c.Rendered) -> str | None:
+    """GPU_CLIENTS_FILE names a file, mounted from a ConfigMap, listing the profile's services
+    (NVIDIA's by default, held to them in ``tests/constructs/test_mig_manager.py``)."""
+    path = f"{mig.GPU_CLIENTS_DIR}/{mig.GPU_CLIENTS_KEY}"
+    problem = c.env(MIG, "GPU_CLIENTS_FILE", path)(r)
+    if problem:
+        return problem
+    cm = c.mounted_config_map(r, MIG, mig.GPU_CLIENTS_DIR)
+    if cm is None:
+        return f"{MIG}: no ConfigMap mounted at {mig.GPU_CLIENTS_DIR}"
+    clients = yaml.safe_load(cm["data"].get(mig.GPU_CLIENTS_KEY, "")) or {}
+    want, got = list(r.profile.mig_manager.host_gpu_clients), clients.get("systemd-services")
+    return None if got == want else f"{MIG}: the clients file lists {got}, expected {want}"
+
+
+def _shutdown_follows_host_driver(r: c.Rendered) -> str | None:
+    """The entrypoint exports WITH_SHUTDOWN_HOST_GPU_CLIENTS from driver-ready's IS_HOST_DRIVER
+    before it runs the manager."""
+    cm = c.mounted_config_map(r, MIG, SCRIPTS_DIR)
+    script = (cm or {}).get("data", {}).get("entrypoint.sh", "")
+    head = script.split("exec nvidia-mig-manager")[0]
+    if "IS_HOST_DRIVER" not in head or "export WITH_SHUTDOWN_HOST_GPU_CLIENTS" not in head:
+        return f"{MIG}: the entrypoint does not derive WITH_SHUTDOWN_HOST_GPU_CLIENTS"
+    return None
+
+
+def _host_root_writable(r: c.Rendered) -> str | None:
+    problem = c.host_path(MIG, "/", at="/host", propagation="HostToContainer")(r)
+    if problem:
+        return problem
+    paths = r.host_paths()
+    for m in (r.container(MIG) or {}).get("volumeMounts", []):
+        if paths.get(m["name"]) == "/" and m["mountPath"] == "/host" and m.get("readOnly"):
+            return f"{MIG}: the host root is read-only at /host"
+    return None
+
+
+def _plugin_privileges(r: c.Rendered) -> str | None:
+    """The plugin container's privileges follow NVIDIA's Helm chart rules for its own config:
+    privileged with passDeviceSpecs; else all capabilities dropped, SYS_ADMIN added with a MIG
+    strategy or the volume-mounts device list strategy."""
+    cm = c.mounted_config_map(r, DP, PLUGIN_CONFIG_DIR)
+    if cm is None:
+        return f"{DP}: no config ConfigMap"
+    config = yaml.safe_load(cm["data"].get(PLUGIN_CONFIG_KEY, "")) or {}
+    flags = config.get("flags") or {}
+    plugin = flags.get("plugin") or {}
+    sc = (r.container(DP) or {}).get("securityContext") or {}
+    if plugin.get("passDeviceSpecs"):
+        return None if sc.get("privileged") is True else f"{DP}: passDeviceSpecs, not privileged"
+    if sc.get("privileged"):
+        return f"{DP}: privileged without passDeviceSpecs"
+    caps = sc.get("capabilities") or {}
+    strategies = plugin.get("deviceListStrategy") or []  # NVIDIA's format: a name or a list
+    if isinstance(strategies, str):
+        strategies = [strategies]
+    needs = flags.get("migStrategy", "none") != "none" or "volume-mounts" in strategies
+    has = "SYS_ADMIN" in (caps.get("add") or [])
+    if "ALL" not in (caps.get("drop") or []):
+        return f"{DP}: capabilities not dropped"
+    if needs != has:
+        return f"{DP}: SYS_ADMIN {'missing' if needs else 'added'} (migStrategy/volume-mounts)"
+    return None
+
+
 FACTS: Final[tuple[Fact, ...]] = (
     # --- driver ---------------------------------------------------------------------------
     Fact("driver", "privileges", "the driver container is privileged: it loads kernel modules"
@@ -630,6 +737,22 @@ FACTS: Final[tuple[Fact, ...]] = (
          _src(CONTROLS), c.env(MIG, "NVIDIA_CDI_HOOK_PATH"), when=_cdi),
     Fact(MIG_MANAGER, "env", "DEFAULT_GPU_CLIENTS_NAMESPACE: where it waits for the paused"
          " clients", MIG_DS, c.env(MIG, "DEFAULT_GPU_CLIENTS_NAMESPACE")),
+    Fact(MIG_MANAGER, "env", "GPU_CLIENTS_FILE names the host GPU clients file, a ConfigMap"
+         " mounted at /gpu-clients listing the systemd services of NVSM, nv_peer_mem, DCGM and"
+         " the DCGM exporter (default-gpu-clients; the volume's ConfigMap set by"
+         " TransformMIGManager)",
+         _src("assets/state-mig-manager/0410_configmap.yaml, 0600_daemonset.yaml"),
+         _gpu_clients_file),
+    Fact(MIG_MANAGER, "entrypoint", "WITH_SHUTDOWN_HOST_GPU_CLIENTS is driver-ready's"
+         " IS_HOST_DRIVER: with a host driver a MIG mode change stops those services (and"
+         " kubelet.service) over the host's D-Bus and starts them again after (mig-parted v0.15.0"
+         " pkg/mig/reconfigure); without it the change fails while DCGM holds the GPU",
+         _src("assets/state-mig-manager/0420_configmap.yaml"), _shutdown_follows_host_driver),
+    Fact(MIG_MANAGER, "host paths", "the host root writable at /host: with host GPU clients it"
+         " copies nvidia-mig-parted and its config under /host/usr/local/nvidia/mig-manager,"
+         " runs it chrooted there and dials /host/run/dbus/system_bus_socket (mig-parted v0.15.0"
+         " cmd/nvidia-mig-manager/main.go copyMigPartedToHost, pkg/mig/reconfigure New)",
+         MIG_DS, _host_root_writable),
     Fact(MIG_MANAGER, "init containers", "toolkit-validation", MIG_DS,
          c.init_container("toolkit-validation"), when=_toolkit_or_driver),
     Fact(MIG_MANAGER, "RBAC", "nodes patch (its labels), pods list in all namespaces"
@@ -652,13 +775,19 @@ FACTS: Final[tuple[Fact, ...]] = (
     Fact(DCGM_EXPORTER, "RBAC", "no API token without pod-label metadata", DCGM_DS,
          c.pod_field("automountServiceAccountToken", False)),
     # --- DRA driver: kubelet plugin ---------------------------------------------------------
-    *_dra_plugin_facts("gpus", "gpu-kubelet-plugin", dra.GPUS_HEALTH_PORT, ":8080", 30,
-                       _dra_gpus),
-    *_dra_plugin_facts("compute-domains", "compute-domain-kubelet-plugin", dra.CD_HEALTH_PORT,
-                       ":8081", 10, _dra_domains),
+    # the health ports are NVIDIA's defaults (internal/state/dra_driver.go
+    # defaultGPUsHealthcheckPort, defaultComputeDomainsHealthcheckPort), written out here rather
+    # than read from the construct, so that the table holds the construct to them
+    *_dra_plugin_facts("gpus", "gpu-kubelet-plugin", 51516, ":8080", 30, _dra_gpus),
+    *_dra_plugin_facts("compute-domains", "compute-domain-kubelet-plugin", 51515, ":8081", 10,
+                       _dra_domains),
     Fact(DRA_DRIVER, "env", "compute-domains: GPU_CLIQUE_LABEL_ENABLED=true (it labels its"
          " node with the NVLink clique)", DRA_GOLDEN,
          c.env("compute-domains", "GPU_CLIQUE_LABEL_ENABLED", "true"), when=_dra_domains),
+    Fact(DRA_DRIVER, "feature gates", "none by default: the chart's draDriver.featureGates is"
+         " empty, so no FEATURE_GATES on the plugin containers and no MPS deployments Role"
+         " (the goldens' MPSSupport=true comes from their test's sample GPUCluster)",
+         DRA_DEFAULTS, _no_feature_gates),
     Fact(DRA_DRIVER, "labels", f"the plugin pods carry app: {dra.KUBELET_PLUGIN}: the driver"
          " manager waits for pods with that label to stop before it unloads the driver",
          f"{DRA_GOLDEN}; k8s-driver-manager v0.12.0 cmd/driver-manager/main.go"
@@ -764,9 +893,14 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
     ),
     Divergence(
         DEVICE_PLUGIN, "privileges",
-        "privileged plugin container", "no privileges, all capabilities dropped",
-        "the plugin only talks to the kubelet's socket and NVML through the runtime; MIG and"
-        " CDI work through the runtime class", PLUGIN_DS, c.not_privileged(DP),
+        "privileged plugin container",
+        "not privileged, all capabilities dropped; CAP_SYS_ADMIN added with a MIG strategy or"
+        " the volume-mounts device list strategy; privileged only with passDeviceSpecs (the"
+        " rules of NVIDIA's Helm chart, k8s-device-plugin v0.20.0"
+        " deployments/helm/nvidia-device-plugin/templates/_helpers.tpl requiresCapSysAdmin)",
+        "the plugin talks to the kubelet's socket and to NVML through the runtime; it needs"
+        " SYS_ADMIN only to read the MIG capability files under /proc/driver/nvidia, and all"
+        " devices only to name their nodes in DeviceSpecs", PLUGIN_DS, _plugin_privileges,
     ),
     Divergence(
         DEVICE_PLUGIN, "init containers",
@@ -797,9 +931,8 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
     ),
     Divergence(
         MIG_MANAGER, "env",
-        "DEFAULT_CONFIG_FILE and dynamic config discovery (v0.14+), a GPU clients file",
-        "CONFIG_FILE: the mig-parted config gpustack generates from the profile; no host"
-        " GPU clients",
+        "DEFAULT_CONFIG_FILE and dynamic config discovery (v0.14+)",
+        "CONFIG_FILE: the mig-parted config gpustack generates from the profile",
         "the layouts are part of the profile and validated before merge; discovery would"
         " write per-node ConfigMaps (configmaps create/update)", MIG_DS,
         c.env(MIG, "CONFIG_FILE", "/mig-parted-config/config.yaml"),
@@ -826,6 +959,20 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
             o.get("kind") == "RoleBinding" and o["metadata"]["name"] == "gpustack-scc-privileged"
             and o["subjects"][0]["kind"] == "Group" for o in r.objects
         ) else "no group binding of gpustack-scc-privileged", when=_openshift,
+    ),
+    Divergence(
+        "driver-manager", "init containers",
+        "no init container for labels: the operator's node labeling controller sets the"
+        " nvidia.com/gpu.deploy.* labels (controllers/nodelabeling_controller.go labelGPUNodes)",
+        "with cluster.deployLabels: optional, a deploy-labels init container seeds the missing"
+        " labels with kubectl from driver.upgrade.kubectlImage, by default"
+        " nvcr.io/nvidia/gpu-operator:v25.10.1",
+        "no operator runs to set the labels, and no image NVIDIA ships at v26.7.0 has kubectl:"
+        " the operator image copies only its own binaries (docker/Dockerfile), the driver"
+        " manager (v0.12.0) and MIG manager (v0.15.0) images neither; v25.10.1 is the last"
+        " operator image with kubectl (its docker/Dockerfile installs it)",
+        _src("controllers/nodelabeling_controller.go, docker/Dockerfile"),
+        _kubectl_image, when=_seeds_labels,
     ),
     Divergence(
         "driver", "node selection", "nodeSelector nvidia.com/gpu.deploy.driver=true",
@@ -882,14 +1029,14 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
         c.not_granted("ClusterRole", dra.KUBELET_PLUGIN_CLUSTER_ROLE, "", "nodes", "update"),
     ),
     Divergence(
-        DRA_DRIVER, "feature gates",
-        "the rendering turns on MPSSupport (FEATURE_GATES; IMAGE_NAME on gpus for the MPS"
-        " control daemons and a Role for deployments)",
-        "no FEATURE_GATES, no IMAGE_NAME on the plugin, no deployments Role",
-        "gpustack does not turn the MPSSupport gate on; the Role and IMAGE_NAME serve only it",
-        DRA_GPUS_GOLDEN,
-        lambda r: "FEATURE_GATES set" if c.env("gpus", "FEATURE_GATES")(r) is None
-        else _no_role_named("mps")(r), when=_dra_gpus,
+        DRA_DRIVER, "env",
+        "IMAGE_NAME on the gpus container, always",
+        "not set on the plugin (the ComputeDomain controller has it)",
+        "the GPU plugin reads IMAGE_NAME only for the MPS control daemons it starts under the"
+        " MPSSupport feature gate (cmd/gpu-kubelet-plugin/sharing.go MpsImageName), which"
+        " gpustack does not turn on", DRA_DEFAULTS,
+        lambda r: "IMAGE_NAME set on gpus" if c.env("gpus", "IMAGE_NAME")(r) is None else None,
+        when=_dra_gpus,
     ),
     Divergence(
         DRA_DRIVER, "node selection", f"nodeSelector {DRA_DEPLOY_LABEL}=true and NFD's GPU"

@@ -78,9 +78,11 @@ SLICE_POLICY: Final = "gpustack-dra-resourceslices"
 CRD_GROUP: Final = dra_upstream.COMPUTE_DOMAIN_API_GROUP
 CRD_VERSION: Final = dra_upstream.COMPUTE_DOMAIN_API_VERSION
 
-#: The plugin's gRPC health ports (the chart's ``healthcheckPort`` values, as NVIDIA renders
-#: them) and metrics endpoints.
-GPUS_HEALTH_PORT: Final = 52000
+#: The plugins' gRPC health ports, NVIDIA's defaults: ``defaultGPUsHealthcheckPort`` and
+#: ``defaultComputeDomainsHealthcheckPort`` in ``internal/state/dra_driver.go`` (GPU Operator
+#: v26.7.0), as ``gpucluster-dra-driver-gpus-only.yaml`` renders them. The full-spec golden's
+#: 52000 for ``gpus`` is an override its test sets (``gpucluster_render_test.go``), not a default.
+GPUS_HEALTH_PORT: Final = 51516
 CD_HEALTH_PORT: Final = 51515
 
 #: The GPU kubelet plugin's rules: the calls its code makes (dra-driver-nvidia-gpu at 95932046,

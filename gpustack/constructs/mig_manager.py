@@ -20,13 +20,29 @@ the utilities with ``NVIDIA_VISIBLE_DEVICES=all`` and ``NVIDIA_DRIVER_CAPABILITI
 (mig-parted ``deployments/container/Dockerfile`` at v0.15.0). Without the runtime NVML is not
 found and every reconfiguration ends ``failed``.
 
+Host GPU clients, as NVIDIA renders them (``assets/state-mig-manager/0410_configmap.yaml``,
+``0420_configmap.yaml`` and ``0600_daemonset.yaml`` at GPU Operator v26.7.0): the manager gets a
+clients file (``GPU_CLIENTS_FILE``: ``migManager.hostGpuClients``, by default NVIDIA's list of
+the systemd services of NVSM, ``nv_peer_mem``, DCGM and the DCGM exporter that may hold a GPU on
+the host), and its entrypoint sets ``WITH_SHUTDOWN_HOST_GPU_CLIENTS`` from ``IS_HOST_DRIVER`` in
+``driver-ready``. With a
+driver installed on the host (``driver.enabled: false``), a MIG mode change stops those services
+(and ``kubelet.service``) over the host's D-Bus (``/host/run/dbus/system_bus_socket``), runs a
+copy of ``nvidia-mig-parted`` chrooted into ``/host`` and starts the services again
+(``pkg/mig/reconfigure`` and ``cmd/nvidia-mig-manager/main.go`` ``copyMigPartedToHost``,
+mig-parted v0.15.0); without the file and the flag it changes the mode while DCGM holds the GPU,
+and the change fails. That needs the host root mounted writable at ``/host`` and hostPID, both
+already there. A driver container (``IS_HOST_DRIVER=false``) has no host clients to stop. A
+``WITH_SHUTDOWN_HOST_GPU_CLIENTS`` in ``migManager.env`` wins over the derived value.
+
 RBAC (:data:`CLUSTER_RULES`, :data:`RULES`) is what ``cmd/nvidia-mig-manager`` and
-``pkg/mig/reconfigure`` call in gpustack's configuration (mig-parted v0.15.0): no host GPU
-clients file, no validator pods to delete (gpustack has none), ``CONFIG_FILE`` always set, so
-the v0.14+ discovery path that writes a per-node ConfigMap (``POD_NAME``, ``POD_NAMESPACE``,
-configmaps create/update) never runs. From v0.15.0 it also waits for every DaemonSet pod on its
-node whose node selector names ``nvidia.com/gpu.deploy.client`` (a pods list in all namespaces,
-``waitForPodsWithNodeSelector``), so the pods list is cluster-wide (:data:`CLUSTER_POD_RULES`);
+``pkg/mig/reconfigure`` call in gpustack's configuration (mig-parted v0.15.0): stopping host
+services goes over D-Bus, not the API; no validator pods to delete (gpustack has none),
+``CONFIG_FILE`` always set, so the v0.14+ discovery path that writes a per-node ConfigMap
+(``POD_NAME``, ``POD_NAMESPACE``, configmaps create/update) never runs. From v0.15.0 it also
+waits for every DaemonSet pod on its node whose node selector names
+``nvidia.com/gpu.deploy.client`` (a pods list in all namespaces, ``waitForPodsWithNodeSelector``),
+so the pods list is cluster-wide (:data:`CLUSTER_POD_RULES`);
 an older pinned manager (v0.13.x, v0.14.x) lists only the stack namespace and gets only the Role.
 """
 
@@ -66,6 +82,12 @@ CONFIG_DIR: Final = "/mig-parted-config"
 #: The node label whose value names the config to apply, and the one the manager reports in.
 CONFIG_LABEL: Final = MIG_CONFIG_LABEL
 STATE_LABEL: Final = MIG_STATE_LABEL
+#: The host GPU clients file: a ConfigMap mounted at :data:`GPU_CLIENTS_DIR`.
+GPU_CLIENTS_MAP: Final = "nvidia-mig-manager-gpu-clients"
+GPU_CLIENTS_KEY: Final = "clients.yaml"
+GPU_CLIENTS_DIR: Final = "/gpu-clients"
+#: Pod-template annotation with the checksum of the clients file (a new list rolls the manager).
+GPU_CLIENTS_CHECKSUM: Final = "gpustack.dev/gpu-clients-checksum"
 CLUSTER_ROLE: Final = "gpustack-nvidia-mig-manager-pods"
 ROLE: Final = "gpustack-nvidia-mig-manager-pods"
 
@@ -118,8 +140,17 @@ done
 set -a
 . "{_DRIVER_READY}"
 set +a
+# a host driver may have host GPU clients (DCGM, NVSM) to stop across a MIG mode change
+WITH_SHUTDOWN_HOST_GPU_CLIENTS="${{WITH_SHUTDOWN_HOST_GPU_CLIENTS:-${{IS_HOST_DRIVER:-false}}}}"
+export WITH_SHUTDOWN_HOST_GPU_CLIENTS
+echo "WITH_SHUTDOWN_HOST_GPU_CLIENTS=$WITH_SHUTDOWN_HOST_GPU_CLIENTS"
 exec nvidia-mig-manager
 """
+
+
+def render_gpu_clients(services: tuple[str, ...]) -> str:
+    """The host GPU clients file mig-manager reads (``version: v1``, ``systemd-services``)."""
+    return config_yaml({"version": "v1", "systemd-services": list(services)})
 
 
 def render_config(layouts: dict[str, tuple[tuple[str, int], ...]]) -> str:
@@ -142,6 +173,7 @@ class MigManagerProps:
     - ``placement``: namespace and scheduling.
     - ``version``: for the version label.
     - ``config_yaml``: the mig-parted config (:func:`render_config`).
+    - ``host_gpu_clients``: the host's systemd services the clients file lists.
     - ``driver_root``: host path of the driver root.
     - ``cdi``: the toolkit writes CDI specs, which the manager regenerates after a change.
     - ``cdi_hook``: the host path of ``nvidia-cdi-hook`` (gpustack's toolkit install dir).
@@ -156,6 +188,7 @@ class MigManagerProps:
     placement: Placement
     version: str
     config_yaml: str
+    host_gpu_clients: tuple[str, ...]
     driver_root: str
     cdi: bool
     cdi_hook: str | None
@@ -171,6 +204,7 @@ class MigManagerProps:
             placement=Placement.from_profile(profile),
             version=profile.mig_manager.version,
             config_yaml=render_config(mig_layouts(profile)),
+            host_gpu_clients=profile.mig_manager.host_gpu_clients,
             driver_root=profile.driver.root,
             cdi=cdi,
             cdi_hook=f"{toolkit.install_dir}/toolkit/nvidia-cdi-hook" if cdi else None,
@@ -207,10 +241,18 @@ class MigManager(Construct):
             checksum=CONFIG_CHECKSUM,
             volume="mig-parted-config",
         )
+        clients = ds.config_map(
+            "gpu-clients",
+            GPU_CLIENTS_MAP,
+            {GPU_CLIENTS_KEY: render_gpu_clients(props.host_gpu_clients)},
+            checksum=GPU_CLIENTS_CHECKSUM,
+            volume="gpu-clients",
+        )
         scripts = ds.scripts({"entrypoint.sh": _ENTRYPOINT})
         mounts = [
             ds.mount(scripts, SCRIPTS_DIR, read_only=True),
             ds.mount(config, CONFIG_DIR, read_only=True),
+            ds.mount(clients, GPU_CLIENTS_DIR, read_only=True),
             ds.mount(VALIDATIONS, VALIDATIONS_DIR),
             ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys"),
             ds.mount(kube.host_path("host-root", "/"), "/host", propagation="HostToContainer"),
@@ -224,6 +266,7 @@ class MigManager(Construct):
         ]
         env = [
             ("CONFIG_FILE", f"{CONFIG_DIR}/{CONFIG_KEY}"),
+            ("GPU_CLIENTS_FILE", f"{GPU_CLIENTS_DIR}/{GPU_CLIENTS_KEY}"),
             ("WITH_REBOOT", "false"),
             ("CDI_ENABLED", "true" if props.cdi else "false"),
         ]

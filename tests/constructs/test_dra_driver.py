@@ -83,9 +83,13 @@ def test_parts_follow_the_switches(
 @pytest.mark.parametrize(
     ("name", "binary", "port", "liveness", "extra"),
     [
-        # golden: gpus -> gpu-kubelet-plugin, HEALTHCHECK_PORT 52000, liveness every 30 s
-        ("gpus", "gpu-kubelet-plugin", 52000, 30, {}),
-        # compute-domains: 51515, every 10 s, GPU_CLIQUE_LABEL_ENABLED "true"
+        # gpus -> gpu-kubelet-plugin, HEALTHCHECK_PORT 51516 (NVIDIA's default:
+        # internal/state/dra_driver.go defaultGPUsHealthcheckPort, and the gpus-only golden, GPU
+        # Operator v26.7.0; the full-spec golden's 52000 is its test's override), liveness every
+        # 30 s
+        ("gpus", "gpu-kubelet-plugin", 51516, 30, {}),
+        # compute-domains: 51515 (defaultComputeDomainsHealthcheckPort), every 10 s,
+        # GPU_CLIQUE_LABEL_ENABLED "true"
         ("compute-domains", "compute-domain-kubelet-plugin", 51515, 10,
          {"GPU_CLIQUE_LABEL_ENABLED": "true"}),
     ],

@@ -3,6 +3,9 @@ mig-parted's format; RBAC as documented; on by default only where a layout exist
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,3 +161,97 @@ def test_pods_listed_cluster_wide_from_v0_15(
     objects = synth(merge(MIG, {"migManager": {"version": version}}))
     rules = find(objects, "ClusterRole", mig_manager.CLUSTER_ROLE)["rules"]
     assert any("pods" in r["resources"] for r in rules) is cluster_wide_pods
+
+
+def test_host_gpu_clients_file_as_nvidia_renders_it(synth: Synth) -> None:
+    """Issue #30: NVIDIA gives the manager a clients file (GPU Operator v26.7.0
+    ``assets/state-mig-manager/0410_configmap.yaml``: NVSM, nv_peer_mem, DCGM and the DCGM
+    exporter's systemd services; ``0600_daemonset.yaml`` mounts it at /gpu-clients and sets
+    ``GPU_CLIENTS_FILE=/gpu-clients/clients.yaml``). mig-parted v0.15.0 stops those services over
+    the host's D-Bus under ``/host`` and runs a copy of nvidia-mig-parted it writes there
+    (``copyMigPartedToHost``): the host root must be writable, with hostPID."""
+    objects = synth(MIG)
+    ds = find(objects, "DaemonSet", mig_manager.NAME)
+    c = container(ds, mig_manager.NAME)
+    assert env(c)["GPU_CLIENTS_FILE"] == "/gpu-clients/clients.yaml"
+    mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod_spec(ds)["volumes"]}
+    clients = volumes[mounts["/gpu-clients"]["name"]]["configMap"]["name"]
+    data = yaml.safe_load(find(objects, "ConfigMap", clients)["data"]["clients.yaml"])
+    assert data == {
+        "version": "v1",
+        "systemd-services": [
+            "nvsm.service",
+            "nvsm-mqtt.service",
+            "nvsm-core.service",
+            "nvsm-api-gateway.service",
+            "nvsm-notifier.service",
+            "nv_peer_mem.service",
+            "nvidia-dcgm.service",
+            "dcgm.service",
+            "dcgm-exporter.service",
+        ],
+    }
+    host = mounts["/host"]
+    assert volumes[host["name"]]["hostPath"]["path"] == "/"
+    assert not host.get("readOnly") and host["mountPropagation"] == "HostToContainer"
+    assert pod_spec(ds)["hostPID"] is True
+    annotations = ds["spec"]["template"]["metadata"]["annotations"]
+    assert mig_manager.GPU_CLIENTS_CHECKSUM in annotations
+
+
+def _entrypoint(objects: list[Any]) -> str:
+    text: str = find(objects, "ConfigMap", f"{mig_manager.NAME}-scripts")["data"]["entrypoint.sh"]
+    return text
+
+
+@pytest.mark.parametrize(
+    ("is_host_driver", "user", "expected"),
+    [
+        ("true", None, "true"),  # a preinstalled driver: its host clients are stopped
+        ("false", None, "false"),  # gpustack's driver container: no host clients
+        ("true", "false", "false"),  # migManager.env wins
+    ],
+)
+def test_entrypoint_shuts_down_host_clients_only_for_a_host_driver(
+    synth: Synth, tmp_path: Path, is_host_driver: str, user: str | None, expected: str
+) -> None:
+    """Issue #30: as NVIDIA's entrypoint (``assets/state-mig-manager/0420_configmap.yaml``,
+    GPU Operator v26.7.0), ``WITH_SHUTDOWN_HOST_GPU_CLIENTS`` is driver-ready's
+    ``IS_HOST_DRIVER``. The script runs here with driver-ready in a temporary folder and a
+    stand-in manager that prints what it was given."""
+    ready = tmp_path / "driver-ready"
+    ready.write_text(f"IS_HOST_DRIVER={is_host_driver}\nNVIDIA_DRIVER_ROOT=/\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    manager = bin_dir / "nvidia-mig-manager"
+    manager.write_text('#!/bin/sh\necho "manager: $WITH_SHUTDOWN_HOST_GPU_CLIENTS"\n')
+    manager.chmod(0o755)
+    script = _entrypoint(synth(MIG)).replace("/run/nvidia/validations/driver-ready", str(ready))
+    run_env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    if user is not None:
+        run_env["WITH_SHUTDOWN_HOST_GPU_CLIENTS"] = user
+    done = subprocess.run(
+        ["sh", "-c", script], env=run_env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"manager: {expected}"
+
+
+def test_host_gpu_clients_come_from_the_profile_and_roll_the_manager(synth: Synth) -> None:
+    """``migManager.hostGpuClients`` replaces NVIDIA's list (the operator's
+    ``migManager.gpuClientsConfig``); a new list rolls the manager through its checksum."""
+
+    def clients_and_checksum(data: dict[str, Any]) -> tuple[Any, str]:
+        objects = synth(data)
+        text = find(objects, "ConfigMap", mig_manager.GPU_CLIENTS_MAP)["data"]["clients.yaml"]
+        ds = find(objects, "DaemonSet", mig_manager.NAME)
+        return yaml.safe_load(text), ds["spec"]["template"]["metadata"]["annotations"][
+            mig_manager.GPU_CLIENTS_CHECKSUM
+        ]
+
+    default, before = clients_and_checksum(MIG)
+    own = ["nvidia-dcgm.service", "my-gpu-agent.service"]
+    custom, after = clients_and_checksum(merge(MIG, {"migManager": {"hostGpuClients": own}}))
+    assert custom == {"version": "v1", "systemd-services": own}
+    assert default["systemd-services"] != own and before != after

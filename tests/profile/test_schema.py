@@ -180,7 +180,8 @@ def test_gitops_section_is_closed_and_documented() -> None:
 
 
 #: Values some pattern without examples accepts (the test takes the first that fits).
-SAMPLES = ["a", "v1.2.3", "nvidia.com/gpu", "580.105.08", "sha256:" + "a" * 64, "/x", "1.2"]
+SAMPLES = ["a", "v1.2.3", "nvidia.com/gpu", "580.105.08", "sha256:" + "a" * 64, "/x", "1.2",
+           "dcgm.service"]  # fmt: skip
 
 
 def test_every_pattern_is_matched_in_full() -> None:

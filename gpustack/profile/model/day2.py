@@ -13,9 +13,9 @@ image is declared once here, as the default of its section's ``image``/``version
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from gpustack.fields import documented, key
+from gpustack.fields import documented, item, key
 from gpustack.profile.model.common import (
     EnvVar,
     Labels,
@@ -36,6 +36,26 @@ from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.19.0")
 #: NVIDIA's MIG manager (GPU Operator v26.7.0).
 MIG_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
+#: The host's systemd services that may hold a GPU, which the MIG manager stops across a MIG mode
+#: change where the driver is the host's: NVIDIA's ``default-gpu-clients``
+#: (``assets/state-mig-manager/0410_configmap.yaml``, GPU Operator v26.7.0).
+HOST_GPU_CLIENTS = (
+    "nvsm.service",
+    "nvsm-mqtt.service",
+    "nvsm-core.service",
+    "nvsm-api-gateway.service",
+    "nvsm-notifier.service",
+    "nv_peer_mem.service",
+    "nvidia-dcgm.service",
+    "dcgm.service",
+    "dcgm-exporter.service",
+)
+#: A systemd service unit name; no comma (mig-parted joins the list with commas).
+SYSTEMD_SERVICE = r"^[A-Za-z0-9:_.@-]+\.service$"
+SYSTEMD_SERVICE_HINT = (
+    "a systemd service name (<name>.service: letters, digits, ':', '_', '.', '@' and '-', no"
+    " commas or spaces, e.g. nvidia-dcgm.service)"
+)
 #: NVIDIA's DCGM exporter (GPU Operator v26.7.0).
 DCGM_EXPORTER_IMAGE = ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
 
@@ -118,6 +138,19 @@ class MigManager:
     image_pull_policy: PullPolicy = pull_policy()
     env: tuple[EnvVar, ...] = env()
     resources: Resources = resources()
+    host_gpu_clients: tuple[
+        Annotated[str, item(pattern=SYSTEMD_SERVICE, hint=SYSTEMD_SERVICE_HINT)],
+        ...,
+    ] = key(
+        "Host GPU clients",
+        "Systemd services on the host that may hold a GPU (DCGM, NVSM). Where the driver is"
+        " installed on the host (driver.enabled: false) the MIG manager stops them across a MIG"
+        " mode change and starts them again after; services a node lacks are skipped. By default"
+        " NVIDIA's list (the GPU Operator's default-gpu-clients).",
+        default=HOST_GPU_CLIENTS,
+        unique_items=True,
+        examples=[["nvidia-dcgm.service", "my-gpu-agent.service"]],
+    )
 
     def image_ref(self) -> str:
         return image_ref(self.image, self.version, self.digest)

@@ -153,8 +153,9 @@ class DriverUpgrade:
     kubectl_image: str = key(
         "kubectl image",
         "Image whose kubectl seeds a node's missing deploy labels before the driver manager"
-        " runs (cluster.deployLabels: optional); by default the GPU Operator image of the same"
-        " release, used only for its kubectl. Pin it as <image>:<tag>@<digest>.",
+        " runs (cluster.deployLabels: optional); by default the GPU Operator v25.10.1 image,"
+        " the last NVIDIA image that ships kubectl, used only for its kubectl. Pin it as"
+        " <image>:<tag>@<digest>.",
         default=":".join(KUBECTL_IMAGE),
         pattern=IMAGE_REF,
         examples=[":".join(KUBECTL_IMAGE)],
