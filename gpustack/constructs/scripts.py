@@ -200,6 +200,10 @@ touch "{{ validations }}/{{ configured }}"
 #: with no link there is cut off from running containers ("Failed to initialize NVML: Unknown
 #: Error"). Device numbers come from ``stat`` (``%t``/``%T``: major and minor, in hex); the link
 #: names the node's *host* path (inside the driver container's root when it made the nodes).
+#: Like NVIDIA's command it skips GPUDirect Storage, NVSwitch and NVLink nodes (``nodeIsBlocked``
+#: in nvidia-container-toolkit ``cmd/nvidia-ctk/system/create-dev-char-symlinks/existing.go``,
+#: v1.18.1 and v1.20.0); unlike it, it also links IMEX channels, which ComputeDomain pods get.
+#: ``tests/node/test_nvidia_ctk.py`` (``nvidia_code``) holds it equal to NVIDIA's command.
 DEV_CHAR_SYMLINKS: Final = """\
 #!/bin/sh
 # usage: dev-char-symlinks.sh DEV_ROOT_HERE DEV_ROOT_ON_HOST CHAR_DIR_HERE
@@ -214,6 +218,7 @@ count=0
 for node in "$here"/dev/nvidia* "$here"/dev/nvidia-caps/* \\
     "$here"/dev/nvidia-caps-imex-channels/*; do
   [ -e "$node" ] && [ ! -d "$node" ] || continue
+  case ${node##*/} in nvidia-fs* | nvidia-nvswitch* | nvidia-nvlink*) continue ;; esac
   numbers=$(stat -L -c '%t %T' "$node")
   major=$(printf '%d' "0x${numbers% *}")
   minor=$(printf '%d' "0x${numbers#* }")
