@@ -202,7 +202,7 @@ touch "{{ validations }}/{{ configured }}"
 #: names the node's *host* path (inside the driver container's root when it made the nodes).
 #: Like NVIDIA's command it skips GPUDirect Storage, NVSwitch and NVLink nodes (``nodeIsBlocked``
 #: in nvidia-container-toolkit ``cmd/nvidia-ctk/system/create-dev-char-symlinks/existing.go``,
-#: v1.18.1 and v1.20.0); unlike it, it also links IMEX channels, which ComputeDomain pods get.
+#: at both pinned tags); unlike it, it also links IMEX channels, which ComputeDomain pods get.
 #: ``tests/node/test_nvidia_ctk.py`` (``nvidia_code``) holds it equal to NVIDIA's command.
 DEV_CHAR_SYMLINKS: Final = """\
 #!/bin/sh

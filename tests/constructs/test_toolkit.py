@@ -497,7 +497,9 @@ def test_ready_probe_requires_configured_runtime(
     config = tmp_path / "99-nvidia.toml"
     config.write_text(config_text.format(runtime=runtime))
     top = tmp_path / "config.toml"
-    top.write_text('imports = ["/etc/containerd/conf.d/99-nvidia.toml"]\n' if imported else "")
+    # what NVIDIA's installer writes: the drop-in folder's glob, never the file's name
+    # (pkg/config/engine/containerd/config_drop_in.go, importPattern)
+    top.write_text('imports = ["/etc/containerd/conf.d/*.toml"]\n' if imported else "")
     (cdi / "management.nvidia.com-gpu.yaml").write_text("cdiVersion: 0.5.0\n")
     dev, chars = tmp_path / "driver-root", tmp_path / "dev-char"
     (dev / "dev").mkdir(parents=True)
@@ -516,7 +518,7 @@ def test_ready_probe_requires_configured_runtime(
             hook_dir=None,
             runtime_config=config,
             top_level_config=top,
-            drop_in_host="/etc/containerd/conf.d/99-nvidia.toml",
+            drop_in_import="/etc/containerd/conf.d/*.toml",
             cdi=True,
             cdi_root=cdi,
             scripts_dir=scripts,
