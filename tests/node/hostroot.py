@@ -230,6 +230,9 @@ class Loaded:
     imports: tuple[str, ...] = ()
     unresolved: tuple[str, ...] = ()
     hooks: tuple[str, ...] = ()  # CRI-O: OCI hook files it reads
+    #: containerd 2.x turns CDI on unless a config says otherwise (``EnableCDI: true`` in
+    #: ``internal/cri/config/config_unix.go``, v2.0.0); 1.7 leaves it off.
+    cdi_by_default: bool = False
 
     def handlers(self) -> dict[str, str]:
         """Handler name -> the runtime binary it runs."""
@@ -239,7 +242,8 @@ class Loaded:
         version = int(self.tree.get("version", 2))
         cri = self.tree.get("plugins", {}).get(CRI_PLUGIN[version], {})
         runtimes = cri.get("containerd", {}).get("runtimes", {})
-        return {n: r.get("options", {}).get("BinaryName", n) for n, r in runtimes.items()}
+        # containerd's decoded config spells an unset BinaryName "" (runc from PATH)
+        return {n: r.get("options", {}).get("BinaryName") or n for n, r in runtimes.items()}
 
     def runtime_types(self) -> dict[str, str]:
         version = int(self.tree.get("version", 2))
@@ -249,7 +253,8 @@ class Loaded:
 
     def cdi_enabled(self) -> bool:
         version = int(self.tree.get("version", 2))
-        return bool(self.tree.get("plugins", {}).get(CRI_PLUGIN[version], {}).get("enable_cdi"))
+        cri = self.tree.get("plugins", {}).get(CRI_PLUGIN[version], {})
+        return bool(cri.get("enable_cdi", self.cdi_by_default))
 
 
 def _host(root: Path, path: str) -> Path:
@@ -290,7 +295,9 @@ def load_containerd(root: Path, config: str, *, containerd_17: bool = False) -> 
                 unresolved.append(pattern)
             pending += ["/" + str(Path(m).relative_to(root)) for m in matches]
         (merge_containerd_17 if containerd_17 and path != config else merge)(tree, data)
-    return Loaded("containerd", tree, tuple(imports), tuple(unresolved))
+    return Loaded(
+        "containerd", tree, tuple(imports), tuple(unresolved), cdi_by_default=not containerd_17
+    )
 
 
 @dataclass(frozen=True)
