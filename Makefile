@@ -25,7 +25,7 @@ $(TORCH_STAMP): $(STAMP)
 	$(PY) -m pip install -q $(TORCH_PIP_ARGS) '$(TORCH)'
 	touch $(TORCH_STAMP)
 
-## Synthesize dist/ from profiles/ (or the packaged default profile when there is none).
+## Synthesize dist/ from profiles/.
 run: $(STAMP) bytecode
 	$(VENV)/bin/gpustack synth
 

@@ -72,3 +72,35 @@ def test_ci_runs_exactly_the_readmes_test_command_after_system_tools_only() -> N
     # nothing of the project's venv is set up or installed by CI itself
     for line in commands[:-1]:
         assert ".venv" not in line and not re.match(r"make\b", line), line
+
+
+def test_the_quickstart_after_make_run_works_without_the_venv_on_path(tmp_path: Path) -> None:
+    """The block after ``make run`` runs in a shell as a user has it: ``.venv`` exists (here a
+    link to this venv) but is not on ``PATH`` (tests/docs runs every block with it there, which
+    hid the ``gpustack: command not found`` every reader got)."""
+    import os
+    import sys
+
+    from tests.docs.blocks import blocks_of
+    from tests.docs.test_snippets import IGNORED
+
+    quick = README.index("## Quickstart")
+    after = [b for b in blocks_of(REPO / "README.md") if b.lang == "sh" and not b.syntax_only]
+    block = next(b for b in after if README.count("\n", 0, quick) < b.line)
+    copy = tmp_path / "repo"
+    shutil.copytree(REPO, copy, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED))
+    (copy / ".venv").symlink_to(Path(sys.prefix))
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"} | {"PATH": path}
+    assert shutil.which("gpustack", path=path) is None, "gpustack is on PATH outside the venv"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.text],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (copy / "dist" / "clusters" / "gpu-east" / "kustomization.yaml").is_file()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 
 #: Where ``validate`` and ``init`` look for profiles when given no path.
 DEFAULT_PROFILES = "profiles"
+
+
+class NothingToDo(click.UsageError):
+    """A usage error in one line (``Error: …``, exit 2) where the command found nothing to work
+    on (no profiles in a folder, no ``profiles/`` here): the message says what to give instead,
+    so click's usage line and help hint would only push it out of sight."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.ClickException.show(self, file)
 
 
 def color(fmt: str) -> bool:

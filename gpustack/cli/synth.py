@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli.common import count, exit_invalid, exit_statuses
+from gpustack.cli.common import NothingToDo, count, exit_invalid, exit_statuses
 from gpustack.cli.group import main
 from gpustack.exits import Exit
 
@@ -186,7 +186,7 @@ def _run(options: SynthOptions) -> SynthOutcome:
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
     except NoProfiles as exc:
-        raise click.UsageError(str(exc)) from None
+        raise NothingToDo(str(exc)) from None
 
 
 def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
@@ -204,10 +204,25 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     if outcome.options.diff:
         click.echo(outcome.diffs, nl=False)
     if outcome.stale:
-        click.echo(stale_error(plan, len(outcome.stale)), err=True)
+        click.echo(
+            stale_error(plan, len(outcome.stale), _update_command(outcome.options)), err=True
+        )
         sys.exit(STALE)
     if fmt == "text" and not quiet:
         click.echo(f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})")
+
+
+def _update_command(options: SynthOptions) -> str:
+    """The ``gpustack synth`` that writes what this ``--check`` compared: its PATHs, ``--out``
+    and ``--default-profile``, none of the options that only say how to check."""
+    import shlex
+
+    words = ["gpustack", "synth", *map(str, options.paths)]
+    if options.out != Path("dist"):
+        words += ["--out", str(options.out)]
+    if options.default_profile:
+        words.append("--default-profile")
+    return shlex.join(words)
 
 
 def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:

@@ -39,6 +39,54 @@ def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
         )
 
 
+#: The resources GPU workloads ask for by name: whole GPUs, and the shared GPUs that sharing with
+#: ``renameByDefault`` advertises (NVIDIA's k8s-device-plugin, api/config/v1/resources.go and
+#: replicas.go: the default resource, and the ``.shared`` suffix its rename adds).
+WELL_KNOWN_RESOURCES = (GPU_RESOURCE, f"{GPU_RESOURCE}.shared")
+
+
+def near_miss(name: str) -> str | None:
+    """The well-known resource ``name`` is a slip of (another case, or one letter added,
+    dropped, changed, or two swapped), or ``None``: a name of one's own differs by more."""
+    folded = name.lower()
+    for known in WELL_KNOWN_RESOURCES:
+        if name != known and _one_slip(folded, known):
+            return known
+    return None
+
+
+def _one_slip(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        i = diff[0]
+        return len(diff) == 2 and diff[1] == i + 1 and a[i] == b[i + 1] and a[i + 1] == b[i]
+    short, long = sorted((a, b), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    i = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return short[i:] == long[i + 1 :]
+
+
+def resource_name_near_miss(p: Profile) -> Iterator[Finding]:
+    """``resourceName: nvidia.com/gpus`` is well formed, so it validated: the plugin then
+    advertised a resource no workload asks for, and every pod requesting ``nvidia.com/gpu``
+    stayed Pending (issue #32)."""
+    name = p.device_plugin.resource_name
+    known = near_miss(name) if well_formed(name) else None
+    if known is not None:
+        yield Finding(
+            (DP, "resourceName"),
+            f"{name!r} is a slip of {known}, the resource GPU workloads request: pods asking "
+            f"for {known} would find no node",
+            f"did you mean {known}? a resource of your own needs a name that differs by more, "
+            "e.g. nvidia.com/gpu-lab",
+        )
+
+
 def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
     dp = p.device_plugin
     named: list[tuple[JsonPath, str]] = [((DP, "resourceName"), dp.resource_name)]
@@ -52,9 +100,11 @@ def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
             named.append((example_path(i, "resourceName"), ex.resource_name))
     for path, name in named:
         if not well_formed(name):
+            known = near_miss(name)
             yield Finding(
                 path,
                 f"{name!r} is not a valid resource name",
-                "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most "
+                (f"did you mean {known}? " if known else "")
+                + "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most "
                 f"{MAX_RESOURCE_NAME} characters in all, e.g. nvidia.com/gpu.shared",
             )

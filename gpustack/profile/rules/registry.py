@@ -422,6 +422,15 @@ RULES: tuple[Rule, ...] = (
         per_node_config=True,
     ),
     Rule(
+        id="resource-name-near-miss",
+        check=device_plugin.resource_name_near_miss,
+        section="devicePlugin",
+        summary="`resourceName` is no slip of `nvidia.com/gpu` or `nvidia.com/gpu.shared` "
+        "(e.g. `nvidia.com/gpus`), which no workload would request",
+        fix="use the well-known name it misspells, or a name of your own that differs by more",
+        per_node_config=True,
+    ),
+    Rule(
         id="sharing-needs-two-replicas",
         check=sharing.sharing_needs_two_replicas,
         section="devicePlugin.sharing",
