@@ -248,8 +248,8 @@ RULES: tuple[Rule, ...] = (
         section="cluster",
         summary="every `cluster.nodeSelector` key is a label some labeller writes: Node Feature"
         " Discovery, gpustack's GPU node rule, GPU feature discovery, the deploy and MIG labels,"
-        " the kubelet's well-known labels or a managed cloud's node pool labels (a typo moves"
-        " the stack onto no node)",
+        " the kubelet's well-known labels, a managed cloud's node pool labels, or a label"
+        " NVIDIA's platform guides tell users to set (a typo moves the stack onto no node)",
         fix="correct the key (the finding names the closest known label), or accept the finding"
         " for a label your team puts on its nodes",
         acceptable=True,
