@@ -14,6 +14,7 @@ from gpustack.profile.model import Profile
 from gpustack.profile.rules.common import (
     DP,
     example_path,
+    near_miss,
     sharing_sections,
     well_formed,
 )
@@ -37,38 +38,6 @@ def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
             "NVIDIA's device plugin always advertises nvidia.com/gpu",
             "remove resourceName, or use implementation: gpustack",
         )
-
-
-#: The resources GPU workloads ask for by name: whole GPUs, and the shared GPUs that sharing with
-#: ``renameByDefault`` advertises (NVIDIA's k8s-device-plugin, api/config/v1/resources.go and
-#: replicas.go: the default resource, and the ``.shared`` suffix its rename adds).
-WELL_KNOWN_RESOURCES = (GPU_RESOURCE, f"{GPU_RESOURCE}.shared")
-
-
-def near_miss(name: str) -> str | None:
-    """The well-known resource ``name`` is a slip of (another case, or one letter added,
-    dropped, changed, or two swapped), or ``None``: a name of one's own differs by more."""
-    folded = name.lower()
-    for known in WELL_KNOWN_RESOURCES:
-        if name != known and _one_slip(folded, known):
-            return known
-    return None
-
-
-def _one_slip(a: str, b: str) -> bool:
-    if a == b:
-        return True
-    if len(a) == len(b):
-        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-        if len(diff) == 1:
-            return True
-        i = diff[0]
-        return len(diff) == 2 and diff[1] == i + 1 and a[i] == b[i + 1] and a[i + 1] == b[i]
-    short, long = sorted((a, b), key=len)
-    if len(long) - len(short) != 1:
-        return False
-    i = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
-    return short[i:] == long[i + 1 :]
 
 
 def resource_name_near_miss(p: Profile) -> Iterator[Finding]:
