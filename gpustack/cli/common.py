@@ -28,15 +28,13 @@ class NothingToDo(click.UsageError):
 
 
 def color(fmt: str) -> bool:
-    import os
+    """Whether a command's report in ``fmt`` on stdout is coloured (text only; see
+    :mod:`gpustack.cli.style`)."""
     import sys
 
-    return (
-        fmt == "text"
-        and sys.stdout.isatty()
-        and not os.environ.get("NO_COLOR")
-        and os.environ.get("TERM") != "dumb"
-    )
+    from gpustack.cli.style import colour_on
+
+    return fmt == "text" and colour_on(sys.stdout)
 
 
 def load_profile(path: Path, fmt: str = "text") -> tuple[Profile, str]:
@@ -56,11 +54,13 @@ def exit_invalid(result: CheckResult, fmt: str = "text") -> NoReturn:
     also gets validate's document in that format on stdout, where its program reads."""
     import sys
 
+    from gpustack.cli.style import colour_on
     from gpustack.report import FORMATS, render, render_text
 
     if fmt != "text" and fmt in FORMATS:
         click.echo(render(result, fmt), nl=False)
-    click.echo(render_text(result), err=True, nl=False)
+    coloured = colour_on(sys.stderr)
+    click.echo(render_text(result, color=coloured), err=True, nl=False, color=coloured)
     sys.exit(1)
 
 

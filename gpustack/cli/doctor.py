@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import exit_statuses, load_profile
+from gpustack.cli.common import color, exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -47,6 +47,7 @@ def doctor(
     """
     import sys
 
+    from gpustack.cli import style
     from gpustack.doctor import kubectl, state
     from gpustack.doctor.report import diagnose
     from gpustack.report import render_doctor
@@ -66,7 +67,13 @@ def doctor(
     except (kubectl.KubectlError, state.StateError) as exc:
         raise click.ClickException(str(exc)) from None
     found = diagnose(cluster, profile)
-    click.echo(render_doctor(found, cluster, fmt), nl=False)
+    text = render_doctor(found, cluster, fmt)
+    coloured = color(fmt)
+    if coloured:
+        *lines, last = text.splitlines()
+        text = "".join(f"{style.diagnosis(line)}\n" for line in lines)
+        text += style.summary(last, ok=not found) + "\n"
+    click.echo(text, nl=False, color=coloured)
     if found:
         sys.exit(1)
 

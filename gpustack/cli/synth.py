@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli.common import NothingToDo, count, exit_invalid, exit_statuses
+from gpustack.cli import style
+from gpustack.cli.common import NothingToDo, color, count, exit_invalid, exit_statuses
 from gpustack.cli.group import main
 from gpustack.exits import Exit
 
@@ -195,14 +196,16 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
 
     plan, out = outcome.plan, outcome.options.out
     assert plan is not None
+    coloured = color(fmt)
     if fmt == "json":
         doc = check_json(plan, outcome.differences, outcome.gitops, outcome.renamed)
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
         for line in check_lines(plan, outcome.stale, outcome.renamed):
-            click.echo(line)
+            click.echo(style.listing(line) if coloured else line, color=coloured)
     if outcome.options.diff:
-        click.echo(outcome.diffs, nl=False)
+        diffs = outcome.diffs
+        click.echo(style.diff(diffs) if coloured else diffs, nl=False, color=coloured)
     if outcome.stale:
         click.echo(
             stale_error(plan, len(outcome.stale), _update_command(outcome.options)), err=True
