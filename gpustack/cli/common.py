@@ -83,5 +83,25 @@ def exit_statuses(
     return add
 
 
+#: What :func:`example` puts before a command's example in its ``--help``.
+EXAMPLE = "Example, "
+
+
+def example(command: str, what: str) -> Callable[[F], F]:
+    """Append one real example to the command's docstring (its ``--help``): ``what`` it does,
+    then ``command`` on a line of its own that click does not rewrap (``\\b``), so it can be
+    copied. Below :func:`exit_statuses`, so the exit statuses stay last. Every example is run,
+    or parsed where it needs a cluster, by tests/cli/test_help_examples.py."""
+
+    def add(f: F) -> F:
+        import inspect
+
+        doc = inspect.cleandoc(f.__doc__ or "")
+        f.__doc__ = f"{doc}\n\n{EXAMPLE}{what}:\n\n\b\n    {command}"
+        return f
+
+    return add
+
+
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -72,6 +72,12 @@ def diagnosis(line: str) -> str:
     return f"{subject} {check} {line[m.end() :]}"
 
 
+def doctor(report: str, *, ok: bool) -> str:
+    """``doctor``'s text report: each diagnosis line, then the summary."""
+    *lines, last = report.splitlines()
+    return "".join(f"{diagnosis(line)}\n" for line in lines) + summary(last, ok=ok) + "\n"
+
+
 def summary(line: str, *, ok: bool) -> str:
     """The closing line: green when all is well, red when not."""
     return click.style(line, fg="green" if ok else "red")

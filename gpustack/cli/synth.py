@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpustack.cli import style
-from gpustack.cli.common import NothingToDo, color, count, exit_invalid, exit_statuses
+from gpustack.cli.common import NothingToDo, color, count, example, exit_invalid, exit_statuses
 from gpustack.cli.group import main
 from gpustack.exits import Exit
 
@@ -86,6 +86,10 @@ if TYPE_CHECKING:
 )
 @click.option("--diff", is_flag=True, help="With --check: show a unified diff of each change.")
 @exit_statuses("when done (or up to date)", stale=True)
+@example(
+    "gpustack synth --check --diff",
+    "in a pull request, what a run would change in dist/ (writes nothing; exit 3 if anything)",
+)
 def synth(
     paths: tuple[Path, ...],
     out: Path,
