@@ -65,8 +65,8 @@ if TYPE_CHECKING:
 @click.option(
     "--default-profile",
     is_flag=True,
-    help="Synthesize the packaged default profile (without PATH and profiles/, only a folder "
-    "holding no clusters of other profiles gets it).",
+    help="Synthesize the packaged default profile, a complete stack to look at (without it, a "
+    "run with no PATH and no profiles/ here is refused).",
 )
 @click.option(
     "--jobs",
@@ -111,8 +111,9 @@ def synth(
     files of removed components disappear. A cluster whose profile was deleted or renamed is
     removed only with --prune (without it the run lists the folders and writes nothing); clusters
     of existing profiles left out of PATHS are kept. Files edited by hand in gpustack's folders
-    are named and kept unless --force. Without profiles/ and PATH, the packaged default profile
-    is used if OUT holds no clusters of real profiles. A run waits for another one writing OUT.
+    are named and kept unless --force. Without PATH and profiles/ the run is refused, unless
+    --default-profile asks for the packaged default profile. A run waits for another one
+    writing OUT.
 
     A cluster whose profile, bases and gpustack are unchanged since the run recorded in the
     index, and whose folder is exactly as written, is neither validated nor synthesized again.
