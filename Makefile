@@ -12,7 +12,20 @@ $(STAMP): pyproject.toml
 	$(MAKE) --no-print-directory bytecode
 	touch $(STAMP)
 
-## Synthesize dist/ from profiles/ (or the packaged default profile when there is none).
+## PyTorch, the CPU build, for what lint and the tests need beyond the dev extra: mypy checks the
+## acceptance harness (gpustack/accept/harness/ imports torch) and the tests run it and the example
+## check with real torch. Pinned: on these machines pip takes the local CPU wheel of 2.13.0;
+## elsewhere give pip PyTorch's CPU index (make test TORCH_PIP_ARGS='--index-url <CPU index>'),
+## or PyPI's Linux build brings CUDA's libraries (several GB).
+TORCH ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+TORCH_STAMP := $(VENV)/.torch
+
+$(TORCH_STAMP): $(STAMP)
+	$(PY) -m pip install -q $(TORCH_PIP_ARGS) '$(TORCH)'
+	touch $(TORCH_STAMP)
+
+## Synthesize dist/ from profiles/.
 run: $(STAMP) bytecode
 	$(VENV)/bin/gpustack synth
 
@@ -22,8 +35,8 @@ run: $(STAMP) bytecode
 bytecode:
 	$(PY) -m compileall -q gpustack
 
-## ruff, mypy and the whole pytest suite.
-lint: $(STAMP)
+## ruff and mypy (lint), then the whole pytest suite (test): each sets up .venv with torch first.
+lint: $(STAMP) $(TORCH_STAMP)
 	$(VENV)/bin/ruff check gpustack tests bench
 	$(VENV)/bin/ruff format --check gpustack tests bench
 	$(VENV)/bin/mypy

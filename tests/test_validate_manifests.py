@@ -1,11 +1,14 @@
 """``gpustack validate`` on folders of Kubernetes manifests (e.g. ``dist/``): each manifest is
-named as skipped, not reported as a profile with an error per key; broken profiles still fail."""
+named as skipped, not reported as a profile with an error per key; broken profiles still fail.
+A folder of nothing but manifests is one line (issue #32: ``validate dist/`` printed a line per
+manifest, 782 here, before saying there was no profile)."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from gpustack.checker import check_paths
@@ -23,19 +26,28 @@ def validate(*args: str | Path) -> Result:
     return CliRunner().invoke(main, ["validate", *map(str, args)])
 
 
-def test_validate_dist_skips_every_manifest_in_one_line_each() -> None:
+def test_validate_dist_says_there_is_no_profile_in_one_line() -> None:
     done = validate(DIST)
     manifests = sorted(p for p in DIST.rglob("*.yaml") if ".gpustack" not in p.parts)
     assert manifests
-    lines = done.stderr.splitlines()
-    skipped = [line for line in lines if ": skipped: not a gpustack profile (" in line]
-    assert len(skipped) == len(manifests)
-    assert f"{DIST / 'clusters/lab-1gpu/kustomization.yaml'}: skipped: not a gpustack profile " in (
-        done.stderr
-    )
-    assert "(rule: schema)" not in done.output
     assert done.exit_code == 2  # nothing was checked: a usage error, not a silent pass
-    assert f"no profiles in {DIST}: {len(manifests)} files skipped" in lines[-1]
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"Error: no profiles in {DIST}: {len(manifests)} files skipped, none is a gpustack "
+        "profile (give the profiles, e.g. `gpustack validate profiles/`)"
+    ]
+
+
+def test_nothing_to_validate_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for args, line in (
+        (["empty"], "Error: no *.yaml profiles found in empty"),
+        ([], "Error: no PATH given and no profiles/ folder here"),
+    ):
+        done = validate(*args)
+        assert done.exit_code == 2
+        assert done.stderr.splitlines() == [line]
 
 
 def test_a_mixed_folder_checks_the_profiles_and_names_the_manifests(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gpustack.cli.common import exit_statuses, load_profile
+from gpustack.cli.common import example, exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -62,6 +62,10 @@ def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[A
 
 
 @main.group(short_help="Acceptance run after a sync: GPU checks and NCCL bandwidth.")
+@example(
+    "gpustack accept manifests profiles/h100-prod-east.yaml | kubectl apply --server-side -f -",
+    "start the acceptance run, then read it with `gpustack accept report`",
+)
 def accept() -> None:
     """Check that the synced stack delivers what the profile promises: `manifests` writes the
     Jobs (apply them), `report` reads their logs (exit 1 on any failure)."""
@@ -71,6 +75,10 @@ def accept() -> None:
 @_plan_options
 @click.option("--image", help="Image with PyTorch (default: the examples' image).")
 @exit_statuses(failed="on an invalid profile or state")
+@example(
+    "gpustack accept manifests profiles/h100-prod-east.yaml | kubectl apply --server-side -f -",
+    "start the acceptance run on the cluster of that profile",
+)
 def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     """Write the acceptance run's objects for PROFILE to stdout (YAML)."""
     from gpustack.accept.manifests import objects
@@ -98,9 +106,13 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     show_default=True,
 )
 @exit_statuses("when every check passed", "on any failure (or an invalid profile or state)")
+@example(
+    "kubectl logs -n gpustack-system -l app.kubernetes.io/component=acceptance --all-containers"
+    " --tail=-1 | gpustack accept report profiles/h100-prod-east.yaml -",
+    "the run's verdict from its pods' logs",
+)
 def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
-    """Report on the run from its pods' logs (LOGS: a file, - for stdin), e.g. `kubectl logs -n
-    NS -l app.kubernetes.io/component=acceptance --all-containers --tail=-1`."""
+    """Report on the run from its pods' logs (LOGS: a file, - for stdin)."""
     import sys
 
     from gpustack.accept.report import RENDERERS, parse_logs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -18,16 +18,23 @@ if TYPE_CHECKING:
 DEFAULT_PROFILES = "profiles"
 
 
+class NothingToDo(click.UsageError):
+    """A usage error in one line (``Error: …``, exit 2) where the command found nothing to work
+    on (no profiles in a folder, no ``profiles/`` here): the message says what to give instead,
+    so click's usage line and help hint would only push it out of sight."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.ClickException.show(self, file)
+
+
 def color(fmt: str) -> bool:
-    import os
+    """Whether a command's report in ``fmt`` on stdout is coloured (text only; see
+    :mod:`gpustack.cli.style`)."""
     import sys
 
-    return (
-        fmt == "text"
-        and sys.stdout.isatty()
-        and not os.environ.get("NO_COLOR")
-        and os.environ.get("TERM") != "dumb"
-    )
+    from gpustack.cli.style import colour_on
+
+    return fmt == "text" and colour_on(sys.stdout)
 
 
 def load_profile(path: Path, fmt: str = "text") -> tuple[Profile, str]:
@@ -47,11 +54,13 @@ def exit_invalid(result: CheckResult, fmt: str = "text") -> NoReturn:
     also gets validate's document in that format on stdout, where its program reads."""
     import sys
 
+    from gpustack.cli.style import colour_on
     from gpustack.report import FORMATS, render, render_text
 
     if fmt != "text" and fmt in FORMATS:
         click.echo(render(result, fmt), nl=False)
-    click.echo(render_text(result), err=True, nl=False)
+    coloured = colour_on(sys.stderr)
+    click.echo(render_text(result, color=coloured), err=True, nl=False, color=coloured)
     sys.exit(1)
 
 
@@ -69,6 +78,26 @@ def exit_statuses(
 
         said = {s: text for s, text in ((Exit.OK, ok), (Exit.FAILED, failed)) if text}
         f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{statuses(said, stale=stale)}"
+        return f
+
+    return add
+
+
+#: What :func:`example` puts before a command's example in its ``--help``.
+EXAMPLE = "Example, "
+
+
+def example(command: str, what: str) -> Callable[[F], F]:
+    """Append one real example to the command's docstring (its ``--help``): ``what`` it does,
+    then ``command`` on a line of its own that click does not rewrap (``\\b``), so it can be
+    copied. Below :func:`exit_statuses`, so the exit statuses stay last. Every example is run,
+    or parsed where it needs a cluster, by tests/cli/test_help_examples.py."""
+
+    def add(f: F) -> F:
+        import inspect
+
+        doc = inspect.cleandoc(f.__doc__ or "")
+        f.__doc__ = f"{doc}\n\n{EXAMPLE}{what}:\n\n\b\n    {command}"
         return f
 
     return add

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import exit_statuses, load_profile
+from gpustack.cli import style
+from gpustack.cli.common import color, example, exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -31,6 +32,10 @@ from gpustack.cli.group import main
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @exit_statuses("when healthy", "on any finding (or an invalid profile)")
+@example(
+    "gpustack doctor --profile profiles/h100-prod-east.yaml --kubectl --context prod-east",
+    "why the cluster of that profile shows no GPUs, read with kubectl",
+)
 def doctor(
     profile_path: Path,
     state_path: Path | None,
@@ -66,9 +71,14 @@ def doctor(
     except (kubectl.KubectlError, state.StateError) as exc:
         raise click.ClickException(str(exc)) from None
     found = diagnose(cluster, profile)
-    click.echo(render_doctor(found, cluster, fmt), nl=False)
+    _echo(render_doctor(found, cluster, fmt), fmt, ok=not found)
     if found:
         sys.exit(1)
+
+
+def _echo(report: str, fmt: str, *, ok: bool) -> None:
+    coloured = color(fmt)
+    click.echo(style.doctor(report, ok=ok) if coloured else report, nl=False, color=coloured)
 
 
 # --- synth: owned by the constructs/synthesis work --------------------------------------------

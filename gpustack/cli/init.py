@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import DEFAULT_PROFILES, exit_statuses
+from gpustack.cli.common import DEFAULT_PROFILES, example, exit_statuses
 from gpustack.cli.group import main
 
 
@@ -79,6 +79,10 @@ class _Product(_Products):
     help="Folder to write NAME.yaml into; the schemas go to its parent's schemas/.",
 )
 @exit_statuses("when written", "when the profile exists, cannot be written or would not be valid")
+@example(
+    "gpustack init gpu-east --product H100-SXM5-80GB --gpus-per-node 8",
+    "a profile for a cluster of 8-GPU H100 nodes, written to profiles/gpu-east.yaml",
+)
 def init(
     name: str, product: str, gpus_per_node: int, example_gpus: int, profiles_dir: Path
 ) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import color, exit_statuses, load_profile
+from gpustack.cli.common import color, example, exit_statuses, load_profile
 from gpustack.cli.group import main
 
 
@@ -34,6 +34,10 @@ from gpustack.cli.group import main
     help="Skip a rule by its ID (repeatable).",
 )
 @exit_statuses("when clean", "on any finding (or an invalid profile)")
+@example(
+    "gpustack lint dist/clusters/lab-1gpu/examples/ --profile profiles/lab-1gpu.yaml",
+    "a cluster's jobs checked against its profile",
+)
 def lint(
     paths: tuple[str, ...], profile_path: Path | None, fmt: str, disabled: tuple[str, ...]
 ) -> None:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli.common import count, exit_invalid, exit_statuses
+from gpustack.cli import style
+from gpustack.cli.common import NothingToDo, color, count, example, exit_invalid, exit_statuses
 from gpustack.cli.group import main
 from gpustack.exits import Exit
 
@@ -64,8 +65,8 @@ if TYPE_CHECKING:
 @click.option(
     "--default-profile",
     is_flag=True,
-    help="Synthesize the packaged default profile (without PATH and profiles/, only a folder "
-    "holding no clusters of other profiles gets it).",
+    help="Synthesize the packaged default profile, a complete stack to look at (without it, a "
+    "run with no PATH and no profiles/ here is refused).",
 )
 @click.option(
     "--jobs",
@@ -85,6 +86,10 @@ if TYPE_CHECKING:
 )
 @click.option("--diff", is_flag=True, help="With --check: show a unified diff of each change.")
 @exit_statuses("when done (or up to date)", stale=True)
+@example(
+    "gpustack synth --check --diff",
+    "in a pull request, what a run would change in dist/ (writes nothing; exit 3 if anything)",
+)
 def synth(
     paths: tuple[Path, ...],
     out: Path,
@@ -106,8 +111,9 @@ def synth(
     files of removed components disappear. A cluster whose profile was deleted or renamed is
     removed only with --prune (without it the run lists the folders and writes nothing); clusters
     of existing profiles left out of PATHS are kept. Files edited by hand in gpustack's folders
-    are named and kept unless --force. Without profiles/ and PATH, the packaged default profile
-    is used if OUT holds no clusters of real profiles. A run waits for another one writing OUT.
+    are named and kept unless --force. Without PATH and profiles/ the run is refused, unless
+    --default-profile asks for the packaged default profile. A run waits for another one
+    writing OUT.
 
     A cluster whose profile, bases and gpustack are unchanged since the run recorded in the
     index, and whose folder is exactly as written, is neither validated nor synthesized again.
@@ -186,7 +192,7 @@ def _run(options: SynthOptions) -> SynthOutcome:
     except SynthError as exc:
         raise click.ClickException(str(exc)) from exc
     except NoProfiles as exc:
-        raise click.UsageError(str(exc)) from None
+        raise NothingToDo(str(exc)) from None
 
 
 def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
@@ -195,19 +201,36 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
 
     plan, out = outcome.plan, outcome.options.out
     assert plan is not None
+    coloured = color(fmt)
     if fmt == "json":
         doc = check_json(plan, outcome.differences, outcome.gitops, outcome.renamed)
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
         for line in check_lines(plan, outcome.stale, outcome.renamed):
-            click.echo(line)
+            click.echo(style.listing(line) if coloured else line, color=coloured)
     if outcome.options.diff:
-        click.echo(outcome.diffs, nl=False)
+        diffs = outcome.diffs
+        click.echo(style.diff(diffs) if coloured else diffs, nl=False, color=coloured)
     if outcome.stale:
-        click.echo(stale_error(plan, len(outcome.stale)), err=True)
+        click.echo(
+            stale_error(plan, len(outcome.stale), _update_command(outcome.options)), err=True
+        )
         sys.exit(STALE)
     if fmt == "text" and not quiet:
         click.echo(f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})")
+
+
+def _update_command(options: SynthOptions) -> str:
+    """The ``gpustack synth`` that writes what this ``--check`` compared: its PATHs, ``--out``
+    and ``--default-profile``, none of the options that only say how to check."""
+    import shlex
+
+    words = ["gpustack", "synth", *map(str, options.paths)]
+    if options.out != Path("dist"):
+        words += ["--out", str(options.out)]
+    if options.default_profile:
+        words.append("--default-profile")
+    return shlex.join(words)
 
 
 def _report_write(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import exit_invalid, exit_statuses
+from gpustack.cli.common import example, exit_invalid, exit_statuses
 from gpustack.cli.group import main
 
 
@@ -26,6 +26,10 @@ from gpustack.cli.group import main
     "source path); every error is one line on stderr.",
 )
 @exit_statuses(failed="on an invalid profile")
+@example(
+    "gpustack template profiles/lab-1gpu.yaml | kubectl apply --server-side --dry-run=server -f -",
+    "the API server checks every object without creating it",
+)
 def template(profile: Path | None, argocd: bool) -> None:
     """Print the manifests `gpustack synth` writes for PROFILE's cluster folder as one YAML
     stream on stdout, in the order of its kustomization.yaml (install order), writing nothing.

@@ -23,6 +23,11 @@ Sources, each read from the labeller's code or documentation at the version gpus
   ``topology.kubernetes.io/*``, ``node-role.kubernetes.io/*``) and the managed clouds' node
   pool labels (GKE ``cloud.google.com/*``, EKS ``eks.amazonaws.com/*`` and Karpenter, AKS
   ``kubernetes.azure.com/*``, OpenShift ``node.openshift.io/*``).
+- The labels NVIDIA's platform guides tell administrators to put on nodes or node pools
+  (NVIDIA/cloud-native-docs): GKE's ``gke-no-default-nvidia-gpu-device-plugin``, the
+  NVIDIADriver selectors ``driver.version`` / ``driver.config`` / ``driver.precompiled``, the vGPU,
+  confidential computing and driver upgrade labels; each entry of :data:`GUIDED` names the page
+  that says so (issue #32: these were refused as unknown).
 
 Pure data and regular expressions: the validation rules read it, nothing here imports cdk8s.
 """
@@ -40,6 +45,10 @@ NFD: Final = "Node Feature Discovery"
 MANAGERS: Final = "the deploy labels of gpustack and the GPU Operator"
 KUBELET: Final = "the kubelet"
 CLOUD: Final = "the cloud provider"
+ADMIN: Final = "administrators, as NVIDIA's platform guides say"
+VGPU_MANAGER: Final = "NVIDIA's vGPU device manager"
+CC_MANAGER: Final = "NVIDIA's confidential computing manager"
+UPGRADE: Final = "the GPU Operator's driver upgrade controller"
 
 #: Labellers that are pods of gpustack's own stack and nothing else: a label of theirs in the
 #: stack's node selector is there only if one of those pods reached the node first
@@ -64,6 +73,8 @@ class KnownLabel:
     spelling: str
     source: str
     values: tuple[str, ...] | None = None
+    #: The upstream page that tells users to set it (NVIDIA/cloud-native-docs), where one does.
+    reference: str = ""
 
 
 def _label(
@@ -89,6 +100,55 @@ _GFD_CUDA = (
 )  # fmt: skip
 _MIG_PROFILE = r"[0-9]+c?\.?[0-9]*g\.[0-9]+gb(\+[a-z]+)*"
 _NFD = r"feature\.node\.kubernetes\.io/"
+
+
+def _guided(
+    key: str, source: str, reference: str, values: tuple[str, ...] | None = None
+) -> KnownLabel:
+    return KnownLabel(re.compile(re.escape(key)), key, source, values, reference)
+
+
+#: The pages, read at NVIDIA/cloud-native-docs commit 52dcb7b8.
+_DOCS = "NVIDIA/cloud-native-docs "
+#: The node labels NVIDIA's platform guides tell users to set (or show their managers setting).
+GUIDED: Final[tuple[KnownLabel, ...]] = (
+    # "--node-labels=gke-no-default-nvidia-gpu-device-plugin=true" on the GPU node pool: GKE's
+    # own device plugin daemon set then stays off those nodes
+    _guided(
+        "gke-no-default-nvidia-gpu-device-plugin",
+        ADMIN,
+        _DOCS + "gpu-operator/google-gke.rst",
+        TRUE,
+    ),
+    # node selectors of NVIDIADriver resources: nodes labelled by driver version, config, type
+    *(
+        _guided(f"driver.{what}", ADMIN, _DOCS + "gpu-operator/gpu-driver-configuration.rst")
+        for what in ("version", "config", "precompiled")
+    ),
+    _guided("nvidia.com/vgpu.config", ADMIN, _DOCS + "gpu-operator/gpu-operator-kubevirt.rst"),
+    _guided(
+        "nvidia.com/vgpu.config.state",
+        VGPU_MANAGER,
+        _DOCS + "gpu-operator/gpu-operator-kubevirt.rst",
+    ),
+    _guided("nvidia.com/cc.mode", ADMIN, _DOCS + "confidential-containers/configure-cc-mode.rst"),
+    _guided(
+        "nvidia.com/cc.mode.state",
+        CC_MANAGER,
+        _DOCS + "confidential-containers/configure-cc-mode.rst",
+    ),
+    _guided(
+        "nvidia.com/cc.ready.state",
+        CC_MANAGER,
+        _DOCS + "confidential-containers/configure-cc-mode.rst",
+        BOOLEAN,
+    ),
+    _guided(
+        "nvidia.com/gpu-driver-upgrade-state",
+        UPGRADE,
+        _DOCS + "gpu-operator/gpu-driver-upgrades.rst",
+    ),
+)
 
 #: Every label family gpustack knows a labeller for, most specific first.
 KNOWN: Final[tuple[KnownLabel, ...]] = (
@@ -174,6 +234,7 @@ KNOWN: Final[tuple[KnownLabel, ...]] = (
     _label(r"kubernetes\.azure\.com/[a-z0-9-]+", "kubernetes.azure.com/agentpool", CLOUD),
     _exact("agentpool", CLOUD),
     _label(r"node\.openshift\.io/[a-z_]+", "node.openshift.io/os_id", CLOUD),
+    *GUIDED,
 )
 
 #: Domains whose every label gpustack knows (a key there that matches nothing is a typo).

@@ -144,15 +144,12 @@ class _Refused(Exception):
 
 def resolve(options: SynthOptions) -> Inputs:
     """Phase 1: the profile paths (explicit, ``profiles/``, or the packaged default)."""
-    from gpustack.synth.sources import resolve_inputs
+    from gpustack.synth.sources import NoProfilesHere, resolve_inputs
 
-    inputs = resolve_inputs(options.paths, out=options.out, default=options.default_profile)
-    if inputs.packaged and not options.default_profile and not options.quiet:
-        options.on_note(
-            "gpustack: no profiles/ here; synthesizing the packaged default profile "
-            "(`gpustack init <cluster> --product <GPU>` writes one of your own)"
-        )
-    return inputs
+    try:
+        return resolve_inputs(options.paths, out=options.out, default=options.default_profile)
+    except NoProfilesHere as exc:
+        raise NoProfiles(str(exc)) from None
 
 
 def read_state(options: SynthOptions) -> tuple[bytes | None, OwnershipIndex | None]:

@@ -225,12 +225,22 @@ def write_lines(
     )
 
 
-def stale_error(plan: Plan, files: int) -> str:
-    """``--check``'s error line: how many files are out of date, and the command that updates
-    them (with ``--prune`` when it deletes a cluster folder)."""
-    command = "gpustack synth --prune" if plan.removals and not plan.prune else "gpustack synth"
+def stale_error(plan: Plan, files: int, command: str = "gpustack synth") -> str:
+    """``--check``'s error line: how many files are out of date, and the command that will
+    update them: ``command`` (the run's own PATHs and ``--out``), with ``--prune`` when it deletes
+    a cluster folder and ``--force`` when files edited by hand are in the way, which a plain run
+    refuses (issue #32: the advice was a command that then asked for ``--force``)."""
+    if plan.removals and not plan.prune:
+        command += " --prune"
+    edited = ""
+    if plan.hand_edits and not plan.force:
+        command += " --force"
+        n = len(plan.hand_edits)
+        edited = f", which overwrites {n} {'file' if n == 1 else 'files'} edited by hand"
     noun = "file" if files == 1 else "files"
-    return f"Error: {plan.out} is out of date ({files} {noun}); run `{command}` to update it"
+    return (
+        f"Error: {plan.out} is out of date ({files} {noun}); run `{command}` to update it{edited}"
+    )
 
 
 def _read(path: Path) -> bytes | None:

@@ -1,13 +1,14 @@
 """Which profiles a ``gpustack synth`` run reads when the user names none.
 
-``profiles/`` in the working folder is the convention; a fresh checkout or a first try has none,
-so the packaged default profile (a complete, sensible stack) is synthesized instead, and the
-CLI says so, so nobody mistakes it for their own configuration.
+``profiles/`` in the working folder is the convention. Without it and without PATH, a run is
+refused (:class:`NoProfilesHere`, a usage error): run in a subfolder (``cd profiles && gpustack
+synth``), it used to synthesize the packaged default profile into a ``dist/`` there, with exit 0,
+where the user meant their own profiles (issue #32). The packaged default profile (a complete,
+sensible stack, to see what the output looks like) is synthesized only when asked for
+(``default=True``, ``--default-profile``).
 
-The default is a first-run convenience, never a fallback for a repository that lost its
-profiles: where the output folder already holds clusters synthesized from real profiles (its
-index says so), a missing or dangling ``profiles/`` is an error, and the default profile is used
-there only when asked for (``default=True``, ``--default-profile``).
+Where the output folder already holds clusters synthesized from real profiles (its index says
+so), a missing or dangling ``profiles/`` is an error of its own that names them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def packaged_default_profile() -> Path:
     return Path(str(resources.files("gpustack").joinpath("data", "default-profile.yaml")))
 
 
+class NoProfilesHere(Exception):
+    """No PATH, no ``profiles/`` and no ``--default-profile``: a usage error (exit 2)."""
+
+
 @dataclass(frozen=True)
 class Inputs:
     """Paths to load, and whether they are the packaged default rather than user profiles."""
@@ -45,9 +50,9 @@ def resolve_inputs(
     out: Path | None = None,
     default: bool = False,
 ) -> Inputs:
-    """Explicit paths win; else ``profiles/``; else the packaged default profile, but only for
-    an output folder that holds no cluster of a real profile yet (or when ``default`` is set).
-    """
+    """Explicit paths win; else ``profiles/``; the packaged default profile only when
+    ``default`` is set; else :class:`NoProfilesHere` (or a :class:`SynthError` naming the
+    clusters of real profiles that ``out`` holds)."""
     if default:
         return Inputs((packaged_default_profile(),), packaged=True)
     if paths:
@@ -74,4 +79,8 @@ def resolve_inputs(
             f"where {DEFAULT_PROFILES_DIR}/ is, or name the profiles as PATH "
             "(--default-profile synthesizes the packaged default profile anyway)"
         )
-    return Inputs((packaged_default_profile(),), packaged=True)
+    raise NoProfilesHere(
+        f"no {DEFAULT_PROFILES_DIR}/ here ({base}); run gpustack synth where "
+        f"{DEFAULT_PROFILES_DIR}/ is, name the profiles as PATH, or pass --default-profile for "
+        "the packaged default profile"
+    )

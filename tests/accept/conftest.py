@@ -71,10 +71,10 @@ def as_run_here(command: list[str], values: dict[str, str]) -> list[str]:
 
 @pytest.fixture(scope="session")
 def real_torch() -> None:
-    """PyTorch (a CPU build) in the test interpreter; CI installs it (.ci/run)."""
+    """PyTorch (a CPU build) in the test interpreter; `make test` installs it (Makefile)."""
     found = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
     if found.returncode != 0:
-        message = "torch is not installed (CI installs torch==2.13.0, a CPU build, in .ci/run)"
+        message = "torch is not installed (`make test` installs torch==2.13.0, a CPU build)"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)

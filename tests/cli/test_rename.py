@@ -53,7 +53,9 @@ def test_a_rename_is_one_line_and_the_advice_names_prune(
         f"renamed: {out}/clusters/alpha → {out}/clusters/gamma ({files} files, {changed} changed)",
         f"differs: {out}/.gpustack/index.json",
     ]
-    assert check.stderr.splitlines()[-1].endswith("run `gpustack synth --prune` to update it")
+    assert check.stderr.splitlines()[-1].endswith(
+        f"run `gpustack synth {profiles} --out {out} --prune` to update it"
+    )
     assert "not updated" not in check.stderr
     doc = json.loads(synth(profiles, "--out", out, "--check", "--format", "json").stdout)
     assert doc["renamed"] == [{"from": "alpha", "to": "gamma"}]
@@ -78,7 +80,9 @@ def test_a_deleted_profile_is_no_rename_and_its_advice_names_prune(profiles: Pat
     assert check.exit_code == STALE
     assert not [line for line in check.stdout.splitlines() if line.startswith("renamed")]
     assert f"extra: {out}/clusters/beta/kustomization.yaml" in check.stdout.splitlines()
-    assert check.stderr.splitlines()[-1].endswith("run `gpustack synth --prune` to update it")
+    assert check.stderr.splitlines()[-1].endswith(
+        f"run `gpustack synth {profiles} --out {out} --prune` to update it"
+    )
 
 
 def test_a_run_leaving_clusters_out_says_nothing_of_gitops_when_none_delivers(

@@ -100,6 +100,7 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "$.devicePlugin.sharing.timeSlicing.resources[0].rename",
     ),
     "resource-names-well-formed": ("bad-resource-name", "$.devicePlugin.resourceName"),
+    "resource-name-near-miss": ("resource-name-near-miss", "$.devicePlugin.resourceName"),
     "sharing-needs-two-replicas": (
         "replicas-one",
         "$.devicePlugin.sharing.timeSlicing.resources[0].replicas",

@@ -107,3 +107,33 @@ def test_a_value_its_labeller_never_writes_is_an_error(key: str, value: str, gue
 )
 def test_values_its_labeller_writes_pass(key: str, value: str) -> None:
     assert list(selector_labels.node_selector_label_value(profile({key: value}))) == []
+
+
+#: Node labels NVIDIA's platform guides tell users to set (issue #32: refused as unknown), with
+#: the page that says so (NVIDIA/cloud-native-docs).
+GUIDED = {
+    "gke-no-default-nvidia-gpu-device-plugin": ("true", "gpu-operator/google-gke.rst"),
+    "driver.version": ("580.126.20", "gpu-operator/gpu-driver-configuration.rst"),
+    "driver.config": ("gold", "gpu-operator/gpu-driver-configuration.rst"),
+    "driver.precompiled": ("true", "gpu-operator/gpu-driver-configuration.rst"),
+    "nvidia.com/vgpu.config": ("A10-4Q", "gpu-operator/gpu-operator-kubevirt.rst"),
+    "nvidia.com/vgpu.config.state": ("success", "gpu-operator/gpu-operator-kubevirt.rst"),
+    "nvidia.com/cc.mode": ("on", "confidential-containers/configure-cc-mode.rst"),
+    "nvidia.com/cc.mode.state": ("on", "confidential-containers/configure-cc-mode.rst"),
+    "nvidia.com/cc.ready.state": ("true", "confidential-containers/configure-cc-mode.rst"),
+    "nvidia.com/gpu-driver-upgrade-state": (
+        "upgrade-required",
+        "gpu-operator/gpu-driver-upgrades.rst",
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(GUIDED))
+def test_labels_nvidias_guides_tell_users_to_set_are_known_with_their_page(key: str) -> None:
+    value, page = GUIDED[key]
+    known = catalog.lookup(key)
+    assert known is not None
+    assert known.reference == f"NVIDIA/cloud-native-docs {page}"
+    selector = profile({key: value})
+    assert list(selector_labels.node_selector_label_known(selector)) == []
+    assert list(selector_labels.node_selector_label_value(selector)) == []

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from gpustack.plugin.config.keys import MAX_RESOURCE_NAME
+from gpustack.plugin.config.keys import GPU_RESOURCE, MAX_RESOURCE_NAME
 from gpustack.profile import catalog
 from gpustack.profile.derive import architecture_of
 from gpustack.profile.loader import JsonPath
@@ -30,6 +30,38 @@ def well_formed(name: str) -> bool:
     """A resource name both device plugins accept: ``nvidia.com/<DNS subdomain>``, at most
     :data:`MAX_RESOURCE_NAME` characters with the prefix (the plugin config's own limit)."""
     return _RESOURCE_NAME.fullmatch(name) is not None and len(name) <= MAX_RESOURCE_NAME
+
+
+#: The resources GPU workloads ask for by name: whole GPUs, and the shared GPUs that sharing with
+#: ``renameByDefault`` advertises (NVIDIA's k8s-device-plugin, api/config/v1/resources.go and
+#: replicas.go: the default resource, and the ``.shared`` suffix its rename adds).
+WELL_KNOWN_RESOURCES = (GPU_RESOURCE, f"{GPU_RESOURCE}.shared")
+
+
+def near_miss(name: str) -> str | None:
+    """The well-known resource ``name`` is a slip of (another case, or one letter added,
+    dropped, changed, or two swapped), or ``None``: a name of one's own differs by more."""
+    folded = name.lower()
+    for known in WELL_KNOWN_RESOURCES:
+        if name != known and _one_slip(folded, known):
+            return known
+    return None
+
+
+def _one_slip(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        i = diff[0]
+        return len(diff) == 2 and diff[1] == i + 1 and a[i] == b[i + 1] and a[i + 1] == b[i]
+    short, long = sorted((a, b), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    i = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return short[i:] == long[i + 1 :]
 
 
 def sharing_kind(shared: TimeSlicing) -> str:

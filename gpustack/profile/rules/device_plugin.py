@@ -14,6 +14,7 @@ from gpustack.profile.model import Profile
 from gpustack.profile.rules.common import (
     DP,
     example_path,
+    near_miss,
     sharing_sections,
     well_formed,
 )
@@ -39,6 +40,22 @@ def nvidia_plugin_resource_name(p: Profile) -> Iterator[Finding]:
         )
 
 
+def resource_name_near_miss(p: Profile) -> Iterator[Finding]:
+    """``resourceName: nvidia.com/gpus`` is well formed, so it validated: the plugin then
+    advertised a resource no workload asks for, and every pod requesting ``nvidia.com/gpu``
+    stayed Pending (issue #32)."""
+    name = p.device_plugin.resource_name
+    known = near_miss(name) if well_formed(name) else None
+    if known is not None:
+        yield Finding(
+            (DP, "resourceName"),
+            f"{name!r} is a slip of {known}, the resource GPU workloads request: pods asking "
+            f"for {known} would find no node",
+            f"did you mean {known}? a resource of your own needs a name that differs by more, "
+            "e.g. nvidia.com/gpu-lab",
+        )
+
+
 def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
     dp = p.device_plugin
     named: list[tuple[JsonPath, str]] = [((DP, "resourceName"), dp.resource_name)]
@@ -52,9 +69,11 @@ def resource_names_well_formed(p: Profile) -> Iterator[Finding]:
             named.append((example_path(i, "resourceName"), ex.resource_name))
     for path, name in named:
         if not well_formed(name):
+            known = near_miss(name)
             yield Finding(
                 path,
                 f"{name!r} is not a valid resource name",
-                "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most "
+                (f"did you mean {known}? " if known else "")
+                + "use nvidia.com/<name>: lowercase letters, digits, '-' and '.', at most "
                 f"{MAX_RESOURCE_NAME} characters in all, e.g. nvidia.com/gpu.shared",
             )

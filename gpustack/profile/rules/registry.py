@@ -248,8 +248,8 @@ RULES: tuple[Rule, ...] = (
         section="cluster",
         summary="every `cluster.nodeSelector` key is a label some labeller writes: Node Feature"
         " Discovery, gpustack's GPU node rule, GPU feature discovery, the deploy and MIG labels,"
-        " the kubelet's well-known labels or a managed cloud's node pool labels (a typo moves"
-        " the stack onto no node)",
+        " the kubelet's well-known labels, a managed cloud's node pool labels, or a label"
+        " NVIDIA's platform guides tell users to set (a typo moves the stack onto no node)",
         fix="correct the key (the finding names the closest known label), or accept the finding"
         " for a label your team puts on its nodes",
         acceptable=True,
@@ -419,6 +419,15 @@ RULES: tuple[Rule, ...] = (
         section="devicePlugin",
         summary="every resource name is `nvidia.com/<name>`, at most 63 characters",
         fix="use lowercase letters, digits, `-` and `.` after `nvidia.com/`",
+        per_node_config=True,
+    ),
+    Rule(
+        id="resource-name-near-miss",
+        check=device_plugin.resource_name_near_miss,
+        section="devicePlugin",
+        summary="`resourceName` is no slip of `nvidia.com/gpu` or `nvidia.com/gpu.shared` "
+        "(e.g. `nvidia.com/gpus`), which no workload would request",
+        fix="use the well-known name it misspells, or a name of your own that differs by more",
         per_node_config=True,
     ),
     Rule(

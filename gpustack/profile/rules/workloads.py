@@ -27,7 +27,13 @@ from gpustack.profile.derive import (
 )
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Example, Profile
-from gpustack.profile.rules.common import example_path, gpu_minimum, sharing_kind, well_formed
+from gpustack.profile.rules.common import (
+    example_path,
+    gpu_minimum,
+    near_miss,
+    sharing_kind,
+    well_formed,
+)
 
 
 def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
@@ -135,10 +141,15 @@ def workload_resource_advertised(p: Profile) -> Iterator[Finding]:
             continue  # no layout given: MIG resources are unknown, not wrong
         if wanted not in advertised:
             at = example_path(i, "resourceName") if ex.resource_name else example_path(i)
+            # a plugin's resourceName that is a slip of the well-known resource the example
+            # wants is the typo: the hint must not tell the example to copy it (issue #32)
+            slip = near_miss(dp.resource_name) == wanted
             yield Finding(
                 at,
                 f"the device plugin does not advertise {wanted}",
-                f"request one of: {', '.join(advertised)}",
+                f"fix devicePlugin.resourceName {dp.resource_name!r}, a slip of {wanted}"
+                if slip
+                else f"request one of: {', '.join(advertised)}",
             )
 
 
