@@ -99,3 +99,30 @@ def _placement(
     yield "  end"
     for i in range(len(profile.cluster.node_selector)):
         yield f"  l{i} -->|places| gpu_nodes"
+
+
+def text(profile: Profile) -> str:
+    """The same graph as plain lines: per pod, where it runs, what it waits for and who writes
+    each file; then who writes the labels of ``cluster.nodeSelector``."""
+    graph = graph_edges(profile)
+    lines = []
+    for p in _drawn(graph):
+        where = "every node" if p.component.placement == components.EVERY_NODE else "GPU nodes"
+        lines.append(f"{p.name} ({where})")
+        for edge in (e for e in graph.edges if e.waiter is p):
+            if edge.writers:
+                by = ", ".join(w.name for w in edge.writers)
+            elif edge.external is not None:
+                by = f"{edge.external[0]}, outside gpustack"
+            else:
+                by = "nothing on its nodes (it never starts)"
+            lines.append(f"  waits for {edge.file}: written by {by}")
+        lines += [f"  writes {f}" for f in sorted(p.writes)]
+        lines += [f"  labels nodes: {source}" for source in sorted(p.labels)]
+    for key, value in profile.cluster.node_selector:
+        writers = [w.name for w in graph.label_writers(key)]
+        known = catalog.lookup(key)
+        source = known.source if known is not None else "an administrator (unknown label)"
+        lines.append(f"GPU nodes are selected by {key}={value}: written by "
+                     f"{', '.join(writers) if writers else source}")  # fmt: skip
+    return "\n".join(lines) + "\n"
