@@ -220,7 +220,9 @@ def test_search_lists_the_profile_fields_page_first(query: str, site: str, page:
     among the page's first sections (the search splits dotted names at the dots)."""
     page.open(site)
     # the search index loads in a worker; a query typed before it is ready shows nothing
-    page.wait_for("document.querySelector('.md-search-result__meta')?.textContent.length > 0")
+    page.wait_for(
+        "!document.querySelector('.md-search-result__meta')?.textContent.includes('Initializing')"
+    )
     page.evaluate(SEARCH % json.dumps(query))
     fields = site + "reference/profile-fields/"
     found = page.wait_for(f"{RESULTS}.length > 0 && {RESULTS}[0] === {json.dumps(fields)}", 20)
