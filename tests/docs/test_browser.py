@@ -191,7 +191,8 @@ def test_screenshot_shows_the_page_and_its_diagram(
     page.open(site + _url(path), width=1280, height=900)
     assert page.wait_for(f"({RENDERED}).length >= 1")
     page.evaluate("window.__shadowRoots[0].host.scrollIntoView({block: 'center'})")
-    page.wait_for("new Promise(r => requestAnimationFrame(() => r(true)))")
+    # the header swaps the site's name for the page's title as the page scrolls, animated
+    page.wait_for("new Promise(r => setTimeout(() => r(true), 600))")
     shot = page.screenshot()
     folder = Path(os.environ.get("GPUSTACK_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
