@@ -9,13 +9,24 @@ only, so that ``validate`` stays fast and Node-free.
 from __future__ import annotations
 
 # The commands register themselves on ``main`` (:mod:`gpustack.cli.group`) when imported.
-from gpustack.cli import accept, completion, doctor, init, lint, synth, template, validate
+from gpustack.cli import (
+    accept,
+    completion,
+    doctor,
+    explain,
+    init,
+    lint,
+    synth,
+    template,
+    validate,
+)
 from gpustack.cli.group import main
 
 __all__ = [
     "accept",
     "completion",
     "doctor",
+    "explain",
     "init",
     "lint",
     "main",

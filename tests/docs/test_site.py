@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.docsite import access, pages
+from gpustack.docsite import access, mermaid_js, pages
 from gpustack.docsite.__main__ import main
 from tests.docs.blocks import REPO
 from tests.docs.blocks import pages as site_pages
@@ -47,6 +47,9 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
     shutil.copytree(REPO / "docs", copy / "docs")
     shutil.copy2(REPO / "mkdocs.yml", copy / "mkdocs.yml")
+    hook = Path(mermaid_js.__file__).relative_to(REPO)  # mkdocs.yml's `hooks:` entry
+    (copy / hook).parent.mkdir(parents=True)
+    shutil.copy2(REPO / hook, copy / hook)
     index = copy / "docs" / "index.md"
     index.write_text(index.read_text(encoding="utf-8") + "\n[gone](no-such-page.md)\n")
     done = subprocess.run([_mkdocs(), "build", "--strict", "--site-dir", str(tmp_path / "site")],

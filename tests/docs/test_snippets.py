@@ -37,11 +37,11 @@ from tests.docs.blocks import REPO, Block, all_blocks
 from tests.test_readme_gitops import GITOPS_GROUPS, crd_schemas
 
 BLOCKS = all_blocks()
-LANGUAGES = ("sh", "console", "yaml", "text")
+LANGUAGES = ("sh", "console", "yaml", "text", "mermaid")
 VENV_BIN = Path(sys.executable).parent
 #: What a copy of the repository leaves out: git's and tools' state, build output.
 IGNORED = (".git", ".venv", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache",
-           "build", "site", "*.egg-info", ".cache")  # fmt: skip
+           "build", "site", "*.egg-info", ".cache", "node_modules")  # fmt: skip
 #: The shown output of a command may leave text out with this marker.
 ELIDED = "[...]"
 KUSTOMIZATION_KEYS = {"apiVersion", "kind", "namespace", "resources", "patches", "images",
