@@ -197,14 +197,16 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     assert plan is not None
     if fmt == "json":
         doc = check_json(plan, outcome.differences, outcome.gitops, outcome.renamed)
+        doc["problems"] = list(outcome.problems)
+        doc["upToDate"] = doc["upToDate"] and not outcome.problems
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
-        for line in check_lines(plan, outcome.stale, outcome.renamed):
+        for line in [*outcome.problems, *check_lines(plan, outcome.stale, outcome.renamed)]:
             click.echo(line)
     if outcome.options.diff:
         click.echo(outcome.diffs, nl=False)
-    if outcome.stale:
-        click.echo(stale_error(plan, len(outcome.stale)), err=True)
+    if outcome.stale or outcome.problems:
+        click.echo(stale_error(plan, len(outcome.stale), len(outcome.problems)), err=True)
         sys.exit(STALE)
     if fmt == "text" and not quiet:
         click.echo(f"{out} is up to date ({count(len(plan.write) + len(plan.kept), 'cluster')})")

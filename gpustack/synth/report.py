@@ -225,12 +225,14 @@ def write_lines(
     )
 
 
-def stale_error(plan: Plan, files: int) -> str:
-    """``--check``'s error line: how many files are out of date, and the command that updates
-    them (with ``--prune`` when it deletes a cluster folder)."""
+def stale_error(plan: Plan, files: int, problems: int = 0) -> str:
+    """``--check``'s error line: how many files are out of date (and findings beyond them,
+    listed above it), and the command that updates them (with ``--prune`` when it deletes a
+    cluster folder)."""
     command = "gpustack synth --prune" if plan.removals and not plan.prune else "gpustack synth"
     noun = "file" if files == 1 else "files"
-    return f"Error: {plan.out} is out of date ({files} {noun}); run `{command}` to update it"
+    more = f", {problems} finding{'s' if problems != 1 else ''} above" if problems else ""
+    return f"Error: {plan.out} is out of date ({files} {noun}{more}); run `{command}` to update it"
 
 
 def _read(path: Path) -> bytes | None:

@@ -1,0 +1,125 @@
+"""Issue #33, item 1: the three ways past the documented CI gate, each a pull request in a real
+git repository, checked the way CI checks it (``gpustack synth --check --base main``) and by the
+release gate (``--full``). Each failed on the code before the fix: every mode said "up to date".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpustack.synth.report import STALE
+from tests.synth.gitrepo import (
+    base_repo,
+    commit,
+    driver_manifest,
+    forge_inputs,
+    gate,
+    git,
+    pull_request,
+)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return base_repo(tmp_path_factory.mktemp("gate"))
+
+
+@pytest.fixture
+def repo(base: Path, tmp_path: Path) -> Path:
+    return pull_request(base, tmp_path)
+
+
+def edit_driver(repo: Path, name: str = "alpha") -> None:
+    """The one-line edit of the privileged driver DaemonSet (its image), index untouched."""
+    manifest = driver_manifest(repo, name)
+    text = manifest.read_text()
+    assert "nvcr.io/nvidia/driver" in text
+    manifest.write_text(text.replace("nvcr.io/nvidia/driver", "evil.example.com/driver", 1))
+
+
+@pytest.mark.parametrize("mode", ["--base", "--full", "plain"])
+def test_a_profile_that_stops_being_one_fails_the_gate(repo: Path, mode: str) -> None:
+    profile = repo / "profiles/alpha.yaml"
+    text = profile.read_text()
+    text = text.replace("apiVersion: gpustack.dev/v1alpha1", "apiVersion: example.com/v1")
+    profile.write_text(text.replace("kind: Profile", "kind: Widget"))
+    edit_driver(repo)
+    commit(repo, "alpha is a widget now")
+    done = gate(repo, mode)
+    assert done.exit_code == STALE, done.output
+    assert (
+        "not a profile: profiles/alpha.yaml made cluster 'alpha' and is no longer a profile "
+        "(a Kubernetes manifest: example.com/v1 Widget)"
+    ) in done.output
+    assert "extra: dist/clusters/alpha/driver/" in done.output
+    assert "beta" not in done.output
+    assert "run `gpustack synth --prune`" in done.output
+
+
+def test_synth_prune_no_longer_keeps_the_folder_of_a_profile_that_stopped_being_one(
+    repo: Path,
+) -> None:
+    from tests.synth.test_fresh import synth
+
+    profile = repo / "profiles/alpha.yaml"
+    profile.write_text(profile.read_text().replace("kind: Profile", "kind: Widget"))
+    profile.write_text(profile.read_text().replace("gpustack.dev/v1alpha1", "example.com/v1"))
+    refused = synth(repo)
+    assert refused.exit_code == 1
+    assert "profiles/alpha.yaml is no longer a profile" in refused.output
+    pruned = synth(repo, "--prune")
+    assert pruned.exit_code == 0, pruned.output
+    assert not (repo / "dist/clusters/alpha").exists()
+
+
+def test_provenance_forged_in_one_pr_fails_the_gate_and_cannot_serve_the_next(
+    repo: Path,
+) -> None:
+    profile = repo / "profiles/alpha.yaml"
+    future = profile.read_text().replace('"580.105.08"', '"570.133.20"')
+    # PR 1: the index alone records the digests of a profile that does not exist yet
+    forge_inputs(repo, "alpha", future)
+    commit(repo, "index only")
+    for mode in ("--base", "--full"):
+        done = gate(repo, mode)
+        assert done.exit_code == STALE, (mode, done.output)
+        assert "index: cluster 'alpha': recorded digest, inputs not what gpustack computes" in (
+            done.output
+        ), mode
+        assert "differs: dist/.gpustack/index.json" in done.output
+    # merged anyway (before the gate was fixed, say): PR 2 changes the driver, not dist/
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "pr")
+    git(repo, "checkout", "-q", "-b", "pr2")
+    profile.write_text(future)
+    commit(repo, "driver 570")
+    for mode in ("--base", "--full"):
+        done = gate(repo, mode)
+        assert done.exit_code == STALE, (mode, done.output)
+        assert "differs: dist/clusters/alpha/driver/daemonset-" in done.output, mode
+        assert "dist/clusters/beta" not in done.output
+
+
+@pytest.mark.parametrize("mode", ["--base", "--full", "plain"])
+@pytest.mark.parametrize("name", ["in-cluster", "management"])
+def test_a_folder_nobody_owns_fails_the_gate(repo: Path, mode: str, name: str) -> None:
+    folder = repo / "dist/clusters" / name
+    folder.mkdir()
+    (folder / "kustomization.yaml").write_text("resources: [evil.yaml]\n")
+    (folder / "evil.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n")
+    commit(repo, "a folder nobody owns")
+    done = gate(repo, mode)
+    assert done.exit_code == STALE, done.output
+    assert f"unowned: dist/clusters/{name}: cluster folder in no index entry" in done.output
+    assert f"extra: dist/clusters/{name}/evil.yaml" in done.output
+    assert "alpha" not in done.output and "beta" not in done.output
+
+
+def test_an_untouched_pull_request_passes_every_mode(repo: Path) -> None:
+    commit(repo, "nothing")
+    for mode in ("--base", "--full", "plain"):
+        done = gate(repo, mode)
+        assert done.exit_code == 0, (mode, done.output)
+        assert done.output.endswith("dist is up to date (2 clusters)\n"), mode
