@@ -135,7 +135,7 @@ def run(options: SynthOptions) -> SynthOutcome:
             clusters = render(sources, options)
             # only the working tree's own index may vouch for the GitOps folder unchanged
             gitops_index = index if trust.own else None
-            gate = Gate(trust, _not_a_profile(options, inputs, result), index)
+            gate = Gate(trust, _not_a_profile(options, inputs, result, fresh), index)
             return write_or_check(
                 options, sources, clusters, fresh, gitops_index, index_bytes, gate
             )
@@ -161,7 +161,7 @@ class Gate:
 
 
 def _not_a_profile(
-    options: SynthOptions, inputs: Inputs, result: CheckResult
+    options: SynthOptions, inputs: Inputs, result: CheckResult, fresh: dict[Path, Fresh]
 ) -> Callable[[str], str | None] | None:
     """Why a file among the run's paths made no cluster (:func:`.gate.covered_by`)."""
     from gpustack.synth.gate import covered_by
@@ -176,7 +176,9 @@ def _not_a_profile(
         )
         for s in result.skipped
     }
-    return covered_by(list(inputs.paths), options.out, skipped)
+    made = {profile_ref(p.path, options.out) for p in result.profiles}
+    made.update(f.entry.profile for f in fresh.values())
+    return covered_by(list(inputs.paths), options.out, skipped, made)
 
 
 class _Refused(Exception):
@@ -316,6 +318,10 @@ def write_or_check(
         return _checked(options, done, gitops, delivery.files, gate, delivery.fleet)
     if delivery.fleet is not None:
         writer.record_gitops(out, delivery.fleet)
+    from gpustack.synth.gate import unowned
+
+    for line in unowned(done.plan)[0]:  # gpustack deletes only what it owns: the user is told
+        options.on_note(f"gpustack: warning: {line}")
     summary = done.summary
     assert summary is not None
     return SynthOutcome(
@@ -402,13 +408,17 @@ def _gate_findings(
     sources = [(plan.before, "")] + ([(gate.trust.index, at)] if at and gate.trust.index else [])
     for index, where in sources:
         for name, entry in sorted(index.clusters.items()):
-            why = not_a_profile(entry.profile) if name not in named else None
-            if why is not None and name not in plan.after.clusters:
+            if name in plan.after.clusters or name in named:
+                continue
+            why = not_a_profile(entry.profile)
+            if why is not None:
                 named.add(name)
                 lines.append(findings.not_a_profile_line(name, entry, why, plan.out, where or ""))
     if gate.mode is not None:
         lines.extend(findings.left_out(plan, gate.mode))
-        after = replace(plan.after, gitops=fleet) if delivered is not None else plan.after
+        # a write records the fleet digest once it has written gitops/ (and only a known one)
+        recorded = delivered is not None and fleet is not None
+        after = replace(plan.after, gitops=fleet) if recorded else plan.after
         expected = after.to_bytes()
         path = index_path(plan.out)
         if read_plain(path) != expected:

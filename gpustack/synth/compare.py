@@ -37,7 +37,20 @@ def cluster_differences(plan: Plan, c: ClusterOutput) -> list[Difference]:
             diffs.append(Difference("differs", path))
     wanted = set(c.paths())
     diffs.extend(Difference("extra", p) for rel, p in existing.items() if rel not in wanted)
+    diffs.extend(Difference("extra", p) for p in empty_folders(folder))
     return diffs
+
+
+def empty_folders(folder: Path) -> list[Path]:
+    """Folders under ``folder`` holding nothing: gpustack writes none, and git commits none,
+    so in a checkout one is a submodule (a gitlink) that a GitOps tool may fetch and sync."""
+    found: list[Path] = []
+    if not folder.is_dir() or folder.is_symlink():
+        return found
+    for root, dirs, names in os.walk(folder):
+        if not dirs and not names and root != str(folder):
+            found.append(Path(root))
+    return sorted(found)
 
 
 def leftovers(out: Path) -> list[Path]:

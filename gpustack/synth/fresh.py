@@ -144,6 +144,8 @@ def _plain_digests(folder: str) -> dict[str, str] | None:
             entries = list(os.scandir(here))
         except OSError:
             return None
+        if not entries and prefix:
+            return None  # an empty folder: gpustack writes none (a submodule checks out so)
         for e in entries:
             rel = prefix + e.name
             if e.is_symlink():

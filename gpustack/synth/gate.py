@@ -20,11 +20,18 @@ comparison (:mod:`.compare`) covers the folders a run writes; this module covers
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import replace
 from pathlib import Path
 
 from gpustack.synth.compare import Difference
-from gpustack.synth.index import INDEX_DIR, INDEX_FILE, IndexEntry, OwnershipIndex, ref_file
+from gpustack.synth.index import (
+    INDEX_DIR,
+    INDEX_FILE,
+    PACKAGED_DEFAULT,
+    IndexEntry,
+    OwnershipIndex,
+)
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, existing_files, shown
 
 #: Names gpustack itself keeps right inside the output folder and inside ``.gpustack/``.
@@ -93,16 +100,22 @@ def unowned(plan: Plan) -> tuple[list[str], list[Difference]]:
     return lines, diffs
 
 
-def covered_by(paths: Sequence[Path], out: Path, skipped: Mapping[str, str]) -> NotAProfile:
-    """For an index reference whose file lies in ``paths`` (the run looked at it) and exists:
-    why it made no cluster. ``skipped`` maps the references of files the checker skipped as
-    Kubernetes manifests to what it found them to be."""
+def covered_by(
+    paths: Sequence[Path], out: Path, skipped: Mapping[str, str], made: Set[str]
+) -> NotAProfile:
+    """For an index reference whose file lies in ``paths`` (the run looked at it) and exists
+    but is none of the profiles ``made`` (references of the run's clusters): why it made no
+    cluster. ``skipped`` maps the references of files the checker skipped as Kubernetes
+    manifests to what it found them to be."""
     folders = [os.path.normpath(os.path.abspath(p)) for p in paths if p.is_dir()]
     files = {os.path.normpath(os.path.abspath(p)) for p in paths if not p.is_dir()}
+    root = os.path.realpath(out)  # as ref_file resolves it, once
 
     def why(ref: str) -> str | None:
-        found = ref_file(ref, out)
-        at = os.path.normpath(found)
+        if ref in made or ref == PACKAGED_DEFAULT:
+            return None
+        at = os.path.normpath(os.path.join(root, ref))
+        found = Path(at)
         inside = at in files or any(at.startswith(f + os.sep) for f in folders)
         if not inside or not found.is_file():
             return None
@@ -146,7 +159,20 @@ def index_lines(current: OwnershipIndex | None, expected: OwnershipIndex) -> lis
     and one for the fleet digest of ``gitops/``."""
     have = current.clusters if current is not None else {}
     lines: list[str] = []
+    only_digest = [
+        n
+        for n, b in expected.clusters.items()
+        if (a := have.get(n)) is not None and a != b and replace(a, digest=b.digest) == b
+    ]
+    collapsed = len(only_digest) > 1 and len(only_digest) == len(expected.clusters)
+    if collapsed:
+        lines.append(
+            f"index: the recorded digest of all {len(only_digest)} clusters is not what this "
+            "gpustack computes (recorded by another gpustack version or code, or edited)"
+        )
     for name in sorted(set(have) | set(expected.clusters)):
+        if collapsed and name in only_digest:
+            continue
         a, b = have.get(name), expected.clusters.get(name)
         if a == b:
             continue

@@ -123,3 +123,16 @@ def test_an_untouched_pull_request_passes_every_mode(repo: Path) -> None:
         done = gate(repo, mode)
         assert done.exit_code == 0, (mode, done.output)
         assert done.output.endswith("dist is up to date (2 clusters)\n"), mode
+
+
+def test_synth_warns_about_a_folder_nobody_owns(repo: Path) -> None:
+    from tests.synth.test_fresh import synth
+
+    (repo / "dist/clusters/in-cluster").mkdir()
+    (repo / "dist/clusters/in-cluster/evil.yaml").write_text("kind: Namespace\n")
+    done = synth(repo)
+    assert done.exit_code == 0, done.output
+    assert "gpustack: warning: unowned: dist/clusters/in-cluster: cluster folder in no index" in (
+        done.output
+    )
+    assert (repo / "dist/clusters/in-cluster/evil.yaml").exists()  # never gpustack's to delete
