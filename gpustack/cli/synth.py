@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     "--base",
     metavar="REF",
     default=None,
-    help="With --check: trust only the index committed at git REF (e.g. origin/main in CI, HEAD "
-    "in a pre-commit hook): every cluster whose profile, bases, files or index entry changed "
-    "since REF is synthesized in full and compared.",
+    help="With --check: trust only what is committed at git REF (e.g. origin/main in CI, HEAD "
+    "in a pre-commit hook): a cluster is skipped only when its profile and bases are the files "
+    "committed at REF and its folder is as REF's index records; every other cluster is "
+    "synthesized and compared, and so is the whole index, provenance included.",
 )
 @click.option(
     "--full",
@@ -58,8 +59,8 @@ if TYPE_CHECKING:
 @click.option(
     "--prune",
     is_flag=True,
-    help="Delete the folders of clusters whose profile was deleted or renamed (a GitOps tool "
-    "that prunes then uninstalls the stack from that cluster).",
+    help="Delete the folders of clusters whose profile was deleted or renamed, or is no profile "
+    "any more (a GitOps tool that prunes then uninstalls the stack from that cluster).",
 )
 @click.option(
     "--default-profile",

@@ -119,9 +119,17 @@ def check_json(
     other.extend({"path": str(p), "change": kind} for kind, p in gitops)
     names = {sc.output.name for sc in plan.write} | set(plan.kept)
     clusters = []
-    for name in sorted(names | set(plan.remove)):
+    for name in sorted(names | set(plan.remove) | set(by_cluster)):
         changes = by_cluster.get(name, [])
-        status = "removed" if name in plan.remove else "stale" if changes else "unchanged"
+        status = (
+            "removed"
+            if name in plan.remove
+            else "unowned"  # a folder in no index entry (:func:`gpustack.synth.gate.unowned`)
+            if name not in names
+            else "stale"
+            if changes
+            else "unchanged"
+        )
         clusters.append({"name": name, "status": status, "files": changes})
     return {
         "out": str(plan.out),

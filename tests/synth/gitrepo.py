@@ -43,13 +43,14 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.decode()
 
 
-def base_repo(root: Path) -> Path:
-    """``root/base``: profiles alpha and beta, their ``dist/``, committed on ``main``."""
+def base_repo(root: Path, object_format: str = "sha1") -> Path:
+    """``root/base``: profiles alpha and beta, their ``dist/``, committed on ``main`` (in a
+    repository whose objects are named by ``object_format``)."""
     repo = root / "base"
     (repo / "profiles").mkdir(parents=True)
     for name in ("alpha", "beta"):
         (repo / "profiles" / f"{name}.yaml").write_text(PROFILE.format(name=name, extends=""))
-    git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main", f"--object-format={object_format}")
     git(repo, "config", "core.autocrlf", "false")
     done = synth(repo)
     assert done.exit_code == 0, done.output

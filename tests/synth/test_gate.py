@@ -6,6 +6,7 @@ release gate (``--full``). Each failed on the code before the fix: every mode sa
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,57 @@ def test_synth_warns_about_a_folder_nobody_owns(repo: Path) -> None:
         done.output
     )
     assert (repo / "dist/clusters/in-cluster/evil.yaml").exists()  # never gpustack's to delete
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_under_base_an_untouched_cluster_is_not_synthesized_again(
+    tmp_path: Path, object_format: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blobs committed at the base vouch for unchanged inputs (in either object format of
+    git), so ``--base`` stays as cheap as before for what a change does not touch."""
+    from gpustack.synth import worker
+
+    repo = pull_request(base_repo(tmp_path, object_format), tmp_path)
+    profile = repo / "profiles/beta.yaml"
+    profile.write_text(profile.read_text().replace('"580.105.08"', '"570.133.20"'))
+    commit(repo, "beta's driver, dist/ left as it was")
+    names: list[str] = []
+    real = worker.synthesize_one
+
+    def recording(path: Path, profile: Any) -> Any:
+        names.append(profile.metadata.name)
+        return real(path, profile)
+
+    monkeypatch.setattr(worker, "synthesize_one", recording)
+    done = gate(repo, "--base")
+    assert done.exit_code == STALE, done.output
+    assert names == ["beta"]
+
+
+def test_the_json_report_names_a_folder_nobody_owns(repo: Path) -> None:
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from gpustack.cli import main
+
+    (repo / "dist/clusters/in-cluster").mkdir()
+    (repo / "dist/clusters/in-cluster/evil.yaml").write_text("kind: Namespace\n")
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        args = ["synth", "--check", "--base", "main", "--format", "json", "--jobs", "1"]
+        done = CliRunner().invoke(main, args)
+    finally:
+        os.chdir(cwd)
+    assert done.exit_code == STALE
+    doc = json.loads(done.stdout)
+    assert doc["upToDate"] is False
+    (unowned,) = [c for c in doc["clusters"] if c["name"] == "in-cluster"]
+    assert unowned == {
+        "name": "in-cluster",
+        "status": "unowned",
+        "files": [{"path": "evil.yaml", "change": "extra"}],
+    }
+    assert any(p.startswith("unowned: dist/clusters/in-cluster:") for p in doc["problems"])
