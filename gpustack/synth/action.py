@@ -362,7 +362,7 @@ def _checked(
             for f in sc.output.files
         }
         # the index as the run would write it: a diff of its entries, never a deletion
-        wanted[index_path(options.out)] = expected
+        wanted[index_path(options.out)] = expected or plan.after.to_bytes()
         if delivered is not None:
             from gpustack.gitops.objects import GITOPS_DIR
 
@@ -387,10 +387,10 @@ def _gate_findings(
     gate: Gate | None,
     fleet: str | None,
     delivered: dict[str, bytes] | None,
-) -> tuple[list[str], tuple[Difference, ...], bytes]:
+) -> tuple[list[str], tuple[Difference, ...], bytes | None]:
     """The findings of :mod:`.gate` for a check: lines, the differences with the paths nobody
-    owns added (and, for a gate, the index when its provenance differs), and the index's bytes
-    as the run would leave them."""
+    owns added (and, for a gate, the index when its provenance differs), and, for a gate, the
+    index's bytes as the run would leave them."""
     from dataclasses import replace
 
     from gpustack.synth import gate as findings
@@ -399,7 +399,7 @@ def _gate_findings(
 
     lines, extra = findings.unowned(plan)
     diffs = [*differences, *extra]
-    expected = plan.after.to_bytes()
+    expected = None  # a plain check compares ownership only (compare.py): no second dump
     if gate is None:
         return lines, tuple(diffs), expected
     not_a_profile = gate.not_a_profile or (lambda _: None)

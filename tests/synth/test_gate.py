@@ -191,3 +191,28 @@ def test_the_json_report_names_a_folder_nobody_owns(repo: Path) -> None:
         "files": [{"path": "evil.yaml", "change": "extra"}],
     }
     assert any(p.startswith("unowned: dist/clusters/in-cluster:") for p in doc["problems"])
+
+
+def test_under_base_a_profile_that_stopped_being_one_is_named_even_without_its_folder(
+    repo: Path,
+) -> None:
+    """The base's index says which files were profiles: a change that turns one into a manifest
+    and drops its folder and index entry is named by ``--base``."""
+    import shutil
+
+    from tests.synth.gitrepo import read_index, write_index
+
+    profile = repo / "profiles/alpha.yaml"
+    profile.write_text(profile.read_text().replace("kind: Profile", "kind: Widget"))
+    profile.write_text(profile.read_text().replace("gpustack.dev/v1alpha1", "example.com/v1"))
+    shutil.rmtree(repo / "dist/clusters/alpha")
+    doc = read_index(repo)
+    del doc["clusters"]["alpha"]
+    write_index(repo, doc)
+    commit(repo, "alpha gone, its file kept as a widget")
+    done = gate(repo, "--base")
+    assert done.exit_code == STALE, done.output
+    assert (
+        "not a profile: profiles/alpha.yaml made cluster 'alpha' at main and is no longer a "
+        "profile (a Kubernetes manifest: example.com/v1 Widget)"
+    ) in done.output
