@@ -41,9 +41,10 @@ if TYPE_CHECKING:
     "--base",
     metavar="REF",
     default=None,
-    help="With --check: trust only the index committed at git REF (e.g. origin/main in CI, HEAD "
-    "in a pre-commit hook): every cluster whose profile, bases, files or index entry changed "
-    "since REF is synthesized in full and compared.",
+    help="With --check: trust only what is committed at git REF (e.g. origin/main in CI, HEAD "
+    "in a pre-commit hook): a cluster is skipped only when its profile and bases are the files "
+    "committed at REF and its folder is as REF's index records; every other cluster is "
+    "synthesized and compared, and so is the whole index, provenance included.",
 )
 @click.option(
     "--full",
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
 @click.option(
     "--prune",
     is_flag=True,
-    help="Delete the folders of clusters whose profile was deleted or renamed (a GitOps tool "
-    "that prunes then uninstalls the stack from that cluster).",
+    help="Delete the folders of clusters whose profile was deleted or renamed, or is no profile "
+    "any more (a GitOps tool that prunes then uninstalls the stack from that cluster).",
 )
 @click.option(
     "--default-profile",
@@ -204,16 +205,24 @@ def _report_check(outcome: SynthOutcome, fmt: str, quiet: bool) -> None:
     coloured = color(fmt)
     if fmt == "json":
         doc = check_json(plan, outcome.differences, outcome.gitops, outcome.renamed)
+        doc["problems"] = list(outcome.problems)
+        doc["upToDate"] = doc["upToDate"] and not outcome.problems
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
-        for line in check_lines(plan, outcome.stale, outcome.renamed):
+        for line in [*outcome.problems, *check_lines(plan, outcome.stale, outcome.renamed)]:
             click.echo(style.listing(line) if coloured else line, color=coloured)
     if outcome.options.diff:
         diffs = outcome.diffs
         click.echo(style.diff(diffs) if coloured else diffs, nl=False, color=coloured)
-    if outcome.stale:
+    if outcome.stale or outcome.problems:
         click.echo(
-            stale_error(plan, len(outcome.stale), _update_command(outcome.options)), err=True
+            stale_error(
+                plan,
+                len(outcome.stale),
+                len(outcome.problems),
+                _update_command(outcome.options),
+            ),
+            err=True,
         )
         sys.exit(STALE)
     if fmt == "text" and not quiet:

@@ -4,7 +4,7 @@ comparing them (the ``synth`` command calls this; the objects themselves are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,7 @@ def delivery_files(
     check: bool,
     force: bool,
     prune: bool,
+    not_a_profile: Callable[[str], str | None] | None = None,
 ) -> Delivery:
     """The files of ``<out>/gitops/`` (see :mod:`gpustack.gitops`), refused before anything is
     written if they need ``--force`` or ``--prune``; ``None`` when this run must leave the folder
@@ -68,6 +69,7 @@ def delivery_files(
         if name not in produced
         and entry.profile not in in_run
         and profile_exists(entry.profile, out)
+        and (not_a_profile is None or not_a_profile(entry.profile) is None)
     )
     delivers = any(c.delivery for c in clusters) or any(
         e.delivery for e in [*kept.values(), *(index.clusters.values() if index else ())]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpustack.checker import CheckResult, check_paths
-from gpustack.synth.baseline import trusted
+from gpustack.synth.baseline import Trust, trusted
 from gpustack.synth.compare import Difference
 from gpustack.synth.errors import SynthError
 from gpustack.synth.fresh import Fresh
@@ -104,6 +104,9 @@ class SynthOutcome:
     diffs: str = ""
     renamed: tuple[tuple[str, str], ...] = ()
     rollout: tuple[str, ...] = ()
+    #: ``check``: a line per finding beyond a file that differs (:mod:`.gate`): a folder
+    #: nobody owns, a profile that stopped being one, an index entry not as computed.
+    problems: tuple[str, ...] = ()
 
 
 def run(options: SynthOptions) -> SynthOutcome:
@@ -115,7 +118,8 @@ def run(options: SynthOptions) -> SynthOutcome:
         with locked(options.out, shared=options.check, on_wait=options.on_wait):
             index_bytes, index = read_state(options)
             trust = trusted(options.out, index, base=options.base, full=options.full)
-            fresh = find_fresh(options, inputs, trust.index)
+            committed = trust.tree.committed if trust.tree is not None else None
+            fresh = find_fresh(options, inputs, trust.index, committed)
             result = validate(inputs, fresh)
             for base in result.bases if not options.quiet else ():
                 options.on_note(f"{base.file}: note: {base.what}")
@@ -131,9 +135,50 @@ def run(options: SynthOptions) -> SynthOutcome:
             clusters = render(sources, options)
             # only the working tree's own index may vouch for the GitOps folder unchanged
             gitops_index = index if trust.own else None
-            return write_or_check(options, sources, clusters, fresh, gitops_index, index_bytes)
+            gate = Gate(trust, _not_a_profile(options, inputs, result, fresh), index)
+            return write_or_check(
+                options, sources, clusters, fresh, gitops_index, index_bytes, gate
+            )
     except _Refused as refused:
         return SynthOutcome(options, refused=refused.result)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What a run knows beyond its clusters, for the findings of :mod:`.gate`: what it
+    trusts, why a file it looked at made no cluster, and the working tree's index."""
+
+    trust: Trust
+    not_a_profile: Callable[[str], str | None] | None = None
+    index: OwnershipIndex | None = None
+
+    @property
+    def mode(self) -> str | None:
+        """``--base REF`` or ``--full`` for a gate's check; ``None`` for a plain one."""
+        if self.trust.own:
+            return None
+        return f"--base {self.trust.ref}" if self.trust.ref is not None else "--full"
+
+
+def _not_a_profile(
+    options: SynthOptions, inputs: Inputs, result: CheckResult, fresh: dict[Path, Fresh]
+) -> Callable[[str], str | None] | None:
+    """Why a file among the run's paths made no cluster (:func:`.gate.covered_by`)."""
+    from gpustack.synth.gate import covered_by
+    from gpustack.synth.index import profile_ref
+
+    if inputs.packaged:
+        return None
+    prefix = "not a gpustack profile ("
+    skipped = {
+        profile_ref(Path(s.file), options.out): (
+            s.what[len(prefix) : -1] if s.what.startswith(prefix) else s.what
+        )
+        for s in result.skipped
+    }
+    made = {profile_ref(p.path, options.out) for p in result.profiles}
+    made.update(f.entry.profile for f in fresh.values())
+    return covered_by(list(inputs.paths), options.out, skipped, made)
 
 
 class _Refused(Exception):
@@ -167,10 +212,14 @@ def read_state(options: SynthOptions) -> tuple[bytes | None, OwnershipIndex | No
 
 
 def find_fresh(
-    options: SynthOptions, inputs: Inputs, index: OwnershipIndex | None
+    options: SynthOptions,
+    inputs: Inputs,
+    index: OwnershipIndex | None,
+    committed: Callable[[Path, bytes], bool] | None = None,
 ) -> dict[Path, Fresh]:
     """Phase 3: the clusters whose inputs, generator and folder are as the index records
-    (neither validated nor rendered again); Node starts in the background once one is not."""
+    (neither validated nor rendered again); Node starts in the background once one is not.
+    ``committed``: under ``--base``, whether an input is the file committed there."""
     from gpustack.scan import scan
     from gpustack.synth.digest import generator_digest
     from gpustack.synth.fresh import fresh_clusters
@@ -184,6 +233,7 @@ def find_fresh(
         generator_digest(),
         packaged=inputs.packaged,
         on_stale=lambda n: prepare_to_synthesize(n, jobs),
+        committed=committed,
     )
 
 
@@ -215,6 +265,7 @@ def write_or_check(
     fresh: dict[Path, Fresh],
     index: OwnershipIndex | None,
     index_bytes: bytes | None,
+    gate: Gate | None = None,
 ) -> SynthOutcome:
     """Phase 6: the GitOps files, then the clusters and the GitOps folder written (or
     compared), and the fleet recorded once written."""
@@ -225,8 +276,17 @@ def write_or_check(
 
     out, check, force, prune = options.out, options.check, options.force, options.prune
     kept: dict[str, IndexEntry] = {f.name: f.entry for f in fresh.values()}
+    not_a_profile = gate.not_a_profile if gate is not None else None
     delivery = delivery_files(
-        sources, clusters, kept, index, out, check=check, force=force, prune=prune
+        sources,
+        clusters,
+        kept,
+        index,
+        out,
+        check=check,
+        force=force,
+        prune=prune,
+        not_a_profile=not_a_profile,
     )
     if delivery.note:
         options.on_note(delivery.note)
@@ -246,14 +306,19 @@ def write_or_check(
             kept=kept,
             index_bytes=index_bytes,
             on_staged=progress,
+            not_a_profile=not_a_profile,
         )
     finally:
         progress.close()
     gitops = tuple(write_or_compare(delivery.files, out, check=check, force=force, prune=prune))
     if check:
-        return _checked(options, done, gitops, delivery.files)
+        return _checked(options, done, gitops, delivery.files, gate, delivery.fleet)
     if delivery.fleet is not None:
         writer.record_gitops(out, delivery.fleet)
+    from gpustack.synth.gate import unowned
+
+    for line in unowned(done.plan)[0]:  # gpustack deletes only what it owns: the user is told
+        options.on_note(f"gpustack: warning: {line}")
     summary = done.summary
     assert summary is not None
     return SynthOutcome(
@@ -274,6 +339,8 @@ def _checked(
     done: WriteOutcome,
     gitops: tuple[tuple[str, Path], ...],
     delivered: dict[str, bytes] | None,
+    gate: Gate | None = None,
+    fleet: str | None = None,
 ) -> SynthOutcome:
     """A ``check`` run's outcome: every out-of-date file, and their diffs when asked for."""
     from gpustack.synth.index import index_path
@@ -281,7 +348,8 @@ def _checked(
     from gpustack.synth.report import renamed_diffs, unified_diffs
 
     plan = done.plan
-    stale = tuple((d.kind, d.path) for d in done.differences) + gitops
+    problems, differences, expected = _gate_findings(plan, done.differences, gate, fleet, delivered)
+    stale = tuple((d.kind, d.path) for d in differences) + gitops
     renamed = renames(plan)
     diffs = ""
     if options.diff:
@@ -291,7 +359,7 @@ def _checked(
             for f in sc.output.files
         }
         # the index as the run would write it: a diff of its entries, never a deletion
-        wanted[index_path(options.out)] = plan.after.to_bytes()
+        wanted[index_path(options.out)] = expected or plan.after.to_bytes()
         if delivered is not None:
             from gpustack.gitops.objects import GITOPS_DIR
 
@@ -302,11 +370,59 @@ def _checked(
         options,
         plan=plan,
         stale=stale,
-        differences=done.differences,
+        differences=differences,
         gitops=gitops,
         diffs=diffs,
         renamed=renamed,
+        problems=tuple(problems),
     )
+
+
+def _gate_findings(
+    plan: Plan,
+    differences: Sequence[Difference],
+    gate: Gate | None,
+    fleet: str | None,
+    delivered: dict[str, bytes] | None,
+) -> tuple[list[str], tuple[Difference, ...], bytes | None]:
+    """The findings of :mod:`.gate` for a check: lines, the differences with the paths nobody
+    owns added (and, for a gate, the index when its provenance differs), and, for a gate, the
+    index's bytes as the run would leave them."""
+    from dataclasses import replace
+
+    from gpustack.synth import gate as findings
+    from gpustack.synth.index import index_path
+    from gpustack.synth.plan import read_plain
+
+    lines, extra = findings.unowned(plan)
+    diffs = [*differences, *extra]
+    expected = None  # a plain check compares ownership only (compare.py): no second dump
+    if gate is None:
+        return lines, tuple(diffs), expected
+    not_a_profile = gate.not_a_profile or (lambda _: None)
+    named: set[str] = set()
+    at = gate.trust.ref if gate.trust.tree is not None else None
+    sources = [(plan.before, "")] + ([(gate.trust.index, at)] if at and gate.trust.index else [])
+    for index, where in sources:
+        for name, entry in sorted(index.clusters.items()):
+            if name in plan.after.clusters or name in named:
+                continue
+            why = not_a_profile(entry.profile)
+            if why is not None:
+                named.add(name)
+                lines.append(findings.not_a_profile_line(name, entry, why, plan.out, where or ""))
+    if gate.mode is not None:
+        lines.extend(findings.left_out(plan, gate.mode))
+        # a write records the fleet digest once it has written gitops/ (and only a known one)
+        recorded = delivered is not None and fleet is not None
+        after = replace(plan.after, gitops=fleet) if recorded else plan.after
+        expected = after.to_bytes()
+        path = index_path(plan.out)
+        if read_plain(path) != expected:
+            lines.extend(findings.index_lines(gate.index, after))
+            if not any(d.path == path for d in diffs):
+                diffs.append(Difference("differs", path))
+    return lines, tuple(diffs), expected
 
 
 @dataclass(frozen=True)

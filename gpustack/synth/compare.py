@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from gpustack.synth.errors import SynthError
@@ -37,7 +37,24 @@ def cluster_differences(plan: Plan, c: ClusterOutput) -> list[Difference]:
             diffs.append(Difference("differs", path))
     wanted = set(c.paths())
     diffs.extend(Difference("extra", p) for rel, p in existing.items() if rel not in wanted)
+    made = {str(d) for rel in wanted for d in PurePosixPath(rel).parents}
+    diffs.extend(Difference("extra", p) for p in empty_folders(folder, made))
     return diffs
+
+
+def empty_folders(folder: Path, made: set[str]) -> list[Path]:
+    """Folders under ``folder`` holding nothing, other than those in ``made`` (where the run
+    writes files: emptied by a deleted file, which is named already): gpustack writes none
+    and git commits none, so in a checkout one is a submodule (a gitlink) that a GitOps tool
+    may fetch and sync."""
+    found: list[Path] = []
+    if not folder.is_dir() or folder.is_symlink():
+        return found
+    for root, dirs, names in os.walk(folder):
+        rel = Path(root).relative_to(folder).as_posix()
+        if not dirs and not names and rel != "." and rel not in made:
+            found.append(Path(root))
+    return sorted(found)
 
 
 def leftovers(out: Path) -> list[Path]:

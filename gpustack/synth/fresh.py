@@ -32,6 +32,9 @@ from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, ManifestFil
 from gpustack.synth.plan import CLUSTERS_DIR
 from gpustack.synth.sources import packaged_default_profile
 
+#: Whether a file's bytes are those committed at the trusted base (``--base``).
+Committed = Callable[[Path, bytes], bool]
+
 
 @dataclass(frozen=True)
 class Fresh:
@@ -52,14 +55,26 @@ def ref_path(ref: str, out: Path) -> Path:
     return packaged_default_profile() if ref == PACKAGED_DEFAULT else ref_file(ref, out)
 
 
-def input_digests(refs: Sequence[str], out: Path) -> dict[str, str] | None:
-    """Today's digest of each input; ``None`` when one is not a readable regular file."""
+def input_digests(
+    refs: Sequence[str], out: Path, committed: Committed | None = None
+) -> dict[str, str] | None:
+    """Today's digest of each input; ``None`` when one is not a readable regular file, or,
+    given ``committed``, is not the file committed at the base (see :mod:`.baseline`)."""
     found: dict[str, str] = {}
     for ref in refs:
         path = ref_path(ref, out)
         if not path.is_file():
             return None
-        d = file_digest(path)
+        if committed is None:
+            d = file_digest(path)
+        else:
+            try:
+                content = path.read_bytes()
+            except OSError:
+                return None
+            if not committed(path, content):
+                return None
+            d = "sha256:" + hashlib.sha256(content).hexdigest()
         if d is None:
             return None
         found[ref] = d
@@ -74,8 +89,10 @@ def fresh_clusters(
     *,
     packaged: bool = False,
     on_stale: Callable[[int], None] | None = None,
+    committed: Committed | None = None,
 ) -> dict[Path, Fresh]:
-    """The fresh ones among profile ``files`` (see the module docstring), by file.
+    """The fresh ones among profile ``files`` (see the module docstring), by file; given
+    ``committed``, only those whose every input is also the file committed at the base.
 
     Two passes: the inputs' digests first (a few files per profile), then the outputs of the
     profiles that passed (every file of their folders, most of the time). In between,
@@ -102,7 +119,7 @@ def fresh_clusters(
         name, entry = hit
         if entry.previous or ref not in entry.inputs:
             continue
-        now = input_digests(list(entry.inputs), out)
+        now = input_digests(list(entry.inputs), out, committed)
         if now != entry.inputs or cluster_digest(generator, now) != entry.digest:
             continue
         candidates.append((path, name, entry))
@@ -127,6 +144,8 @@ def _plain_digests(folder: str) -> dict[str, str] | None:
             entries = list(os.scandir(here))
         except OSError:
             return None
+        if not entries and prefix:
+            return None  # an empty folder: gpustack writes none (a submodule checks out so)
         for e in entries:
             rel = prefix + e.name
             if e.is_symlink():

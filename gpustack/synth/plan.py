@@ -8,7 +8,7 @@ carries the :class:`Plan` out and :mod:`gpustack.synth.compare` compares it (``-
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -106,8 +106,13 @@ def make_plan(
     prune: bool = False,
     kept: Mapping[str, IndexEntry] | None = None,
     index_bytes: bytes | None | Literal[False] = False,
+    not_a_profile: Callable[[str], str | None] | None = None,
 ) -> Plan:
     """Decide what to write and remove; raises :class:`SynthError` for anything unsafe.
+
+    ``not_a_profile`` says, for a profile reference whose file this run looked at without
+    making a cluster of it, why (:func:`gpustack.synth.gate.covered_by`): its cluster is
+    removed like that of a deleted profile, not kept aside unchecked.
 
     Removals and hand edits are recorded, not refused, so ``--check`` can list them; :func:`apply`
     refuses them unless ``prune`` (removals) or ``force`` (hand edits) is set.
@@ -125,7 +130,9 @@ def make_plan(
     run_profiles = {c.profile for c in clusters} | {e.profile for e in fresh.values()}
     check_ownership(out, clusters, before, run_profiles, force=force)
     produced = {c.output.name for c in clusters} | set(fresh)
-    remove, removals, kept_aside = plan_removals(out, before, produced, run_profiles)
+    remove, removals, kept_aside = plan_removals(
+        out, before, produced, run_profiles, not_a_profile or _none
+    )
     after = {**kept_aside, **fresh, **recorded(clusters)}
     current, edits = find_hand_edits(out, clusters, remove, before, after)
     return Plan(
@@ -231,12 +238,21 @@ def check_ownership(
             )
 
 
+def _none(_: str) -> None:
+    return None
+
+
 def plan_removals(
-    out: Path, before: OwnershipIndex, produced: set[str], run_profiles: set[str]
+    out: Path,
+    before: OwnershipIndex,
+    produced: set[str],
+    run_profiles: set[str],
+    not_a_profile: Callable[[str], str | None] = _none,
 ) -> tuple[list[str], list[Removal], dict[str, IndexEntry]]:
     """Phase 5a: the owned clusters this run does not produce: removed (their profile was
-    renamed, names another cluster, or is gone; with the reason where the folder exists) or
-    kept aside (their profile exists but is not part of this run)."""
+    renamed, names another cluster, is gone, or is in the run's paths but no profile any more;
+    with the reason where the folder exists) or kept aside (their profile exists but is not
+    part of this run)."""
     clusters_root = out / CLUSTERS_DIR
     remove: list[str] = []
     removals: list[Removal] = []
@@ -244,10 +260,17 @@ def plan_removals(
     for name, entry in sorted(before.clusters.items()):
         if name in produced:
             continue
-        if entry.profile in run_profiles or not profile_exists(entry.profile, out):
+        gone = entry.profile in run_profiles or not profile_exists(entry.profile, out)
+        why = None if gone else not_a_profile(entry.profile)
+        if gone or why is not None:
             remove.append(name)
             if os.path.lexists(clusters_root / name):
-                removals.append(Removal(name, _why_removed(entry.profile, run_profiles, out)))
+                reason = (
+                    f"its profile {shown(entry.profile, out)} {why}"
+                    if why is not None
+                    else _why_removed(entry.profile, run_profiles, out)
+                )
+                removals.append(Removal(name, reason))
         else:
             kept_aside[name] = entry
     return remove, removals, kept_aside

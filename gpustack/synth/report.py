@@ -119,9 +119,17 @@ def check_json(
     other.extend({"path": str(p), "change": kind} for kind, p in gitops)
     names = {sc.output.name for sc in plan.write} | set(plan.kept)
     clusters = []
-    for name in sorted(names | set(plan.remove)):
+    for name in sorted(names | set(plan.remove) | set(by_cluster)):
         changes = by_cluster.get(name, [])
-        status = "removed" if name in plan.remove else "stale" if changes else "unchanged"
+        status = (
+            "removed"
+            if name in plan.remove
+            else "unowned"  # a folder in no index entry (:func:`gpustack.synth.gate.unowned`)
+            if name not in names
+            else "stale"
+            if changes
+            else "unchanged"
+        )
         clusters.append({"name": name, "status": status, "files": changes})
     return {
         "out": str(plan.out),
@@ -225,11 +233,14 @@ def write_lines(
     )
 
 
-def stale_error(plan: Plan, files: int, command: str = "gpustack synth") -> str:
-    """``--check``'s error line: how many files are out of date, and the command that will
-    update them: ``command`` (the run's own PATHs and ``--out``), with ``--prune`` when it deletes
-    a cluster folder and ``--force`` when files edited by hand are in the way, which a plain run
-    refuses (issue #32: the advice was a command that then asked for ``--force``)."""
+def stale_error(
+    plan: Plan, files: int, problems: int = 0, command: str = "gpustack synth"
+) -> str:
+    """``--check``'s error line: how many files are out of date (and findings beyond them,
+    listed above it), and the command that will update them: ``command`` (the run's own PATHs
+    and ``--out``), with ``--prune`` when it deletes a cluster folder and ``--force`` when files
+    edited by hand are in the way, which a plain run refuses (issue #32: the advice was a
+    command that then asked for ``--force``)."""
     if plan.removals and not plan.prune:
         command += " --prune"
     edited = ""
@@ -238,8 +249,10 @@ def stale_error(plan: Plan, files: int, command: str = "gpustack synth") -> str:
         n = len(plan.hand_edits)
         edited = f", which overwrites {n} {'file' if n == 1 else 'files'} edited by hand"
     noun = "file" if files == 1 else "files"
+    more = f", {problems} finding{'s' if problems != 1 else ''} above" if problems else ""
     return (
-        f"Error: {plan.out} is out of date ({files} {noun}); run `{command}` to update it{edited}"
+        f"Error: {plan.out} is out of date ({files} {noun}{more}); run `{command}` to update "
+        f"it{edited}"
     )
 
 

@@ -337,13 +337,20 @@ def run(
     kept: Mapping[str, IndexEntry] | None = None,
     index_bytes: bytes | None | Literal[False] = False,
     on_staged: Staged | None = None,
+    not_a_profile: Callable[[str], str | None] | None = None,
 ) -> Outcome:
     """Plan and apply (or, with ``check``, plan and compare) under one lock on ``out``; see
     :func:`make_plan` for ``kept`` and ``index_bytes``, and :func:`_stage_all` for
     ``on_staged``."""
     with locked(out, shared=check, wait=wait, on_wait=on_wait):
         plan = make_plan(
-            out, clusters, force=force, prune=prune, kept=kept, index_bytes=index_bytes
+            out,
+            clusters,
+            force=force,
+            prune=prune,
+            kept=kept,
+            index_bytes=index_bytes,
+            not_a_profile=not_a_profile,
         )
         if check:
             return Outcome(plan, differences=tuple(compare(plan)))
