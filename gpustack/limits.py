@@ -11,6 +11,14 @@ to what it names, and refused unless that is a regular file), at most a given nu
 and for YAML the event stream (flat, cheap) is checked for depth and node count before a node
 tree is composed; a converter that expands aliases counts what it expands with :class:`Budget`.
 
+Issue #33 found what the limits above left open: YAML values PyYAML's safe constructors reject
+with plain Python errors (``2001-13-45``, a 4,301-digit integer, ``!!bool maybe``,
+``!!timestamp x``) gave tracebacks, and so did readers that bypassed this module. So a YAML
+scalar is constructed through :func:`scalar`, whole YAML documents are loaded through
+:func:`load_yaml` (shape checked, aliases counted as expanded, constructor errors refused at
+their line), and any file or ``-`` (standard input) is read as text through :func:`read_text`.
+``tests/test_readers.py`` drives every file option of the command line through them.
+
 Standard library and PyYAML only: the device plugin (whose image ships nothing else) uses it too.
 It knows no file format's meaning; each caller turns :class:`Refused` into its own one-line
 error, with its own limits where its files are larger (a state of a big cluster).
@@ -21,10 +29,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 #: Larger than any profile or plugin config (the biggest is a few KiB); checked before parsing.
 MAX_BYTES = 1 << 20
@@ -95,6 +107,36 @@ def read_stream(stream: IO[bytes], limit: int = MAX_BYTES, *, what: str = "profi
     if size > limit:
         raise _too_large(limit, what)
     return b"".join(chunks)
+
+
+def real_path(path: str | Path) -> Path:
+    """``path`` with its links followed as far as they lead: ``Path.resolve`` raises
+    ``RuntimeError`` on a link loop (Python 3.11) and ``ValueError`` on a NUL; this never
+    raises, and reading the path then says what is wrong with it."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return Path(os.path.abspath(str(path).replace("\0", "")))
+
+
+def read_text(
+    source: str | Path | IO[bytes],
+    limit: int = MAX_BYTES,
+    *,
+    what: str = "profile",
+    lenient: bool = False,
+) -> str:
+    """The UTF-8 text of a file (``-`` is standard input) or an open binary stream, within
+    ``limit`` bytes: the one way a command reads a file it did not write. ``lenient`` reads a
+    bad byte as U+FFFD instead of refusing the file (a log, where only some lines matter)."""
+    if isinstance(source, str | Path):
+        if str(source) == "-":
+            data = read_stream(sys.stdin.buffer, limit, what=what)
+        else:
+            data = read_limited(source, limit, what=what)
+    else:
+        data = read_stream(source, limit, what=what)
+    return data.decode("utf-8", "replace") if lenient else decode(data)
 
 
 def decode(data: bytes) -> str:
@@ -188,6 +230,120 @@ class Budget:
                 line,
                 col,
             )
+
+
+#: What PyYAML's safe constructors raise, besides ``yaml.YAMLError``, on a value they cannot
+#: build: ``datetime`` on ``2001-13-45`` (ValueError), ``int`` past 4,300 digits (ValueError),
+#: ``!!bool maybe`` (KeyError), ``!!timestamp x`` (AttributeError on a failed match).
+CONSTRUCTOR_ERRORS = (ValueError, KeyError, AttributeError, TypeError, OverflowError)
+_SAFE = SafeConstructor()
+#: Longest value a refusal quotes.
+_QUOTED = 40
+
+
+def scalar(node: ScalarNode) -> Any:
+    """A YAML scalar with YAML's safe types; :class:`Refused` at the node for a tag that is not
+    one of them or a value its constructor rejects."""
+    construct = _SAFE.yaml_constructors.get(node.tag)
+    line, col = _node_at(node)
+    if construct is None:
+        raise Refused(f"unsupported YAML tag {node.tag[:_QUOTED]}", "remove the tag", line, col)
+    try:
+        return construct(_SAFE, node)
+    except (*CONSTRUCTOR_ERRORS, yaml.YAMLError):
+        raise _unreadable(node) from None
+
+
+def _unreadable(node: Node) -> Refused:
+    text = str(node.value) if isinstance(node, ScalarNode) else ""
+    shown = repr(text) if len(text) <= _QUOTED else f"{text[:_QUOTED]!r}... ({len(text)} chars)"
+    tag = node.tag.rsplit(":", 1)[-1]
+    return Refused(
+        f"YAML cannot read {shown} as a {tag}",
+        "quote the value to make it a string, or write a valid one",
+        *_node_at(node),
+    )
+
+
+def _node_at(node: Node) -> tuple[int, int]:
+    mark = node.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[misc]
+    """PyYAML's safe loader whose constructor errors are :class:`Refused` at their node."""
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (Refused, yaml.YAMLError):
+            raise
+        except RecursionError:  # a merge key that merges its own mapping
+            raise Refused("a YAML merge key (<<) merges itself", None, *_node_at(node)) from None
+        except CONSTRUCTOR_ERRORS:
+            raise _unreadable(node) from None
+
+
+def expanded(root: Node, budget: Budget) -> None:
+    """Refuse a composed document whose aliases expand past ``budget`` or into themselves,
+    counting each node once however often it is reached (linear in the distinct nodes)."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Node, depth: int) -> int:
+        known = sizes.get(id(node))
+        if known is not None:
+            if known < 0:  # an alias of an enclosing node: it nests without end
+                raise Refused("a YAML alias refers to a value that holds it", None, *_node_at(node))
+            return known
+        if depth > budget.max_depth:
+            raise Refused(
+                f"values nest deeper than {budget.max_depth} levels", None, *_node_at(node)
+            )
+        sizes[id(node)] = -1
+        total = 1
+        if isinstance(node, SequenceNode):
+            total += sum(size(child, depth + 1) for child in node.value)
+        elif isinstance(node, MappingNode):
+            total += sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        sizes[id(node)] = total
+        if total > budget.max_aliased:
+            raise Refused(
+                f"the aliases expand to more than {budget.max_aliased} values",
+                f"do not nest YAML aliases; no {budget.what} is that large",
+                *_node_at(node),
+            )
+        return total
+
+    size(root, 0)
+
+
+def load_yaml(
+    text: str, *, max_values: int, max_depth: int = MAX_DEPTH, what: str = "profile"
+) -> Iterator[Any]:
+    """The documents of ``text`` as plain data (safe tags only), each checked first: shape
+    (:func:`check_shape`), aliases expanded at most ``max_values`` values deep, every value
+    constructible. Refuses with :class:`Refused`; YAML syntax errors stay ``yaml.YAMLError``."""
+    check_shape(text, _BASE_LOADER, max_values=max_values, max_depth=max_depth, what=what)
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            expanded(node, Budget(max_values, max_depth, what=what))
+            yield loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def load_yaml_one(
+    text: str, *, max_values: int, max_depth: int = MAX_DEPTH, what: str = "profile"
+) -> Any:
+    """The first document of ``text`` (``None`` when there is none), as :func:`load_yaml`."""
+    for doc in load_yaml(text, max_values=max_values, max_depth=max_depth, what=what):
+        return doc
+    return None
 
 
 def load_json(text: str, *, what: str) -> Any:

@@ -47,11 +47,11 @@ def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[A
     profile, _ = load_profile(profile_path, fmt)
     cluster = None
     if kw["state_path"] is not None:
-        from gpustack.nodestate.source import SourceError, parse
+        from gpustack.nodestate.source import SourceError, read
 
         try:
-            cluster = parse(kw["state_path"].read_text(encoding="utf-8"), str(kw["state_path"]))
-        except (SourceError, OSError, UnicodeDecodeError) as exc:
+            cluster = read(kw["state_path"], str(kw["state_path"]))
+        except SourceError as exc:
             raise click.ClickException(str(exc)) from None
     found = plan(
         profile, cluster, kw["nodes"], tolerance=kw["tolerance"], min_busbw=kw["min_busbw"]
@@ -89,7 +89,9 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
 
 @accept.command("report")
 @_plan_options
-@click.argument("logs", type=click.File("r", encoding="utf-8"))
+@click.argument(
+    "logs", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path)
+)
 @click.option(
     "--format",
     "fmt",
@@ -98,15 +100,21 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     show_default=True,
 )
 @exit_statuses("when every check passed", "on any failure (or an invalid profile or state)")
-def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
+def report(profile_path: Path, logs: Path, fmt: str, **kw: Any) -> None:
     """Report on the run from its pods' logs (LOGS: a file, - for stdin), e.g. `kubectl logs -n
     NS -l app.kubernetes.io/component=acceptance --all-containers --tail=-1`."""
     import sys
 
-    from gpustack.accept.report import RENDERERS, parse_logs
+    from gpustack import limits
+    from gpustack.accept.report import MAX_LOG_BYTES, RENDERERS, parse_logs
 
     _, groups = _plan(profile_path, fmt, **kw)
-    results = parse_logs(logs.read(), groups)
+    shown = "<stdin>" if str(logs) == "-" else str(logs)
+    try:
+        text = limits.read_text(logs, MAX_LOG_BYTES, what="log", lenient=True)
+    except limits.Refused as exc:
+        raise click.ClickException(f"{shown}: {exc}") from None
+    results = parse_logs(text, groups)
     click.echo(RENDERERS[fmt](results), nl=False)
     if not all(r.ok for r in results):
         sys.exit(1)

@@ -96,10 +96,14 @@ def init(
         create_profile,
         profile_text,
         schema_ref,
+        schemas_blocked,
         write_schemas,
     )
 
     target = profiles_dir / f"{name}.yaml"
+    blocked = schemas_blocked(profiles_dir.parent)
+    if blocked is not None:
+        raise click.ClickException(f"{blocked}; move it away, or name another --profiles")
     text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir), example_gpus)
     try:
         result = create_profile(target, text)
@@ -112,7 +116,13 @@ def init(
     if not result.ok:  # e.g. a NAME that is no DNS label; nothing was written
         raise click.ClickException("\n".join(argument_errors(result)))
     click.echo(f"wrote {target}")
-    for done in write_schemas(profiles_dir.parent):
+    try:
+        written = write_schemas(profiles_dir.parent)
+    except OSError as exc:
+        raise click.ClickException(
+            f"wrote {target}, but not the schemas: {exc.strerror or exc} ({exc.filename})"
+        ) from None
+    for done in written:
         if done.action == "kept":
             click.echo(f"kept {done.path} (not gpustack's schema; the modeline needs it)", err=True)
         elif done.action != "unchanged":

@@ -22,7 +22,15 @@ from pathlib import Path
 
 import yaml
 
-from gpustack.limits import MAX_BYTES, MAX_DEPTH, Refused, check_shape, decode, read_limited
+from gpustack.limits import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    Refused,
+    check_shape,
+    decode,
+    load_yaml_one,
+    read_limited,
+)
 from gpustack.plugin.config.checks import ConfigError, check_config, check_gpustack_plugin
 from gpustack.plugin.config.extensions import (
     BACKENDS,
@@ -107,7 +115,11 @@ def load_config(path: str | Path) -> PluginConfig:
     text = _read_text(path, source)
     try:
         _check_depth(text, source)
-        data = yaml.safe_load(text)
+        data = load_yaml_one(
+            text, max_values=MAX_CONFIG_VALUES, max_depth=MAX_CONFIG_DEPTH, what=_WHAT
+        )
+    except Refused as exc:
+        raise ConfigError("$", str(exc), f"{source}:{exc.line}:{exc.col}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
