@@ -297,9 +297,10 @@ class _Loader(_BASE_LOADER):  # type: ignore[misc]
             raise _unreadable(node) from None
 
 
-def expanded(root: Node, budget: Budget) -> None:
+def expanded(root: Node, budget: Budget, hint: str | None = None) -> None:
     """Refuse a composed document whose aliases expand past ``budget`` or into themselves,
-    counting each node once however often it is reached (linear in the distinct nodes)."""
+    counting each node once however often it is reached (linear in the distinct nodes), so a
+    converter that expands aliases never starts on a "billion laughs" file."""
     sizes: dict[int, int] = {}
 
     def size(node: Node, depth: int) -> int:
@@ -321,8 +322,8 @@ def expanded(root: Node, budget: Budget) -> None:
         sizes[id(node)] = total
         if total > budget.max_aliased:
             raise Refused(
-                f"the aliases expand to more than {budget.max_aliased} values",
-                f"do not nest YAML aliases; no {budget.what} is that large",
+                f"the file expands to more than {budget.max_aliased} values",
+                hint or f"do not nest YAML aliases; no {budget.what} is that large",
                 *_node_at(node),
             )
         return total

@@ -22,7 +22,16 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpustack.limits import MAX_DEPTH, Refused, check_shape, read_limited, real_path, scalar
+from gpustack.limits import (
+    MAX_DEPTH,
+    Budget,
+    Refused,
+    check_shape,
+    expanded,
+    read_limited,
+    real_path,
+    scalar,
+)
 
 #: A position as shown to users: (file, line, column), 1-based.
 Loc = tuple[str, int, int]
@@ -91,6 +100,7 @@ def _loc(file: str, node: Node) -> Loc:
 #: More values than any profile needs; aliases of aliases could otherwise expand a few lines
 #: into billions of values (a "billion laughs" file) and hang a CI job.
 MAX_VALUES = 100_000
+_ALIAS_HINT = "do not nest YAML aliases; share settings with `extends:`"
 #: Longest key or value a load error quotes; the rest is counted.
 _QUOTED = 60
 
@@ -137,7 +147,7 @@ def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) 
             _loc(file, node),
             path,
             f"the file expands to more than {MAX_VALUES} values",
-            "do not nest YAML aliases; share settings with `extends:`",
+            _ALIAS_HINT,
         )
     if isinstance(node, ScalarNode):
         value = _scalar(node, file, path)
@@ -224,6 +234,10 @@ def read_document(path: Path, display: str) -> Document:
             "put each profile in its own file",
         )
     root = nodes[0]
+    try:  # before converting: a "billion laughs" file is refused at once, not after 100,000
+        expanded(root, Budget(MAX_VALUES, MAX_DEPTH), _ALIAS_HINT)
+    except Refused as exc:
+        raise ProfileError((display, exc.line, exc.col), (), exc.message, exc.hint) from None
     if not isinstance(root, MappingNode):
         raise ProfileError(
             _loc(display, root), (), "a profile must be a YAML mapping", "start with `apiVersion:`"
