@@ -9,15 +9,24 @@ what remains is linear in the request.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
+import grpc
 import pytest
 
+from gpustack.plugin import server
 from gpustack.plugin.allocate import AllocationError, preferred_allocation, resolve_units
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.config import PluginConfig
 from gpustack.plugin.resources import Resource, build_resources
+from gpustack.plugin.testkubelet import KubeletSimulator
+from gpustack.plugin.v1beta1 import api_pb2, api_pb2_grpc
+
+from .conftest import H100X8, StartPlugin
+
+GPU = "nvidia.com/gpu"
 
 #: Bytes in the request the issue measured.
 REQUEST_BYTES = 4_000_000
@@ -94,3 +103,32 @@ def test_a_device_named_twice_does_not_count_twice() -> None:
     one = res.device_ids[0]
     with pytest.raises(AllocationError, match="allocation_size 2"):
         preferred_allocation(res, [one, one], [], 2)
+
+
+def test_a_request_larger_than_any_kubelets_is_refused_before_it_is_decoded(
+    kubelet: KubeletSimulator, start_plugin: StartPlugin
+) -> None:
+    """Over the socket: a 4 MB request is refused by gRPC itself (RESOURCE_EXHAUSTED, before
+    Python decodes it), the largest request a kubelet sends is answered, and so is Allocate."""
+    start_plugin(H100X8)
+    kubelet.wait_for_registration(GPU)
+    ids = [d.ID for d in kubelet.list_and_watch(GPU)]
+    count = REQUEST_BYTES // (2 * (len(ids[0]) + 2))
+    hostile = api_pb2.PreferredAllocationRequest(
+        container_requests=[
+            api_pb2.ContainerPreferredAllocationRequest(
+                available_deviceIDs=[ids[0]] * count + [ids[-1]],
+                must_include_deviceIDs=[ids[-1]] * count,
+                allocation_size=2,
+            )
+        ]
+    )
+    path = os.path.join(kubelet.socket_dir, "nvidia-gpu.sock")
+    options = (*server.CHANNEL_OPTIONS, ("grpc.max_send_message_length", 8 << 20))
+    with grpc.insecure_channel(f"unix:{path}", options=options) as channel:
+        stub: Any = api_pb2_grpc.DevicePluginStub(channel)  # type: ignore[no-untyped-call]
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.GetPreferredAllocation(hostile, timeout=10)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+    assert len(kubelet.preferred(GPU, ids, ids[::2], size=len(ids), timeout=5)) == len(ids)
+    assert kubelet.allocate(GPU, ids, timeout=5).container_responses[0].envs
