@@ -129,6 +129,6 @@ def test_a_request_larger_than_any_kubelets_is_refused_before_it_is_decoded(
         stub: Any = api_pb2_grpc.DevicePluginStub(channel)  # type: ignore[no-untyped-call]
         with pytest.raises(grpc.RpcError) as refused:
             stub.GetPreferredAllocation(hostile, timeout=10)
-    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert len(kubelet.preferred(GPU, ids, ids[::2], size=len(ids), timeout=5)) == len(ids)
     assert kubelet.allocate(GPU, ids, timeout=5).container_responses[0].envs
