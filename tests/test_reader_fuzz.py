@@ -31,10 +31,21 @@ def test_the_engine_reports_tracebacks_and_hangs() -> None:
     with mock.patch("gpustack.nodestate.source.parse", side_effect=KeyError("boom")):
         assert len(fuzz("validate-state", 3).tracebacks) == 3
 
-    def slow(_: Path) -> None:
-        time.sleep(2)
+    def blocks(_: Path) -> None:
+        time.sleep(2)  # as a read of a FIFO would: no CPU
 
-    sleeper = Entry(ENTRIES["plugin-config"].seeds, slow)
-    with mock.patch("tests.reader_fuzz.HANG_S", 0.1), mock.patch.dict(ENTRIES, {"slow": sleeper}):
-        found = fuzz("slow", 2)
-    assert len(found.hangs) == 2 and not found.tracebacks
+    def spins(_: Path) -> None:
+        end = time.process_time() + 2
+        while time.process_time() < end:
+            pass
+
+    patched = {"blocks": Entry(ENTRIES["plugin-config"].seeds, blocks),
+               "spins": Entry(ENTRIES["plugin-config"].seeds, spins)}  # fmt: skip
+    with (
+        mock.patch("tests.reader_fuzz.HANG_S", 0.1),
+        mock.patch("tests.reader_fuzz.HANG_WALL_S", 0.3),
+        mock.patch.dict(ENTRIES, patched),
+    ):
+        for name in patched:
+            found = fuzz(name, 2)
+            assert len(found.hangs) == 2 and not found.tracebacks, name
