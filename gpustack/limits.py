@@ -307,7 +307,11 @@ def expanded(root: Node, budget: Budget, hint: str | None = None) -> None:
         known = sizes.get(id(node))
         if known is not None:
             if known < 0:  # an alias of an enclosing node: it nests without end
-                raise Refused("a YAML alias refers to a value that holds it", None, *_node_at(node))
+                raise Refused(
+                    f"values nest deeper than {budget.max_depth} levels",
+                    "a YAML alias refers to a value that holds it",
+                    *_node_at(node),
+                )
             return known
         if depth > budget.max_depth:
             raise Refused(
