@@ -54,9 +54,11 @@ def place_jsii_files(env: MutableMapping[str, str]) -> None:
     except OSError as exc:  # no usable temporary folder at all
         raise SynthError(f"cannot write cdk8s' runtime (jsii) files: {exc}; {_FIX}") from None
     _check_room(Path(tmp))
-    # Node writes its temporary files where Python found room (it would take TMPDIR as it is,
-    # even where Python passed over it as unusable)
-    env["TMPDIR"] = tmp
+    # Node takes TMPDIR as it is, even where Python passed over it as unusable: then Node
+    # writes where Python found room
+    given = env.get("TMPDIR")
+    if given and given != tmp and not _writable(given):
+        env["TMPDIR"] = tmp
     if env.get(CACHE_ROOT_VAR) or env.get(CACHE_SWITCH_VAR):
         return
     cache = cache_folder(tmp)
@@ -82,6 +84,14 @@ def _private_folder(path: Path) -> None:
             " by others), so jsii's package cache cannot live there; remove it, or set TMPDIR "
             "to another folder"
         )
+
+
+def _writable(folder: str) -> bool:
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def _check_room(tmp: Path) -> None:

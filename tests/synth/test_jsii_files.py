@@ -37,9 +37,19 @@ def test_the_cache_is_a_private_folder_in_the_temporary_folder(tmp: Path) -> Non
     place_jsii_files(env)
     cache = Path(env[CACHE_ROOT_VAR])
     assert cache == cache_folder(str(tmp)) and cache.is_relative_to(tmp)
-    assert env["TMPDIR"] == str(tmp)
+    assert "TMPDIR" not in env
     for folder in (cache, cache.parent):
         assert folder.is_dir() and folder.stat().st_mode & 0o077 == 0
+
+
+def test_node_gets_the_temporary_folder_python_found_usable(tmp: Path) -> None:
+    env = {"TMPDIR": "/proc"}  # Python passes over it; Node would fail in it
+    place_jsii_files(env)
+    assert env["TMPDIR"] == str(tmp)
+    env = {"TMPDIR": str(tmp / "mine")}
+    (tmp / "mine").mkdir()
+    place_jsii_files(env)
+    assert env["TMPDIR"] == str(tmp / "mine")
 
 
 def test_a_cache_the_user_chose_is_kept(tmp: Path) -> None:
