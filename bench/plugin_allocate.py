@@ -15,14 +15,19 @@ with 10 replicas → 80 advertised devices) against the in-process test kubelet 
     reload_storm_allocate_p50_ms /      Allocate round trips while the plugin gets SIGHUP 100
       _p99_ms / _failures               times a second for 3 s (coalesced reloads that keep the
                                         servers serving: issue #21)
+    hostile_<N>_allocate_p50_ms /       Allocate round trips while N clients send 4 MB
+      _p99_ms / _failures               GetPreferredAllocation requests back to back on their
+    hostile_<N>_plugin_cpu_ms_per_request own connections, and the plugin CPU each costs
+                                        (issue #33: 100 s each, Allocate p99 978 ms with six)
 
 Usage: .venv/bin/python bench/plugin_allocate.py [--calls 2000] [--idle-streams 0,3,15,32]
-       [--events-line-mib 400]
+       [--events-line-mib 400] [--hostile-clients 6] [--only-hostile]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -217,16 +222,113 @@ def allocate_in_reload_storm(
     return latencies, failures
 
 
+#: The size of a hostile GetPreferredAllocation request (below gRPC's 4 MiB receive limit).
+HOSTILE_BYTES = 4_000_000
+
+
+def hostile_request(ids: list[str]) -> Any:
+    """A 4 MB request of advertised IDs that cost the plugin time quadratic in its length
+    before issue #33: ``must_include`` names the last ``available`` entry, over and over."""
+    count = HOSTILE_BYTES // (2 * (len(ids[0]) + 2))
+    return api_pb2.PreferredAllocationRequest(
+        container_requests=[
+            api_pb2.ContainerPreferredAllocationRequest(
+                available_deviceIDs=[ids[0]] * count + [ids[-1]],
+                must_include_deviceIDs=[ids[-1]] * count,
+                allocation_size=2,
+            )
+        ]
+    )
+
+
+def cpu_s(pid: int) -> float:
+    """User and system CPU seconds of ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def hostile_client(socket_path: str, ids: list[str], seconds: float) -> int:
+    """Send 4 MB preferred allocation requests back to back for ``seconds``; print how many
+    were answered (any answer: refused is what a hostile client should get)."""
+    request = hostile_request(ids)
+    options = (*CHANNEL_OPTIONS, ("grpc.max_send_message_length", 8 << 20))
+    answered = 0
+    deadline = time.monotonic() + seconds
+    with grpc.insecure_channel(f"unix:{socket_path}", options=options) as channel:
+        stub: Any = api_pb2_grpc.DevicePluginStub(channel)  # type: ignore[no-untyped-call]
+        while time.monotonic() < deadline:
+            with contextlib.suppress(grpc.RpcError):
+                stub.GetPreferredAllocation(request, timeout=120)
+            answered += 1
+    print(answered)
+    return 0
+
+
+def allocate_with_hostile_clients(
+    kubelet: KubeletSimulator, socket_path: Path, pid: int, ids: list[str], clients: int, calls: int
+) -> tuple[list[float], int, int, float]:
+    """Allocate latencies (ms) and failures while ``clients`` processes (each its own
+    connection and interpreter, as separate pods would be) send 4 MB preferred allocation
+    requests back to back; and how many of those were answered, and the plugin's CPU seconds
+    over the run."""
+    seconds = 3 + calls * 0.004
+    cpu_before = cpu_s(pid)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--hostile-client", str(socket_path), ",".join(ids)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "HOSTILE_SECONDS": str(seconds)},
+        )
+        for _ in range(clients)
+    ]
+    time.sleep(1.0)  # the clients are sending
+    latencies: list[float] = []
+    failures = 0
+    try:
+        for i in range(calls):
+            start = time.perf_counter()
+            try:
+                kubelet.allocate(GPU, [ids[i % len(ids)]], timeout=5)
+                latencies.append((time.perf_counter() - start) * 1000)
+            except grpc.RpcError:
+                failures += 1
+            time.sleep(0.002)  # the kubelet allocates per pod, not in a tight loop
+    finally:
+        answered = sum(int(proc.communicate(timeout=120)[0] or 0) for proc in procs)
+    return latencies, failures, answered, cpu_s(pid) - cpu_before
+
+
 def percentile(samples: list[float], pct: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
 
 
+def print_hostile(
+    clients: int, latencies: list[float], failures: int, answered: int, cpu: float
+) -> None:
+    n = f"hostile_{clients}"
+    print(f"{n}_allocate_calls {len(latencies) + failures}")
+    print(f"{n}_allocate_p50_ms {statistics.median(latencies):.3f}")
+    print(f"{n}_allocate_p99_ms {percentile(latencies, 99):.3f}")
+    print(f"{n}_allocate_failures {failures}/{len(latencies) + failures}")
+    print(f"{n}_requests_answered {answered}")
+    per = f"{cpu * 1000 / answered:.1f}" if answered else "-"
+    print(f"{n}_plugin_cpu_ms_per_request {per}")
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--hostile-client"]:
+        seconds = float(os.environ.get("HOSTILE_SECONDS", "5"))
+        return hostile_client(sys.argv[2], sys.argv[3].split(","), seconds)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--idle-streams", default="0,3,15,32", help="comma list of N")
     parser.add_argument("--events-line-mib", type=int, default=400, help="0: skip")
+    parser.add_argument("--hostile-clients", type=int, default=6, help="0: skip")
+    parser.add_argument(
+        "--only-hostile", action="store_true", help="only the hostile clients' figures"
+    )
     args = parser.parse_args()
     idle_counts = [int(n) for n in args.idle_streams.split(",") if n.strip()]
     tmp = Path(tempfile.mkdtemp(prefix="gsb", dir="/tmp"))
@@ -242,6 +344,18 @@ def main() -> int:
         with KubeletSimulator(str(socket_dir)) as kubelet:
             kubelet.wait_for_registration(GPU, timeout=20)
             ids = [d.ID for d in kubelet.list_and_watch(GPU)]
+            if args.hostile_clients or args.only_hostile:
+                hostile = allocate_with_hostile_clients(
+                    kubelet,
+                    socket_dir / "nvidia-gpu.sock",
+                    proc.pid,
+                    ids,
+                    args.hostile_clients,
+                    min(args.calls, 1000),
+                )
+                print_hostile(args.hostile_clients, *hostile)
+            if args.only_hostile:
+                return 0
             rss_idle = rss_mib(proc.pid)
             for i in range(50):  # warm-up
                 kubelet.allocate(GPU, [ids[i % len(ids)]])

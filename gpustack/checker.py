@@ -174,8 +174,10 @@ def check_paths(
         found = scan([given])
         for base in found.bases:
             name = _cluster_name(base)
-            if name is not None and base.resolve() not in bases:
-                bases[base.resolve()] = Skipped(display_path(base), base_note(base, given, name))
+            if name is not None and limits.real_path(base) not in bases:
+                bases[limits.real_path(base)] = Skipped(
+                    display_path(base), base_note(base, given, name)
+                )
         for folder, why in found.unreadable:
             shown = display_path(folder)
             issue = Issue(
@@ -190,9 +192,9 @@ def check_paths(
             outcomes.append(_Outcome(folder, [(issue, None)]))
             whole_roots = False
         for file in found.files:
-            if file.resolve() in seen:
+            if limits.real_path(file) in seen:
                 continue  # named twice (a folder and a file in it): check it once
-            seen.add(file.resolve())
+            seen.add(limits.real_path(file))
             if skip is not None and skip(file):
                 whole_roots = False
                 continue
@@ -248,9 +250,8 @@ def _cluster_name(file: Path) -> str | None:
     """``metadata.name`` of a YAML file that has one (a complete profile), else ``None`` (a base,
     or anything unreadable: a base is read only when a profile extends it)."""
     try:
-        text = limits.decode(limits.read_limited(file))
-        limits.check_shape(text, _YAML_LOADER, max_values=MAX_VALUES)
-        data: Any = yaml.load(text, Loader=_YAML_LOADER)
+        text = limits.read_text(file)
+        data: Any = limits.load_yaml_one(text, max_values=MAX_VALUES)
     except (limits.Refused, yaml.YAMLError, OSError, UnicodeError):
         return None
     if not isinstance(data, dict) or not str(data.get("apiVersion", "")).startswith(
@@ -287,9 +288,10 @@ def _manifest_kinds(file: Path) -> str | None:
     try:
         # the loader refused it a moment ago, perhaps for these very limits: reading it again
         # without them would hang on a FIFO or fill the memory from /dev/zero (issue #21)
-        text = limits.decode(limits.read_limited(file))
-        limits.check_shape(text, _YAML_LOADER, max_values=MAX_VALUES)
-        docs: list[Any] = [d for d in yaml.load_all(text, Loader=_YAML_LOADER) if d is not None]
+        text = limits.read_text(file)
+        docs: list[Any] = [
+            d for d in limits.load_yaml(text, max_values=MAX_VALUES) if d is not None
+        ]
     except (limits.Refused, yaml.YAMLError):
         return None
     kinds: list[str] = []

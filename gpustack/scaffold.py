@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from gpustack import limits
 from gpustack.checker import CheckResult, check_paths
 from gpustack.profile import catalog
 from gpustack.profile.model import API_VERSION, KIND, Driver
@@ -120,14 +121,29 @@ class SchemaWrite:
     action: str  # "wrote", "updated", "unchanged" or "kept" (not gpustack's)
 
 
+def schemas_blocked(root: Path) -> str | None:
+    """Why the schemas cannot be written under ``root`` (a file where a folder on the way must
+    be), checked before ``init`` writes the profile, so a failed ``init`` writes nothing."""
+    for relative in (SCHEMA_FILE, BASE_SCHEMA_FILE):
+        for folder in reversed((root / relative).parents):
+            inside = folder.is_relative_to(root) and folder != root
+            if inside and folder.exists() and not folder.is_dir():
+                return f"{folder} is a file, where the profile schemas' folder goes"
+    return None
+
+
 def write_schemas(root: Path) -> list[SchemaWrite]:
-    """Write the profile schemas under ``root/schemas/``; a file with another ``$id`` is kept."""
+    """Write the profile schemas under ``root/schemas/``; a file with another ``$id`` is kept,
+    and so is anything that is no regular file within the limits (a FIFO, a folder)."""
     done = []
     for relative, text in ((SCHEMA_FILE, render()), (BASE_SCHEMA_FILE, render_base())):
         path = root / relative
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             action = "wrote"
-        elif path.read_text(encoding="utf-8") == text:
+        elif (existing := _existing(path)) is None:
+            done.append(SchemaWrite(path, "kept"))
+            continue
+        elif existing == text:
             done.append(SchemaWrite(path, "unchanged"))
             continue
         elif _schema_id(path) == json.loads(text)["$id"]:
@@ -172,10 +188,19 @@ def create_profile(target: Path, text: str) -> CheckResult:
     return result
 
 
-def _schema_id(path: Path) -> str | None:
+def _existing(path: Path) -> str | None:
+    """The text of the schema file there, or ``None`` where it is none gpustack may read."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return limits.read_text(path, limits.MAX_BYTES, what="profile schema")
+    except limits.Refused:
+        return None
+
+
+def _schema_id(path: Path) -> str | None:
+    text = _existing(path)
+    try:
+        data = limits.load_json(text, what="profile schema") if text is not None else None
+    except limits.Refused:
         return None
     return data.get("$id") if isinstance(data, dict) else None
 

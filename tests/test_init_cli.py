@@ -135,3 +135,26 @@ def test_keeps_a_schema_that_is_not_gpustacks_and_updates_its_own(here: Path) ->
     assert "kept schemas/profile.schema.json" in result.output
     assert "updated schemas/profile-base.schema.json" in result.output
     assert (here / "clusters" / "lab.yaml").is_file()
+
+
+def test_a_file_where_the_schemas_go_is_refused_before_anything_is_written(here: Path) -> None:
+    """It was a traceback after the profile was written (issue #33)."""
+    (here / "schemas").write_text("not a folder")
+    done = CliRunner().invoke(main, ["init", "c1", "--product", "L4"])
+    assert done.exit_code == 1, done.output
+    assert done.output.splitlines() == [
+        "Error: schemas is a file, where the profile schemas' folder goes; move it away, or name"
+        " another --profiles"
+    ]
+    assert not (here / "profiles").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_schema_file_that_is_no_file_is_kept_unread(here: Path, kind: str) -> None:
+    """The existing schema is read through gpustack's limits: a FIFO there hung ``init``."""
+    (here / "schemas").mkdir()
+    target = here / "schemas" / "profile.schema.json"
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    done = init("c1", "--product", "L4")
+    assert done.exit_code == 0, done.output
+    assert f"kept {Path('schemas/profile.schema.json')}" in done.output

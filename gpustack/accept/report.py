@@ -15,9 +15,13 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpustack import limits
 from gpustack.accept.expect import Group
 
 MARK = "GPUSTACK-ACCEPT"
+#: ``kubectl logs`` of a whole run (every pod's NCCL output included) is a few MiB; past this
+#: the file is refused unread, not parsed line by line.
+MAX_LOG_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -82,18 +86,20 @@ def _coverage(seen: dict[tuple[str, str], int], groups: list[Group]) -> list[Res
 
 
 def _message(data: dict[str, Any]) -> str:
+    """What a result line says; any field may hold any type (a log is read, not trusted)."""
     problems = data.get("problems") or []
     if problems:
-        return "; ".join(str(p) for p in problems)
+        return "; ".join(map(str, problems)) if isinstance(problems, list) else str(problems)
     if str(data.get("check", "")).startswith("allreduce"):
         return (
             f"bus bandwidth {data.get('busbw')} GB/s >= {data.get('threshold')} GB/s"
             f" ({data.get('world')} ranks, {data.get('backend')})"
         )
-    if data.get("expect", {}).get("simulated"):
+    expect = data.get("expect")
+    if isinstance(expect, dict) and expect.get("simulated"):
         return "simulated GPUs allocated"
-    gpus = data.get("gpus") or []
-    mig = data.get("mig") or {}
+    gpus = data.get("gpus") if isinstance(data.get("gpus"), list) else []
+    mig = data.get("mig") if isinstance(data.get("mig"), dict) else {}
     shown = f"{len(gpus)} x {gpus[0]}" if gpus else "no GPU"
     if mig:
         shown += ", MIG " + ", ".join(f"{n} x {p}" for p, n in sorted(mig.items()))
@@ -111,8 +117,8 @@ def parse_logs(text: str, groups: list[Group]) -> list[Result]:
         if not mark:
             continue
         try:
-            data = json.loads(rest)
-        except ValueError:
+            data = limits.load_json(rest, what="result line")
+        except limits.Refused:
             results.append(Result("log", line[:80], False, "an unreadable result line"))
             continue
         if not isinstance(data, dict):

@@ -47,11 +47,11 @@ def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[A
     profile, _ = load_profile(profile_path, fmt)
     cluster = None
     if kw["state_path"] is not None:
-        from gpustack.nodestate.source import SourceError, parse
+        from gpustack.nodestate.source import SourceError, read
 
         try:
-            cluster = parse(kw["state_path"].read_text(encoding="utf-8"), str(kw["state_path"]))
-        except (SourceError, OSError, UnicodeDecodeError) as exc:
+            cluster = read(kw["state_path"], str(kw["state_path"]))
+        except SourceError as exc:
             raise click.ClickException(str(exc)) from None
     found = plan(
         profile, cluster, kw["nodes"], tolerance=kw["tolerance"], min_busbw=kw["min_busbw"]
@@ -97,7 +97,9 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
 
 @accept.command("report")
 @_plan_options
-@click.argument("logs", type=click.File("r", encoding="utf-8"))
+@click.argument(
+    "logs", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path)
+)
 @click.option(
     "--format",
     "fmt",
@@ -111,14 +113,20 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     " --tail=-1 | gpustack accept report profiles/h100-prod-east.yaml -",
     "the run's verdict from its pods' logs",
 )
-def report(profile_path: Path, logs: Any, fmt: str, **kw: Any) -> None:
+def report(profile_path: Path, logs: Path, fmt: str, **kw: Any) -> None:
     """Report on the run from its pods' logs (LOGS: a file, - for stdin)."""
     import sys
 
-    from gpustack.accept.report import RENDERERS, parse_logs
+    from gpustack import limits
+    from gpustack.accept.report import MAX_LOG_BYTES, RENDERERS, parse_logs
 
     _, groups = _plan(profile_path, fmt, **kw)
-    results = parse_logs(logs.read(), groups)
+    shown = "<stdin>" if str(logs) == "-" else str(logs)
+    try:
+        text = limits.read_text(logs, MAX_LOG_BYTES, what="log", lenient=True)
+    except limits.Refused as exc:
+        raise click.ClickException(f"{shown}: {exc}") from None
+    results = parse_logs(text, groups)
     click.echo(RENDERERS[fmt](results), nl=False)
     if not all(r.ok for r in results):
         sys.exit(1)

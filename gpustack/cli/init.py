@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpustack.cli.common import DEFAULT_PROFILES, example, exit_statuses
 from gpustack.cli.group import main
+
+if TYPE_CHECKING:
+    from gpustack.scaffold import SchemaWrite
 
 
 class _Products(click.Choice[str]):
@@ -104,6 +109,7 @@ def init(
     )
 
     target = profiles_dir / f"{name}.yaml"
+    _schemas_folder_usable(profiles_dir)
     text = profile_text(name, product, gpus_per_node, schema_ref(profiles_dir), example_gpus)
     try:
         result = create_profile(target, text)
@@ -116,9 +122,30 @@ def init(
     if not result.ok:  # e.g. a NAME that is no DNS label; nothing was written
         raise click.ClickException("\n".join(argument_errors(result)))
     click.echo(f"wrote {target}")
-    for done in write_schemas(profiles_dir.parent):
+    for done in _schemas(write_schemas, profiles_dir, target):
         if done.action == "kept":
             click.echo(f"kept {done.path} (not gpustack's schema; the modeline needs it)", err=True)
         elif done.action != "unchanged":
             click.echo(f"{done.action} {done.path}")
     click.echo(f"next: gpustack validate {profiles_dir} && gpustack synth")
+
+
+def _schemas_folder_usable(profiles_dir: Path) -> None:
+    """Refuse, before anything is written, a file where the schemas' folder goes."""
+    from gpustack.scaffold import schemas_blocked
+
+    if (blocked := schemas_blocked(profiles_dir.parent)) is not None:
+        raise click.ClickException(f"{blocked}; move it away, or name another --profiles")
+
+
+def _schemas(
+    write: Callable[[Path], list[SchemaWrite]], profiles_dir: Path, target: Path
+) -> list[SchemaWrite]:
+    """What ``write`` (:func:`gpustack.scaffold.write_schemas`) did beside ``profiles_dir``; a
+    failure to write is one line (the profile ``target`` is written already)."""
+    try:
+        return write(profiles_dir.parent)
+    except OSError as exc:
+        raise click.ClickException(
+            f"wrote {target}, but not the schemas: {exc.strerror or exc} ({exc.filename})"
+        ) from None

@@ -23,7 +23,7 @@ JSON = dict[str, Any]
 #: past this it is refused before it is parsed, since parsed JSON takes several times its size
 #: in memory, and a larger file given by mistake (a log, a dump) would take gigabytes.
 MAX_BYTES = 32 << 20
-_WHAT = "recorded cluster state"
+WHAT = "recorded cluster state"
 
 
 class StateError(Exception):
@@ -58,9 +58,9 @@ def read(path: Path | IO[bytes], source: str) -> str:
     :mod:`gpustack.limits` reads every file: a regular file of at most :data:`MAX_BYTES`."""
     try:
         if isinstance(path, Path):
-            data = limits.read_limited(path, MAX_BYTES, what=_WHAT)
+            data = limits.read_limited(path, MAX_BYTES, what=WHAT)
         else:
-            data = limits.read_stream(path, MAX_BYTES, what=_WHAT)
+            data = limits.read_stream(path, MAX_BYTES, what=WHAT)
         return limits.decode(data)
     except limits.Refused as exc:
         raise StateError(f"{source}: {exc}") from None
@@ -68,7 +68,7 @@ def read(path: Path | IO[bytes], source: str) -> str:
 
 def load(text: str, source: str = "state") -> ClusterState:
     try:
-        data = limits.load_json(text, what=_WHAT)
+        data = limits.load_json(text, what=WHAT)
     except limits.Refused as exc:
         where = f"{source}:{exc.line}:{exc.col}" if exc.line > 1 or exc.col > 1 else source
         raise StateError(f"{where}: {exc}") from None

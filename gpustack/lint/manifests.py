@@ -15,14 +15,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import yaml
-from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpustack import limits
 from gpustack.profile.loader import JsonPath, Loc
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SCALARS = SafeConstructor()
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 SUFFIXES = (".yaml", ".yml")
 #: Stands for standard input among the paths, as in ``helm template . | gpustack lint -``.
@@ -88,12 +86,11 @@ def _loc(file: str, node: Node) -> Loc:
 
 
 def _scalar(node: ScalarNode) -> Any:
-    construct = _SCALARS.yaml_constructors.get(node.tag)
-    if construct is None:
-        return node.value  # a custom tag: keep the text, a linter need not refuse it
+    """The value with YAML's safe types; a custom tag or a value its type cannot hold keeps its
+    text (a linter need not refuse what the API server would read as a string)."""
     try:
-        return construct(_SCALARS, node)
-    except (ConstructorError, ValueError):
+        return limits.scalar(node)
+    except limits.Refused:
         return node.value
 
 

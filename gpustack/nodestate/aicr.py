@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from gpustack import limits
 from gpustack.doctor.state import JSON, ClusterState
 from gpustack.nodestate import facts
 from gpustack.profile.catalog import gfd_product_name
@@ -39,6 +40,9 @@ API_VERSION = "aicr.nvidia.com/v1alpha1"
 KIND = "Snapshot"
 #: The AICR release whose snapshot format this module reads.
 AICR_VERSION = (0, 11)
+#: A snapshot holds a few hundred values (one per label, module and image); a node with
+#: thousands of images stays well under this.
+MAX_VALUES = 200_000
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 
 
@@ -53,9 +57,12 @@ def is_snapshot(data: Any) -> bool:
 def parse(text: str, source: str) -> ClusterState | None:
     """The snapshot in ``text`` as a one-node state, or ``None`` when ``text`` is no snapshot."""
     try:
-        data = yaml.safe_load(text)
+        data = limits.load_yaml_one(text, max_values=MAX_VALUES, what="AICR snapshot")
     except yaml.YAMLError:
         return None
+    except limits.Refused as exc:
+        where = f"{source}:{exc.line}:{exc.col}" if exc.line > 1 or exc.col > 1 else source
+        raise SnapshotError(f"{where}: {exc}") from None
     if not is_snapshot(data):
         return None
     return to_state(data, source)

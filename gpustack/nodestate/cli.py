@@ -38,7 +38,7 @@ def against_nodes(
     if state_path is None and not use_kubectl:
         return result
     # imported here: every command imports this module for validate's options
-    from gpustack.nodestate.source import SourceError, from_kubectl, parse
+    from gpustack.nodestate.source import SourceError, from_kubectl, read
     from gpustack.nodestate.validate import check_against
 
     if state_path is not None and use_kubectl:
@@ -53,9 +53,8 @@ def against_nodes(
             cluster = from_kubectl(kube_context)
         else:
             assert state_path is not None
-            with click.open_file(str(state_path), encoding="utf-8") as f:
-                text = f.read()
-            cluster = parse(text, str(state_path))
-    except (SourceError, OSError, UnicodeDecodeError) as exc:
+            shown = "<stdin>" if str(state_path) == "-" else str(state_path)
+            cluster = read(state_path, shown)
+    except SourceError as exc:
         raise click.ClickException(str(exc)) from None
     return check_against(result, cluster)

@@ -6,8 +6,10 @@ The same input ``gpustack doctor`` reads (:mod:`gpustack.doctor.kubectl`,
 
 from __future__ import annotations
 
-import json
+import sys
+from pathlib import Path
 
+from gpustack import limits
 from gpustack.doctor import kubectl, state
 from gpustack.doctor.state import ClusterState
 from gpustack.nodestate import aicr
@@ -17,12 +19,22 @@ class SourceError(Exception):
     """The state could not be read; the message says why in one line."""
 
 
+def read(path: Path, source: str) -> ClusterState:
+    """The state in the file ``path`` (``-``: standard input), read within the limits of a
+    recorded state (:func:`gpustack.doctor.state.read`)."""
+    try:
+        text = state.read(sys.stdin.buffer if str(path) == "-" else path, source)
+    except state.StateError as exc:
+        raise SourceError(str(exc)) from None
+    return parse(text, source)
+
+
 def parse(text: str, source: str) -> ClusterState:
     """A kubectl List (JSON), or an AICR snapshot (YAML or JSON, :mod:`.aicr`)."""
     try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
+        data = limits.load_json(text, what=state.WHAT)
+    except limits.Refused:
+        data = None  # not JSON, or nested past Python's JSON reader: the YAML reader says which
     try:
         if aicr.is_snapshot(data):
             return aicr.to_state(data, source)

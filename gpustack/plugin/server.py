@@ -222,6 +222,20 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
         return api_pb2.PreStartContainerResponse()
 
 
+#: Room in a request for what is not a device ID (field tags, sizes, a pod's annotations).
+_REQUEST_SLACK = 64 << 10
+
+
+def max_request_bytes(resource: Resource) -> int:
+    """The largest request the kubelet can send this resource: each advertised ID at most once
+    in each of a request's two lists (it keeps them in sets; kubernetes
+    pkg/kubelet/cm/devicemanager/manager.go). gRPC refuses a larger message before it is
+    decoded, in its C core: a 4 MB request from a hostile client held the Python interpreter
+    for its decoding, and delayed the kubelet's Allocate (issue #33)."""
+    ids = sum(len(i.encode()) + 8 for i in resource.by_id)
+    return 2 * ids + _REQUEST_SLACK
+
+
 class PluginServer:
     """A DevicePlugin gRPC server on ``<socket_dir>/<resource socket name>``."""
 
@@ -251,7 +265,10 @@ class PluginServer:
                 "first (one plugin per node and socket directory)"
             )
         self._stopping.clear()
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS))
+        server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=MAX_WORKERS),
+            options=[("grpc.max_receive_message_length", max_request_bytes(self.resource))],
+        )
         api_pb2_grpc.add_DevicePluginServicer_to_server(  # type: ignore[no-untyped-call]
             self._service, server
         )

@@ -20,10 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpustack.limits import MAX_DEPTH, Refused, check_shape, read_limited
+from gpustack.limits import (
+    MAX_DEPTH,
+    Budget,
+    Refused,
+    check_shape,
+    expanded,
+    read_limited,
+    real_path,
+    scalar,
+)
 
 #: A position as shown to users: (file, line, column), 1-based.
 Loc = tuple[str, int, int]
@@ -31,7 +39,6 @@ Loc = tuple[str, int, int]
 JsonPath = tuple[str | int, ...]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SCALARS = SafeConstructor()
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 #: Folder name that marks the top of a profile tree when a single file is checked.
 PROFILES_DIR = "profiles"
@@ -93,6 +100,7 @@ def _loc(file: str, node: Node) -> Loc:
 #: More values than any profile needs; aliases of aliases could otherwise expand a few lines
 #: into billions of values (a "billion laughs" file) and hang a CI job.
 MAX_VALUES = 100_000
+_ALIAS_HINT = "do not nest YAML aliases; share settings with `extends:`"
 #: Longest key or value a load error quotes; the rest is counted.
 _QUOTED = 60
 
@@ -110,13 +118,12 @@ class _Positions:
 
 
 def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
-    """A plain value with YAML's safe types; any other tag (``!!python/...``) is refused."""
-    construct = _SCALARS.yaml_constructors.get(node.tag)
-    if construct is None:
-        raise ProfileError(
-            _loc(file, node), path, f"unsupported YAML tag {node.tag[:_QUOTED]}", "remove the tag"
-        )
-    return construct(_SCALARS, node)
+    """A plain value with YAML's safe types; any other tag (``!!python/...``) or a value its
+    type cannot hold (``2001-13-45``, ``!!bool maybe``) is refused at its line."""
+    try:
+        return scalar(node)
+    except Refused as exc:
+        raise ProfileError((file, exc.line, exc.col), path, exc.message, exc.hint) from None
 
 
 def _kind(value: Any) -> str:
@@ -140,7 +147,7 @@ def _convert(node: Node, file: str, path: JsonPath, seen: _Positions, key: Loc) 
             _loc(file, node),
             path,
             f"the file expands to more than {MAX_VALUES} values",
-            "do not nest YAML aliases; share settings with `extends:`",
+            _ALIAS_HINT,
         )
     if isinstance(node, ScalarNode):
         value = _scalar(node, file, path)
@@ -227,6 +234,10 @@ def read_document(path: Path, display: str) -> Document:
             "put each profile in its own file",
         )
     root = nodes[0]
+    try:  # before converting: a "billion laughs" file is refused at once, not after 100,000
+        expanded(root, Budget(MAX_VALUES, MAX_DEPTH), _ALIAS_HINT)
+    except Refused as exc:
+        raise ProfileError((display, exc.line, exc.col), (), exc.message, exc.hint) from None
     if not isinstance(root, MappingNode):
         raise ProfileError(
             _loc(display, root), (), "a profile must be a YAML mapping", "start with `apiVersion:`"
@@ -315,7 +326,7 @@ class ProfileLoader:
         self._cache: dict[Path, Document] = {}
 
     def _read(self, path: Path, display: str) -> Document:
-        key = path.resolve()
+        key = real_path(path)
         doc = self._cache.get(key)
         if doc is None or doc.file != display:
             doc = read_document(path, display)
@@ -324,7 +335,7 @@ class ProfileLoader:
 
     def load(self, path: Path, display: str, root: Path) -> Document:
         """Load ``path`` (shown to users as ``display``) with its whole ``extends`` chain."""
-        return self._load(path, display, root.resolve(), (path.resolve(),))
+        return self._load(path, display, real_path(root), (real_path(path),))
 
     def _load(self, path: Path, display: str, root: Path, chain: tuple[Path, ...]) -> Document:
         doc = self._read(path, display)
@@ -332,15 +343,16 @@ class ProfileLoader:
             return doc
         target = doc.data["extends"]
         loc = doc.locate(("extends",))
-        if not isinstance(target, str) or not target.strip():
+        if not isinstance(target, str) or not target.strip() or not _plausible_path(target):
             raise ProfileError(
                 loc,
                 ("extends",),
-                "extends must be a path to a base profile",
+                "extends must be a path to a base profile"
+                + ("" if not isinstance(target, str) else f", not {_quote(target)}"),
                 "e.g. extends: _bases/h100-fleet.yaml",
             )
         base = path.parent / target
-        resolved = base.resolve()
+        resolved = real_path(base)
         shown = os.path.normpath(os.path.join(os.path.dirname(display), target))
         if not resolved.is_relative_to(root):
             raise ProfileError(
@@ -354,7 +366,7 @@ class ProfileLoader:
             raise ProfileError(
                 loc, ("extends",), f"extends cycle: {cycle}", "remove one of the extends"
             )
-        if not resolved.is_file():
+        if not _is_file(resolved):
             raise ProfileError(
                 loc,
                 ("extends",),
@@ -371,6 +383,29 @@ class ProfileLoader:
             written={p: t for p, t in doc.written.items() if p[:1] != ("extends",)},
         )
         return merge(base_doc, own)
+
+
+#: The longest path and file name Linux opens (PATH_MAX, NAME_MAX).
+_PATH_MAX = 4096
+_NAME_MAX = 255
+
+
+def _plausible_path(target: str) -> bool:
+    """Whether ``target`` could name a file at all: no NUL, no name past the kernel's limits."""
+    return (
+        "\0" not in target
+        and len(target.encode("utf-8", "surrogatepass")) < _PATH_MAX
+        and all(
+            len(part.encode("utf-8", "surrogatepass")) <= _NAME_MAX for part in target.split("/")
+        )
+    )
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # a link loop, a name too long: no file to extend
+        return False
 
 
 def _rel(path: Path) -> str:

@@ -25,6 +25,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 
 from gpustack.synth.errors import SynthError
+from gpustack.synth.jsii_files import place_jsii_files
 
 #: jsii's opt-out variables: the end-of-life one must list the running Node's major version.
 EOL_VAR = "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"
@@ -103,8 +104,9 @@ def node_major(node: str) -> str:
 
 
 def prepare_node(env: MutableMapping[str, str] | None = None, *, wheel: bool = True) -> str:
-    """Check Node, point ``JSII_NODE`` at it unless the user set it, and silence jsii's version
-    banners in ``env`` (default ``os.environ``).
+    """Check Node, point ``JSII_NODE`` at it unless the user set it, silence jsii's version
+    banners and place jsii's files (:mod:`gpustack.synth.jsii_files`) in ``env`` (default
+    ``os.environ``).
 
     Must run before the first ``import cdk8s``; returns the node binary found.
     """
@@ -118,6 +120,7 @@ def prepare_node(env: MutableMapping[str, str] | None = None, *, wheel: bool = T
         target[EOL_VAR] = ",".join([*listed, major])
     for var in _ON_OFF_VARS:
         target.setdefault(var, "1")
+    place_jsii_files(target)
     return node
 
 

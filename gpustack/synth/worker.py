@@ -20,8 +20,16 @@ from gpustack.synth.errors import SynthError
 
 def synthesize_one(path: Path, profile: Profile) -> Any:
     """Objects → laid-out files of one profile; :class:`SynthError` names the profile."""
-    from gpustack.constructs import synthesize
     from gpustack.synth.layout import layout_cluster
+
+    try:  # the first import starts Node: jsii reports its failures as RuntimeError or OSError
+        from gpustack.constructs import synthesize
+    except (RuntimeError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SynthError(
+            f"cdk8s' runtime (jsii, on Node.js) could not start: {first[:300]}; see that its "
+            "temporary folder (TMPDIR) is writable and has room"
+        ) from None
 
     try:
         objects = synthesize(profile)

@@ -387,3 +387,60 @@ def test_a_second_instance_refuses_to_start(
     assert os.path.exists(s.registration_socket) and os.path.exists(s.dra_socket)
     with DraKubelet(s.registry_dir) as sim:
         assert sim.wait_for_plugin(DRIVER).info.name == DRIVER
+
+
+def test_sighup_reloads_and_sigterm_removes_the_sockets(api: FakeApiServer, sockdir: Path) -> None:
+    """SIGHUP killed the driver and left its sockets behind (issue #33): now it reloads the
+    config as the device plugin does (unchanged: keeps serving; unusable: keeps the previous
+    one, in one line; changed: serves and publishes the new GPUs), and SIGTERM still ends it
+    with both sockets removed."""
+    config = sockdir / "config.yaml"
+    config.write_text(yaml.safe_dump(H100X8))
+    token = sockdir / "token"
+    token.write_text(api.token)
+    registry, plugins, cdi_root = sockdir / "registry", sockdir / "plugins", sockdir / "cdi"
+    env = {
+        **os.environ,
+        "NODE_NAME": NODE,
+        "KUBELET_REGISTRAR_DIRECTORY_PATH": str(registry),
+        "KUBELET_PLUGINS_DIRECTORY_PATH": str(plugins),
+        "CDI_ROOT": str(cdi_root),
+    }
+    proc = subprocess.Popen(
+        [str(DRA_SCRIPT), "--config-file", str(config), "--api-server", api.url,
+         "--token-file", str(token), "--resync-seconds", "0.2"],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    reg_socket = registry / f"{DRIVER}-reg.sock"
+    dra_socket = plugins / DRIVER / "dra.sock"
+
+    def devices() -> int:
+        return sum(len(s["spec"].get("devices", [])) for s in api.slices.values())
+
+    try:
+        with DraKubelet(str(registry)) as sim:
+            sim.wait_for_plugin(DRIVER, timeout=20)
+            wait_until(lambda: devices() == 8, timeout=20)
+            proc.send_signal(signal.SIGHUP)  # unchanged
+            config.write_text("gpustack: [\n")
+            proc.send_signal(signal.SIGHUP)  # unusable
+            time.sleep(1.0)
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert reg_socket.exists() and dra_socket.exists()
+            two = {
+                "gpustack": {
+                    **H100X8["gpustack"],
+                    "simulated": {"gpus": [{"index": 0}, {"index": 1}]},
+                }
+            }
+            config.write_text(yaml.safe_dump(two))
+            proc.send_signal(signal.SIGHUP)  # changed
+            wait_until(lambda: devices() == 2, timeout=20)
+            assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "reload failed, keeping the previous configuration" in err, err
+    assert "configuration changed: 2 GPUs" in err, err
+    assert not reg_socket.exists() and not dra_socket.exists()

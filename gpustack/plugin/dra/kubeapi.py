@@ -26,9 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gpustack import limits
+
 SERVICE_ACCOUNT_DIR: Final = "/var/run/secrets/kubernetes.io/serviceaccount"
 RESOURCE_PATH: Final = "/apis/resource.k8s.io/v1"
 TIMEOUT_S: Final = 10.0
+#: A ServiceAccount token is about 1 KiB; a file far larger is not one.
+MAX_TOKEN_BYTES: Final = 64 << 10
 
 #: (API group, resource, verbs): exactly the calls above, nothing else.
 RBAC_RULES: Final = (
@@ -97,11 +101,11 @@ class KubeClient:
         target = path + ("?" + urllib.parse.urlencode(query) if query else "")
         headers = {"Accept": "application/json", "User-Agent": "gpustack-dra-plugin"}
         if self.config.token_file:
-            try:
-                with open(self.config.token_file, encoding="utf-8") as fh:
-                    headers["Authorization"] = "Bearer " + fh.read().strip()
-            except OSError as exc:
+            try:  # a regular file of at most MAX_TOKEN_BYTES, as every file gpustack reads
+                token = limits.read_text(self.config.token_file, MAX_TOKEN_BYTES, what="token")
+            except limits.Refused as exc:
                 raise ApiError(0, f"cannot read token {self.config.token_file}: {exc}") from None
+            headers["Authorization"] = "Bearer " + token.strip()
         data = None
         if body is not None:
             data = json.dumps(body).encode()

@@ -25,11 +25,14 @@ from gpustack import dra_upstream as upstream
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.cdi import DEFAULT_CDI_ROOT
 from gpustack.plugin.config import ConfigError, load_config
+from gpustack.plugin.devices import Gpu
 from gpustack.plugin.dra import slices
 from gpustack.plugin.dra.driver import DEFAULT_RESYNC_S, DraDriver, DriverSettings
 from gpustack.plugin.dra.kubeapi import ApiConfig, ApiError, KubeClient
 from gpustack.plugin.server import SocketBusyError
 from gpustack.plugin.wake import Waker
+
+log = logging.getLogger("gpustack.plugin.dra")
 
 DRIVER_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$"
 
@@ -135,29 +138,73 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, ConfigError, ApiError) as exc:
         print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
         return 1
-    driver = DraDriver(settings, client, SimulatedBackend(config).discover())
-    # The handler takes no lock and logs nothing itself (gpustack.plugin.wake).
+    gpus = SimulatedBackend(config).discover()
+    driver = DraDriver(settings, client, gpus)
+    # The handlers take no lock and log nothing themselves (gpustack.plugin.wake): they record
+    # the signal and wake the loop below. SIGHUP, which killed the driver and left its sockets
+    # behind (issue #33), reloads the config file as it does for the device plugin.
     wake = Waker()
     received: list[str] = []
+    reloads: list[str] = []
 
     def on_stop(signum: int, frame: FrameType | None) -> None:
         received.append(signal.Signals(signum).name)
         wake.wake()
 
+    def on_hup(signum: int, frame: FrameType | None) -> None:
+        reloads.append(signal.Signals(signum).name)
+        wake.wake()
+
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
         signal.signal(sig, on_stop)
+    signal.signal(signal.SIGHUP, on_hup)
     try:
         driver.start()
     except (SocketBusyError, OSError) as exc:
         print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
         driver.stop()
         return 1
+    status = 0
     while not received:
         wake.sleep(None)
-    logging.getLogger("gpustack.plugin.dra").info("received %s", received[0])
+        if reloads and not received:
+            log.info("received %s: reloading %s", reloads[0], values["config_file"])
+            reloads.clear()  # signals during the reload ask for one more, not one each
+            found = _reload(values["config_file"], gpus)
+            if found is None:
+                continue
+            gpus = found
+            driver.stop()
+            driver = DraDriver(settings, client, gpus)
+            try:
+                driver.start()
+            except (SocketBusyError, OSError) as exc:
+                log.error("restarting with the new configuration failed: %s", exc)
+                status = 1
+                break
+    if received:
+        log.info("received %s", received[0])
     driver.stop()
     wake.close()
-    return 0
+    return status
+
+
+def _reload(path: str, gpus: list[Gpu]) -> list[Gpu] | None:
+    """The GPUs of the config file now, or ``None`` (logged) when it is unchanged or cannot be
+    used: the running driver then keeps the previous configuration."""
+    try:
+        config = load_config(path)
+        if config.extensions.backend != "simulated":
+            raise ValueError(f"{path}: gpustack.backend is {config.extensions.backend!r}")
+        found = SimulatedBackend(config).discover()
+    except (ConfigError, ValueError, OSError) as exc:
+        log.error("reload failed, keeping the previous configuration: %s", exc)
+        return None
+    if found == gpus:
+        log.info("configuration unchanged: %d GPUs", len(gpus))
+        return None
+    log.info("configuration changed: %d GPUs, restarting the servers", len(found))
+    return found
 
 
 if __name__ == "__main__":
