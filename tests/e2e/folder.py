@@ -8,7 +8,7 @@ carries and which pods must land on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -45,6 +45,24 @@ PLATFORM_PREFIXES: Final = (
     "eks.amazonaws.com/",
     "kubernetes.azure.com/",
     "node-role.kubernetes.io/",
+)
+#: GKE's driver installer puts the host driver here; the toolkit installs there on GKE too.
+GKE_DRIVER_ROOT: Final = "/home/kubernetes/bin/nvidia"
+#: Labels and taints only GKE's node pools carry (``gke-accelerator``, ``gke-nodepool``...).
+GKE_PREFIX: Final = "cloud.google.com/gke-"
+#: The taint GKE puts on every node of a GPU node pool (GKE's "About GPUs in GKE": GPU nodes are
+#: tainted ``nvidia.com/gpu=present:NoSchedule``); its CPU pools carry none.
+GKE_GPU_TAINT: Final = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+#: Selector labels that a CPU node of the same cluster carries too, with the same value: the
+#: region, the zone, the OS and architecture, node roles and GKE's OS image. Every other label a
+#: selector names (an accelerator, a node pool's name, a team's label) is a GPU pool's.
+SHARED_WITH_CPU_NODES: Final = (
+    "topology.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "node-role.kubernetes.io/",
+    "cloud.google.com/gke-os-distribution",
 )
 #: The label Node Feature Discovery's worker sets for any PCI device of NVIDIA (vendor 10de) with
 #: its default configuration (``deviceLabelFields: [vendor]``); NVIDIA's vendor ID.
@@ -209,6 +227,40 @@ class Folder:
 
     # --- the node at each stage -------------------------------------------------------------
 
+    def on_gke(self) -> bool:
+        """The profile is for GKE nodes: it says so, or it names what only GKE has (its node
+        pool labels or taints, its driver folder for the driver or the toolkit). Decided here
+        from the profile as written, not by gpustack's reading of it, so a profile that looks
+        like GKE meets GKE's admission whatever gpustack makes of it (issue 31, item 1)."""
+        p = self.profile
+        cluster = p.cluster
+        keys = [k for k, _ in (*cluster.node_selector, *p.dra.node_selector)]
+        keys += [t.key or "" for t in (*cluster.tolerations, *cluster.node_taints)]
+        return (
+            cluster.platform == "gke"
+            or any(k.startswith(GKE_PREFIX) for k in keys)
+            or GKE_DRIVER_ROOT in (p.driver.host_driver_root, p.toolkit.install_dir)
+        )
+
+    def gpu_node_taints(self) -> list[dict[str, str]]:
+        """The taints of the GPU pool: GKE's on GKE, and those the profile says its GPU nodes
+        carry (``cluster.nodeTaints``, the team's statement of its pools)."""
+        taints = [GKE_GPU_TAINT] if self.on_gke() else []
+        for t in self.profile.cluster.node_taints:
+            taint = {"key": t.key, "effect": t.effect} | ({"value": t.value} if t.value else {})
+            if taint not in taints:
+                taints.append(taint)
+        return taints
+
+    def cpu_node_labels(self) -> dict[str, str]:
+        """A CPU node of the same cluster: it shares the selector's region, zone, OS and role
+        labels (a fleet overlay's region selects it too), never a GPU pool's."""
+        return {
+            k: v
+            for k, v in self.profile.cluster.node_selector
+            if k in SHARED_WITH_CPU_NODES or k.startswith(SHARED_WITH_CPU_NODES)
+        }
+
     def platform_labels(self) -> dict[str, str]:
         return {
             k: v for k, v in self.profile.cluster.node_selector if k.startswith(PLATFORM_PREFIXES)
@@ -312,8 +364,12 @@ def _matches_nvidia_gpu(match_features: list[Mapping[str, Any]]) -> bool:
     return True
 
 
-def node_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
-    return {
+def node_manifest(
+    name: str, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]] = ()
+) -> dict[str, Any]:
+    """A Node as the kubelet registers it (its well-known labels) with ``labels`` and the
+    taints of its pool."""
+    node: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
@@ -326,6 +382,9 @@ def node_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
             },
         },
     }
+    if taints:
+        node["spec"] = {"taints": [dict(t) for t in taints]}
+    return node
 
 
 def node_status(resources: Mapping[str, str]) -> dict[str, Any]:
