@@ -16,7 +16,7 @@ from typing import Any, Final
 import yaml
 
 from gpustack.checker import check_paths
-from gpustack.constructs import device_plugin, dra_driver
+from gpustack.constructs import device_plugin, dra_driver, driver
 from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
 from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
 from gpustack.profile import catalog
@@ -266,11 +266,41 @@ class Folder:
             k: v for k, v in self.profile.cluster.node_selector if k.startswith(PLATFORM_PREFIXES)
         }
 
-    def nfd_labels(self) -> dict[str, str]:
+    def rhcos_builds(self) -> list[str]:
+        """The RHCOS builds the profile names a Driver Toolkit for (an OpenShift cluster whose
+        GPU nodes are mid-update runs more than one); empty elsewhere."""
+        return [b for b, _ in self.profile.driver.driver_toolkit.all_builds()]
+
+    def node_build(self, node: str) -> str | None:
+        """The RHCOS build of a GPU node: the top-level pool's nodes take the builds in turn
+        (gpu-1 runs the second build when there is one), every other node the first."""
+        builds = self.rhcos_builds()
+        if not builds:
+            return None
+        if node not in self.pools() or self.pools()[node] is not None:
+            return builds[0]
+        return builds[int(node.rpartition("-")[2]) % len(builds)]
+
+    def driver_of_build(self, build: str) -> str:
+        """The driver DaemonSet of an RHCOS build (gpustack's naming: the first build keeps the
+        plain name)."""
+        first = self.rhcos_builds()[0]
+        return driver.DAEMONSET if build == first else f"{driver.DAEMONSET}-{build}"
+
+    def expected_on_node(self, node: str, pool: str | None) -> set[str]:
+        """:meth:`expected_on` for one node: of the driver DaemonSets, only its build's."""
+        want = self.expected_on(pool)
+        build = self.node_build(node)
+        if build is None:
+            return want
+        others = {self.driver_of_build(b) for b in self.rhcos_builds() if b != build}
+        return want - others
+
+    def nfd_labels(self, node: str | None = None) -> dict[str, str]:
         """What NFD (gpustack's, or the cluster's own when gpustack's is off) and the folder's
         rules leave on a GPU node: the labels of its NodeFeatureRules and of its worker's custom
         rules (``sources.custom``) where they match an NVIDIA 3D controller."""
-        labels = {NFD_NVIDIA_LABEL: "true", **self.system_labels()}
+        labels = {NFD_NVIDIA_LABEL: "true", **self.system_labels(node)}
         rules = [r for o in self.of_kind("NodeFeatureRule") for r in o["spec"]["rules"]]
         for conf in self.of_kind("ConfigMap"):
             text = conf.get("data", {}).get(WORKER_CONF_KEY)
@@ -281,19 +311,19 @@ class Folder:
                 labels.update(rule.get("labels", {}))
         return labels
 
-    def system_labels(self) -> dict[str, str]:
+    def system_labels(self, node: str | None = None) -> dict[str, str]:
         """What NFD's system and kernel sources write on a node of the OS and kernel the
         profile is for (``driver.osTag``, a precompiled ``driver.kernelVersion``, the Driver
         Toolkit's RHCOS build): a real GPU node carries them before anything else runs."""
-        driver = self.profile.driver
-        os_id, version = driver.os_release
+        d = self.profile.driver
+        os_id, version = d.os_release
         labels = {
             f"{NFD_PREFIX}system-os_release.ID": os_id,
             f"{NFD_PREFIX}system-os_release.VERSION_ID": version,
-            f"{NFD_PREFIX}kernel-version.full": driver.kernel_version or "6.8.0-60-generic",
+            f"{NFD_PREFIX}kernel-version.full": d.kernel_version or "6.8.0-60-generic",
         }
-        if driver.driver_toolkit.rhcos_version:
-            rhcos = driver.driver_toolkit.rhcos_version
+        rhcos = self.node_build(node) if node else d.driver_toolkit.rhcos_version
+        if rhcos:
             labels[f"{NFD_PREFIX}system-os_release.OSTREE_VERSION"] = rhcos
         return labels
 
@@ -340,8 +370,10 @@ class Folder:
             out[name] = str(per_node * per_gpu)
         return out
 
-    def gpu_node_labels(self, stage: str, pool: str | None = None) -> dict[str, str]:
-        labels = self.platform_labels() | self.nfd_labels() | dict(self.team_labels)
+    def gpu_node_labels(
+        self, stage: str, pool: str | None = None, node: str | None = None
+    ) -> dict[str, str]:
+        labels = self.platform_labels() | self.nfd_labels(node) | dict(self.team_labels)
         if pool == DRA_POOL:  # the administrator labels DRA's pool
             labels |= dict(self.profile.dra.node_selector)
         elif pool is not None:  # the administrator labels a pool's nodes with its config

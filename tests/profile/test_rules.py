@@ -71,6 +71,10 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "dra-example-without-compute-domains",
         "$.workloads.examples[0].dra.computeDomain",
     ),
+    "driver-toolkit-builds-distinct": (
+        "driver-toolkit-build-twice",
+        "$.driver.driverToolkit.builds[0].rhcosVersion",
+    ),
     "gke-platform-stated": (
         "gke-driver-without-platform",
         "$.cluster.nodeSelector['cloud.google.com/gke-accelerator']",

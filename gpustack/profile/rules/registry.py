@@ -349,6 +349,15 @@ RULES: tuple[Rule, ...] = (
         fix="set `driver.driverToolkit.image`, `rhcosVersion` and `openshiftVersion`",
     ),
     Rule(
+        id="driver-toolkit-builds-distinct",
+        check=driver.driver_toolkit_builds_distinct,
+        section="driver",
+        summary="each RHCOS build in `driver.driverToolkit` (`rhcosVersion`, then `builds`) is"
+        " named once, and `builds` only with a first `rhcosVersion` (one driver DaemonSet per"
+        " build)",
+        fix="name each build once; set `rhcosVersion` and `image` for the first build",
+    ),
+    Rule(
         id="host-mofed-needs-rdma",
         check=driver.host_mofed_needs_rdma,
         section="driver",
