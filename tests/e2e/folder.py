@@ -20,13 +20,9 @@ from gpustack.constructs import device_plugin, dra_driver, driver
 from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
 from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
 from gpustack.profile import catalog
-from gpustack.profile.derive import (
-    advertised_resources,
-    node_capacity,
-    plugin_configs,
-    shared_entry,
-)
+from gpustack.profile.derive import plugin_configs
 from gpustack.profile.model import Profile
+from tests.e2e.advertised import advertised, node_gpus
 
 REPO: Final = Path(__file__).resolve().parents[2]
 CLUSTERS: Final = REPO / "dist" / "clusters"
@@ -350,25 +346,24 @@ class Folder:
         return labels
 
     def gpu_resources(self, pool: str | None = None) -> dict[str, str]:
-        """What the device plugin advertises on one node of ``pool``."""
+        """What the device plugin advertises on one node of ``pool``: read from the ConfigMap
+        its DaemonSet mounts, as that plugin reads it (:mod:`tests.e2e.advertised`), for the
+        GPUs the node has (``gpus.perNode``, split by the MIG layout); not from gpustack's
+        derivation of the resources, which sized the Jobs."""
         if pool == DRA_POOL:
             return {}
         view = self._view(pool)
-        out: dict[str, str] = {}
-        per_node = view.gpus.per_node
-        mig = dict(view.gpus.mig)
-        for name in advertised_resources(view):
-            counted = node_capacity(view, name)
-            if counted is not None:
-                out[name] = str(counted[0])
-                continue
-            unshared = name
-            entry = shared_entry(view, name)
-            if entry is not None:
-                unshared = entry.name
-            per_gpu = mig.get(unshared.rpartition("mig-")[2], 1) if "mig-" in unshared else 1
-            out[name] = str(per_node * per_gpu)
-        return out
+        own = self._plugin_pods(pool, view) - {
+            device_plugin.MPS_DAEMON,
+            f"{device_plugin.MPS_DAEMON_PREFIX}-{pool}",
+        }
+        plugins = [d for d in self.of_kind("DaemonSet") if d["metadata"]["name"] in own]
+        if not plugins:
+            return {}
+        (plugin,) = plugins
+        config_maps = {c["metadata"]["name"]: c for c in self.of_kind("ConfigMap")}
+        gpus = node_gpus(view.gpus.per_node, dict(view.gpus.mig))
+        return advertised(plugin, config_maps, gpus)
 
     def gpu_node_labels(
         self, stage: str, pool: str | None = None, node: str | None = None
