@@ -16,6 +16,7 @@ import pytest
 
 from gpustack.profile import derive
 from tests.e2e import folder as tier
+from tests.e2e import gfd
 from tests.e2e.advertised import node_gpus, nvidia_plugin
 from tests.e2e.folder import Folder, folders
 
@@ -170,3 +171,37 @@ def test_an_openshift_node_runs_the_second_build_and_its_driver() -> None:
     drivers = {d for d in f.daemonsets() if d.startswith("nvidia-driver-daemonset")}
     assert drivers == {"nvidia-driver-daemonset", f"nvidia-driver-daemonset-{second}"}
     assert f.expected_on_node("gpu-1", None) & drivers == {f"nvidia-driver-daemonset-{second}"}
+
+
+# --- GPU feature discovery, as v0.20.0 labels ----------------------------------------------
+
+
+def test_gfd_names_the_board_as_nvml_does() -> None:
+    got = gfd.labels("H100-SXM5-80GB", 8, {}, "580.105.08", {})
+    assert got["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
+    assert (got["nvidia.com/gpu.family"], got["nvidia.com/gpu.count"]) == ("hopper", "8")
+    assert got["nvidia.com/cuda.driver-version.full"] == "580.105.08"
+    assert gfd.labels("L4", 1, {}, "580.105.08", {})["nvidia.com/gpu.family"] == "ada-lovelace"
+
+
+@pytest.mark.parametrize(
+    ("rename", "product"),
+    [({}, "NVIDIA-L4-SHARED"), ({"renameByDefault": True}, "NVIDIA-L4")],
+)
+def test_gfd_marks_a_shared_board_unless_renamed(rename: dict[str, Any], product: str) -> None:
+    config = {"sharing": {"timeSlicing": {**rename, "resources": [
+        {"name": "nvidia.com/gpu", "replicas": 4}]}}}  # fmt: skip
+    got = gfd.labels("L4", 2, {}, "580.105.08", config)
+    assert got["nvidia.com/gpu.product"] == product
+    assert (got["nvidia.com/gpu.replicas"], got["nvidia.com/gpu.sharing-strategy"]) == (
+        "4",
+        "time-slicing",
+    )
+
+
+def test_gfd_under_single_mig_names_the_slice() -> None:
+    config = {"flags": {"migStrategy": "single"}}
+    got = gfd.labels("A100-SXM4-80GB", 8, {"1g.10gb": 7}, "580.105.08", config)
+    assert got["nvidia.com/gpu.product"] == "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"
+    assert got["nvidia.com/gpu.count"] == "56"
+    assert got["nvidia.com/mig.strategy"] == "single"

@@ -19,9 +19,9 @@ from gpustack.checker import check_paths
 from gpustack.constructs import device_plugin, dra_driver, driver
 from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
 from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
-from gpustack.profile import catalog
 from gpustack.profile.derive import plugin_configs
 from gpustack.profile.model import Profile
+from tests.e2e import gfd
 from tests.e2e.advertised import advertised, node_gpus
 
 REPO: Final = Path(__file__).resolve().parents[2]
@@ -323,27 +323,26 @@ class Folder:
             labels[f"{NFD_PREFIX}system-os_release.OSTREE_VERSION"] = rhcos
         return labels
 
-    def gfd_labels(self) -> dict[str, str]:
-        """What GPU feature discovery writes (through NFD's worker) about the profile's GPUs,
-        when the folder deploys it."""
-        if not any(c == "gpu-feature-discovery" for c in self.daemonsets().values()):
+    def gfd_labels(self, pool: str | None = None) -> dict[str, str]:
+        """What GPU feature discovery writes (through NFD's worker) on a node of ``pool``, when
+        the folder deploys it: GFD's own rules (:mod:`tests.e2e.gfd`) applied to the node's
+        boards and the config its DaemonSet gives it, not gpustack's catalog."""
+        found = [
+            d
+            for d in self.of_kind("DaemonSet")
+            if d["metadata"]["labels"].get("app.kubernetes.io/component") == "gpu-feature-discovery"
+        ]
+        if not found:
             return {}
-        gpus = self.profile.gpus
-        product = catalog.PRODUCTS.get(gpus.product) if gpus.product else None
-        name = f"NVIDIA-{product.name}" if product else "NVIDIA-H100-80GB-HBM3"
-        labels = {
-            "nvidia.com/gpu.product": name.replace(" ", "-"),
-            "nvidia.com/gpu.count": str(gpus.per_node),
-            "nvidia.com/cuda.driver.major": (self.profile.driver.version or "0").split(".")[0],
-            "nvidia.com/gpu.machine": "e2e-machine",
-            "nvidia.com/mig.capable": "true" if gpus.mig else "false",
-        }
-        if product is not None:
-            labels["nvidia.com/gpu.memory"] = str(product.memory_gb * 1024)
-            labels["nvidia.com/gpu.family"] = product.architecture
-        if gpus.mig:
-            labels["nvidia.com/mig.strategy"] = self.profile.device_plugin.mig_strategy
-        return labels
+        config_maps = {c["metadata"]["name"]: c for c in self.of_kind("ConfigMap")}
+        view = self._view(pool)
+        return gfd.labels(
+            view.gpus.product,
+            view.gpus.per_node,
+            dict(view.gpus.mig),
+            self.profile.driver.version or "0.0",
+            gfd.config_of(found[0], config_maps),
+        )
 
     def gpu_resources(self, pool: str | None = None) -> dict[str, str]:
         """What the device plugin advertises on one node of ``pool``: read from the ConfigMap
@@ -374,7 +373,7 @@ class Folder:
         elif pool is not None:  # the administrator labels a pool's nodes with its config
             labels[self.profile.device_plugin.node_config_label] = pool
         if stage != "fresh":
-            labels |= self.gfd_labels()
+            labels |= self.gfd_labels(pool)
         return labels
 
 
