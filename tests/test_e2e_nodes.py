@@ -169,8 +169,13 @@ def test_an_openshift_node_runs_the_second_build_and_its_driver() -> None:
     label = "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"
     assert f.gpu_node_labels("fresh", None, "gpu-1")[label] == second
     drivers = {d for d in f.daemonsets() if d.startswith("nvidia-driver-daemonset")}
-    assert drivers == {"nvidia-driver-daemonset", f"nvidia-driver-daemonset-{second}"}
-    assert f.expected_on_node("gpu-1", None) & drivers == {f"nvidia-driver-daemonset-{second}"}
+    assert drivers == {
+        "nvidia-driver-daemonset",
+        f"nvidia-driver-daemonset-{second.replace('.', '-')}",
+    }
+    assert f.expected_on_node("gpu-1", None) & drivers == {
+        f"nvidia-driver-daemonset-{second.replace('.', '-')}"
+    }
 
 
 # --- GPU feature discovery, as v0.20.0 labels ----------------------------------------------

@@ -387,6 +387,12 @@ _DTK_MOUNTS: Final = (
 )  # fmt: skip
 
 
+def build_daemonset(rhcos: str) -> str:
+    """The driver DaemonSet of a further RHCOS build: ``418.94.202502101302-0`` ->
+    ``nvidia-driver-daemonset-418-94-202502101302-0``."""
+    return f"{DAEMONSET}-{rhcos.replace('.', '-')}"
+
+
 def driver_daemonsets(
     dtk: DriverToolkit | None,
 ) -> list[tuple[str, str, DriverToolkit | None]]:
@@ -396,7 +402,8 @@ def driver_daemonsets(
     GPU Operator renders one per ``OSTREE_VERSION`` on the nodes (``ocpDriverToolkitDaemonSets``,
     ``controllers/object_controls.go``, v26.7.0): the first build keeps the name
     ``nvidia-driver-daemonset`` (a renamed DaemonSet is a new one, and pruning the old one would
-    stop every running driver), each further build is ``nvidia-driver-daemonset-<build>``. All
+    stop every running driver), each further build is ``nvidia-driver-daemonset-<build>`` (its dots
+    as hyphens: gpustack's names are DNS labels). All
     share the pod selector and the one-driver-per-node anti-affinity; each pod carries its
     DaemonSet's name as ``app``, and its controller reference keeps each DaemonSet to its pods.
     """
@@ -405,7 +412,7 @@ def driver_daemonsets(
     out: list[tuple[str, str, DriverToolkit | None]] = []
     for i, (rhcos, image) in enumerate(dtk.all_builds()):
         one = replace(dtk, rhcos_version=rhcos, image=image, builds=())
-        name = DAEMONSET if i == 0 else f"{DAEMONSET}-{rhcos}"
+        name = DAEMONSET if i == 0 else build_daemonset(rhcos)
         out.append(("daemonset" if i == 0 else f"daemonset-{rhcos}", name, one))
     return out
 

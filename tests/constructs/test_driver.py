@@ -607,7 +607,7 @@ def test_openshift_renders_one_driver_daemonset_per_rhcos_build(synth: Synth) ->
         for o in synth(data)
         if o.kind == "DaemonSet" and o.manifest["metadata"]["name"].startswith(DS)
     }
-    next_ds = f"{DS}-{NEXT_BUILD['rhcosVersion']}"
+    next_ds = f"{DS}-{NEXT_BUILD['rhcosVersion'].replace('.', '-')}"
     assert sorted(drivers) == [DS, next_ds]
     for name, build in ((DS, DTK), (next_ds, NEXT_BUILD)):
         ds = drivers[name]

@@ -279,9 +279,11 @@ class Folder:
 
     def driver_of_build(self, build: str) -> str:
         """The driver DaemonSet of an RHCOS build (gpustack's naming: the first build keeps the
-        plain name)."""
+        plain name, a further one adds its build with hyphens for dots)."""
         first = self.rhcos_builds()[0]
-        return driver.DAEMONSET if build == first else f"{driver.DAEMONSET}-{build}"
+        return (
+            driver.DAEMONSET if build == first else f"{driver.DAEMONSET}-{build.replace('.', '-')}"
+        )
 
     def expected_on_node(self, node: str, pool: str | None) -> set[str]:
         """:meth:`expected_on` for one node: of the driver DaemonSets, only its build's."""

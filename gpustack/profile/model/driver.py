@@ -147,9 +147,9 @@ class DriverToolkit:
         "Further RHCOS builds",
         "More RHCOS builds the GPU nodes run, each with its Driver Toolkit image (nodes of the"
         " old and the new build during a cluster update): one more driver DaemonSet per build,"
-        " nvidia-driver-daemonset-<build>, pinned to it, as the GPU Operator renders one per"
-        " build it finds. gpustack validate --state names GPU nodes on a build the profile"
-        " lacks.",
+        " nvidia-driver-daemonset-<build> (dots as hyphens), pinned to it, as the GPU Operator"
+        " renders one per build it finds. gpustack validate --state names GPU nodes on a build"
+        " the profile lacks.",
         factory=tuple,
         examples=[
             [
