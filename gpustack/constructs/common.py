@@ -31,6 +31,7 @@ from gpustack.constructs.rbac import Access
 from gpustack.constructs.runtime import runtime_classes
 from gpustack.profile.model import Profile
 from gpustack.profile.model.cluster import GKE_LIMITED_PRIORITY_CLASSES
+from gpustack.profile.platform import platform
 from gpustack.profile.prerequisites import statement
 
 #: Namespaces Kubernetes owns: gpustack deploys into them but never declares (and so never prunes)
@@ -85,8 +86,9 @@ class CommonProps:
     - ``metrics_from``: with the DCGM exporter, the (namespace, pod) label selectors of who may
       scrape its metrics port (``dcgmExporter.metricsFrom``); ``None`` without.
     - ``openshift``: ``cluster.runtime.distribution: openshift`` (the SCC grant, see above).
-    - ``critical_quota``: on GKE (``cluster.platform: gke``), the priority classes a ResourceQuota
-      in the namespace must name so GKE admits the stack's critical pods there; empty elsewhere.
+    - ``critical_quota``: on GKE (:func:`gpustack.profile.platform.platform`: stated, or
+      recognised from what only GKE has), the priority classes a ResourceQuota in the namespace
+      must name so GKE admits the stack's critical pods there; empty elsewhere.
     - ``prerequisites``: the text of :data:`PREREQUISITES` (CRDs of other projects the folder
       creates objects of, files a pod waits for that something outside gpustack writes).
 
@@ -119,7 +121,7 @@ class CommonProps:
             openshift=profile.cluster.runtime.distribution == "openshift",
             critical_quota=(
                 GKE_LIMITED_PRIORITY_CLASSES
-                if profile.cluster.platform == "gke" and profile.cluster.namespace != "kube-system"
+                if platform(profile) == "gke" and profile.cluster.namespace != "kube-system"
                 else ()
             ),
             prerequisites=config_yaml(statement(profile)),

@@ -9,7 +9,7 @@ the driver is preinstalled on the host (``driver.enabled: false``). With GPUDire
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from constructs import Construct
@@ -304,11 +304,7 @@ class NvidiaDriver(Construct):
             ),
             volume_mounts=mounts,
         )
-        containers = [container]
-        if dtk is not None:
-            containers.append(dtk_container(props, dtk, digest, [shared, *by_volume.values()]))
-        if rdma:
-            containers.append(self._peermem_container(props, rdma_env, by_volume))
+        peermem = [self._peermem_container(props, rdma_env, by_volume)] if rdma else []
         one_per_node = k8s.PodAntiAffinity(
             required_during_scheduling_ignored_during_execution=[
                 k8s.PodAffinityTerm(
@@ -317,23 +313,30 @@ class NvidiaDriver(Construct):
                 )
             ]
         )
-        ds.add(
-            "daemonset",
-            DAEMONSET,
-            containers=containers,
-            init_containers=(
-                *(add_driver_manager(self, ds, app, props) if props.manager else ()),
-                *mofed_wait(props, ds),
-            ),
-            default_container=True,
-            update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
-            host_pid=True,
-            termination_grace_period_seconds=props.termination_grace_period_seconds,
-            affinity=k8s.Affinity(
-                pod_anti_affinity=one_per_node,
-                node_affinity=os_affinity(props.os_release, _pinned(props)),
-            ),
+        init_containers = (
+            *(add_driver_manager(self, ds, app, props) if props.manager else ()),
+            *mofed_wait(props, ds),
         )
+        for id, name, build in driver_daemonsets(dtk):
+            side_car = (
+                [dtk_container(props, build, digest, [shared, *by_volume.values()])]
+                if build is not None
+                else []
+            )
+            ds.add(
+                id,
+                name,
+                containers=[container, *side_car, *peermem],
+                init_containers=init_containers,
+                default_container=True,
+                update_strategy=k8s.DaemonSetUpdateStrategy(type="OnDelete"),
+                host_pid=True,
+                termination_grace_period_seconds=props.termination_grace_period_seconds,
+                affinity=k8s.Affinity(
+                    pod_anti_affinity=one_per_node,
+                    node_affinity=os_affinity(props.os_release, _pinned(props, build)),
+                ),
+            )
 
     @staticmethod
     def _peermem_container(
@@ -382,6 +385,36 @@ DTK_SHARED: Final = "/mnt/shared-nvidia-driver-toolkit"
 _DTK_MOUNTS: Final = (
     "var-log", "host-os-release", "firmware-search-path", "nv-firmware", "mlnx-ofed-usr-src",
 )  # fmt: skip
+
+
+def build_daemonset(rhcos: str) -> str:
+    """The driver DaemonSet of a further RHCOS build: ``418.94.202502101302-0`` ->
+    ``nvidia-driver-daemonset-418-94-202502101302-0``."""
+    return f"{DAEMONSET}-{rhcos.replace('.', '-')}"
+
+
+def driver_daemonsets(
+    dtk: DriverToolkit | None,
+) -> list[tuple[str, str, DriverToolkit | None]]:
+    """(construct id, name, the Driver Toolkit of its RHCOS build) of each driver DaemonSet.
+
+    One without the Driver Toolkit. On OpenShift one per RHCOS build the profile names, as the
+    GPU Operator renders one per ``OSTREE_VERSION`` on the nodes (``ocpDriverToolkitDaemonSets``,
+    ``controllers/object_controls.go``, v26.7.0): the first build keeps the name
+    ``nvidia-driver-daemonset`` (a renamed DaemonSet is a new one, and pruning the old one would
+    stop every running driver), each further build is ``nvidia-driver-daemonset-<build>`` (its dots
+    as hyphens: gpustack's names are DNS labels). All
+    share the pod selector and the one-driver-per-node anti-affinity; each pod carries its
+    DaemonSet's name as ``app``, and its controller reference keeps each DaemonSet to its pods.
+    """
+    if dtk is None:
+        return [("daemonset", DAEMONSET, None)]
+    out: list[tuple[str, str, DriverToolkit | None]] = []
+    for i, (rhcos, image) in enumerate(dtk.all_builds()):
+        one = replace(dtk, rhcos_version=rhcos, image=image, builds=())
+        name = DAEMONSET if i == 0 else build_daemonset(rhcos)
+        out.append(("daemonset" if i == 0 else f"daemonset-{rhcos}", name, one))
+    return out
 
 
 def _driver_toolkit(profile: Profile) -> DriverToolkit | None:
@@ -471,13 +504,14 @@ def mofed_wait(props: DriverProps, ds: NodeDaemonSet) -> list[k8s.Container]:
     return [container]
 
 
-def _pinned(props: DriverProps) -> tuple[tuple[str, str], ...]:
-    """NFD labels a node must carry this value of: the precompiled kernel, the RHCOS build."""
+def _pinned(props: DriverProps, build: DriverToolkit | None) -> tuple[tuple[str, str], ...]:
+    """NFD labels a node must carry this value of: the precompiled kernel, the RHCOS build of
+    the DaemonSet's Driver Toolkit."""
     pins: list[tuple[str, str]] = []
     if props.precompiled_kernel:
         pins.append((KERNEL_LABEL, props.precompiled_kernel))
-    if props.driver_toolkit is not None and props.driver_toolkit.rhcos_version:
-        pins.append((OSTREE_LABEL, props.driver_toolkit.rhcos_version))
+    if build is not None and build.rhcos_version:
+        pins.append((OSTREE_LABEL, build.rhcos_version))
     return tuple(pins)
 
 

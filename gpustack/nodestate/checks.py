@@ -200,6 +200,28 @@ def kernel_matches_precompiled(p: Profile, n: Nodes) -> Iterator[Finding]:
     )
 
 
+def rhcos_build_in_profile(p: Profile, n: Nodes) -> Iterator[Finding]:
+    """A GPU node on an RHCOS build the profile names no Driver Toolkit for gets no driver pod:
+    each driver DaemonSet is pinned to its build (issue 31 item 3; the GPU Operator renders one
+    per build it finds, ``ocpDriverToolkitDaemonSets``, v26.7.0)."""
+    d = p.driver
+    builds = d.driver_toolkit.all_builds()
+    if not (d.enabled and builds) or p.cluster.runtime.distribution != "openshift":
+        return
+    named = {rhcos for rhcos, _ in builds}
+    yield from _mismatch(
+        ("driver", "driverToolkit", "rhcosVersion"),
+        n.selected,
+        facts.rhcos_build,
+        lambda v: v not in named,
+        lambda v: f"RHCOS build {v}",
+        f"the driver is built for RHCOS {', '.join(sorted(named))} only",
+        "add the build to driver.driverToolkit.builds with its Driver Toolkit image (`oc adm"
+        " release info --image-for=driver-toolkit` of that release): its nodes get no driver"
+        " pod until then",
+    )
+
+
 # --- GPUs --------------------------------------------------------------------------------------
 
 

@@ -94,6 +94,12 @@ def kernel(node: JSON) -> str | None:
     return info(node, "kernelVersion") or labels(node).get(f"{NFD}kernel-version.full")
 
 
+def rhcos_build(node: JSON) -> str | None:
+    """The node's RHCOS build, as NFD labels it from ``/etc/os-release`` ``OSTREE_VERSION``
+    (``None`` where NFD has not labelled it, or the node runs another OS)."""
+    return labels(node).get(f"{NFD}system-os_release.OSTREE_VERSION")
+
+
 #: ``status.nodeInfo.osImage`` patterns -> (os_release ID, VERSION_ID) where NFD has not
 #: labelled the node. RHCOS writes its OpenShift release as ``418.94...`` (4.18).
 _OS_IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (

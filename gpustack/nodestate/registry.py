@@ -69,6 +69,15 @@ NODE_RULES: tuple[NodeRule, ...] = (
         fix="set `driver.kernelVersion` to the nodes' `uname -r`",
     ),
     NodeRule(
+        id="rhcos-build-in-profile",
+        check=checks.rhcos_build_in_profile,
+        field="driver.driverToolkit",
+        reads="NFD `system-os_release.OSTREE_VERSION`",
+        summary="on OpenShift, every GPU node runs an RHCOS build the profile names a Driver"
+        " Toolkit for (one driver DaemonSet per build, pinned to it)",
+        fix="add the build to `driver.driverToolkit.builds` with its Driver Toolkit image",
+    ),
+    NodeRule(
         id="gpu-product-matches-nodes",
         check=checks.gpu_product_matches_nodes,
         field="gpus.product",

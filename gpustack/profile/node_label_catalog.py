@@ -247,6 +247,35 @@ OWNED_DOMAINS: Final = (
 )
 
 
+#: Labels every node of a pool, a zone or a region carries, GPU or not: the kubelet's OS,
+#: architecture, role and topology labels, the managed clouds' labels for a node's OS image,
+#: capacity type or pool mode, and NFD's labels for the OS, the kernel and the CPU. A node
+#: selector of these alone selects CPU nodes too (issue 31, item 2); a hostname, an instance
+#: type, a node pool's name, an accelerator label or a label gpustack does not know may narrow it
+#: to GPU nodes, so they are not here.
+PLATFORM_WIDE: Final[tuple[re.Pattern[str], ...]] = tuple(
+    re.compile(regex)
+    for regex in (
+        r"kubernetes\.io/(os|arch)",
+        r"topology\.kubernetes\.io/(region|zone)",
+        r"failure-domain\.beta\.kubernetes\.io/(region|zone)",
+        r"node-role\.kubernetes\.io/[A-Za-z0-9_.-]+",
+        r"cloud\.google\.com/gke-(os-distribution|spot|preemptible|provisioning|boot-disk"
+        r"|logging-variant|max-pods-per-node|netd-ready|container-runtime|cpu-scaling-level)",
+        r"eks\.amazonaws\.com/capacityType",
+        r"karpenter\.sh/capacity-type",
+        r"kubernetes\.azure\.com/(mode|os-sku|cluster|role|node-image-version)",
+        r"node\.openshift\.io/os_id",
+        _NFD + r"(system-os_release|kernel-version|cpu-[a-z_]+)\.[A-Za-z0-9_.]+",
+    )
+)
+
+
+def platform_wide(key: str) -> bool:
+    """Whether every node of a pool, zone or region carries node label ``key``, GPU or not."""
+    return any(p.fullmatch(key) for p in PLATFORM_WIDE)
+
+
 def lookup(key: str) -> KnownLabel | None:
     """The labeller that writes node label ``key``, or ``None`` when gpustack knows none."""
     for known in KNOWN:

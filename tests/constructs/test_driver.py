@@ -583,3 +583,47 @@ def test_openshift_builds_the_driver_in_the_driver_toolkit_side_car(synth: Synth
     plain = driver_ds(synth, driver={})
     assert [c["name"] for c in pod_spec(plain)["containers"]] == [CTR]
     assert container(plain, CTR)["command"] == ["nvidia-driver"]
+
+
+NEXT_BUILD = {
+    "rhcosVersion": "418.94.202502101302-0",
+    "image": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + "8" * 64,
+}
+
+
+def test_openshift_renders_one_driver_daemonset_per_rhcos_build(synth: Synth) -> None:
+    """Issue 31 item 3: a driver pinned to one RHCOS build left the nodes of the next build
+    without a driver after every cluster update. As the GPU Operator renders one driver DaemonSet
+    per OSTREE_VERSION it finds (``ocpDriverToolkitDaemonSets``, v26.7.0), each build the profile
+    names gets its own, pinned to it, with its own Driver Toolkit image; the first keeps its name
+    so an existing cluster's driver pods are not replaced."""
+    runtime = {"name": "crio", "distribution": "openshift"}
+    dtk = {**DTK, "builds": [NEXT_BUILD]}
+    data = profile(
+        cluster={"runtime": runtime}, driver={"osTag": "rhcos4.18", "driverToolkit": dtk}
+    )
+    drivers = {
+        o.manifest["metadata"]["name"]: dict(o.manifest)
+        for o in synth(data)
+        if o.kind == "DaemonSet" and o.manifest["metadata"]["name"].startswith(DS)
+    }
+    next_ds = f"{DS}-{NEXT_BUILD['rhcosVersion'].replace('.', '-')}"
+    assert sorted(drivers) == [DS, next_ds]
+    for name, build in ((DS, DTK), (next_ds, NEXT_BUILD)):
+        ds = drivers[name]
+        side = container(ds, "openshift-driver-toolkit-ctr")
+        assert side["image"] == build["image"]
+        assert env(side)["RHCOS_VERSION"] == build["rhcosVersion"]
+        terms = pod_spec(ds)["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
+        pins = {
+            (e["key"], tuple(e["values"]))
+            for term in terms
+            for e in term["matchExpressions"]
+            if e["key"].endswith("OSTREE_VERSION")
+        }
+        assert pins == {(
+            "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION",
+            (build["rhcosVersion"],),
+        )}  # fmt: skip
+        assert ds["spec"]["template"]["metadata"]["labels"]["app"] == name

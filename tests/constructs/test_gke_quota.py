@@ -38,6 +38,29 @@ def test_gke_namespace_admits_critical_pods(synth: Synth) -> None:
     assert quota["spec"]["hard"]["pods"] == "1G"  # 10^9 pods: never limits a fleet
 
 
+#: Profiles that leave cluster.platform unset but name what only GKE has (issue 31, item 1):
+#: GKE's node pool labels, or its writable folder for the toolkit or the host driver.
+GKE_LOOKING: dict[str, dict[str, Any]] = {
+    "accelerator-label": {
+        "cluster": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}}
+    },
+    "node-pool-label": {"cluster": {"nodeSelector": {"cloud.google.com/gke-nodepool": "gpu"}}},
+    "toolkit-folder": {"toolkit": {"installDir": "/home/kubernetes/bin/nvidia"}},
+    "host-driver-folder": {
+        "driver": {"enabled": False, "hostDriverRoot": "/home/kubernetes/bin/nvidia"}
+    },
+}
+
+
+@pytest.mark.parametrize("sections", GKE_LOOKING.values(), ids=list(GKE_LOOKING))
+def test_a_profile_that_looks_like_gke_gets_the_quota(
+    synth: Synth, sections: dict[str, Any]
+) -> None:
+    (quota,) = quotas(synth, profile(**sections))
+    (expr,) = quota["spec"]["scopeSelector"]["matchExpressions"]
+    assert "system-node-critical" in expr["values"]
+
+
 @pytest.mark.parametrize(
     "cluster",
     [{}, {"platform": "generic"}, {"platform": "gke", "namespace": "kube-system"}],

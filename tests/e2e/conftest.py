@@ -32,8 +32,9 @@ def control_plane() -> Iterator[ControlPlane]:
 
 @pytest.fixture(scope="session")
 def gke_control_plane() -> Iterator[ControlPlane]:
-    """The same, with GKE's ResourceQuota admission for critical priority classes."""
-    cp = ControlPlane.start(_assets(), gke_quota=True)
+    """The same, as GKE admits pods: its ResourceQuota admission for critical priority classes
+    and the ExtendedResourceToleration plugin."""
+    cp = ControlPlane.start(_assets(), gke=True)
     try:
         yield cp
     finally:

@@ -142,6 +142,11 @@ GKE_QUOTA_ADMISSION: Final = {
     },
 }
 
+#: The admission plugin GKE (and AKS) run: a pod requesting an extended resource such as
+#: ``nvidia.com/gpu`` is given a NoSchedule toleration for a taint of that key, so workloads on
+#: GKE's tainted GPU pools need not write one (GKE's "Run GPUs in Standard node pools" page).
+EXTENDED_RESOURCE_TOLERATION: Final = "ExtendedResourceToleration"
+
 #: PodSecurity's cluster default: ``baseline``, as hardened clusters set it, so a namespace that
 #: runs privileged pods must say so itself.
 POD_SECURITY_ADMISSION: Final = {
@@ -173,11 +178,11 @@ class ControlPlane:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, assets: Path, *, gke_quota: bool = False) -> ControlPlane:
+    def start(cls, assets: Path, *, gke: bool = False) -> ControlPlane:
         root = Path(tempfile.mkdtemp(prefix="gpustack-e2e-"))
         cp = cls(assets=assets, root=root)
         try:
-            cp._start(gke_quota=gke_quota)
+            cp._start(gke=gke)
         except BaseException:
             cp.stop()
             raise
@@ -194,7 +199,7 @@ class ControlPlane:
         )
         log.close()
 
-    def _start(self, *, gke_quota: bool) -> None:
+    def _start(self, *, gke: bool) -> None:
         pki = self.root / "pki"
         make_pki(
             pki,
@@ -215,7 +220,7 @@ class ControlPlane:
                 "--unsafe-no-fsync",
             ],
         )
-        plugins = [POD_SECURITY_ADMISSION] + ([GKE_QUOTA_ADMISSION] if gke_quota else [])
+        plugins = [POD_SECURITY_ADMISSION] + ([GKE_QUOTA_ADMISSION] if gke else [])
         admission = self.root / "admission.json"
         admission.write_text(
             json.dumps(
@@ -243,7 +248,7 @@ class ControlPlane:
                 f"--service-cluster-ip-range={SERVICE_RANGE}",
                 "--authorization-mode=Node,RBAC",
                 "--enable-admission-plugins=NodeRestriction,PodSecurity,ResourceQuota,"
-                "RuntimeClass,Priority",
+                "RuntimeClass,Priority" + (f",{EXTENDED_RESOURCE_TOLERATION}" if gke else ""),
                 f"--admission-control-config-file={admission}",
                 "--allow-privileged=true",
                 "--enable-priority-and-fairness=false",

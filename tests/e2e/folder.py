@@ -8,7 +8,7 @@ carries and which pods must land on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -16,17 +16,13 @@ from typing import Any, Final
 import yaml
 
 from gpustack.checker import check_paths
-from gpustack.constructs import device_plugin, dra_driver
+from gpustack.constructs import device_plugin, dra_driver, driver
 from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
 from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
-from gpustack.profile import catalog
-from gpustack.profile.derive import (
-    advertised_resources,
-    node_capacity,
-    plugin_configs,
-    shared_entry,
-)
+from gpustack.profile.derive import plugin_configs
 from gpustack.profile.model import Profile
+from tests.e2e import gfd
+from tests.e2e.advertised import advertised, node_gpus
 
 REPO: Final = Path(__file__).resolve().parents[2]
 CLUSTERS: Final = REPO / "dist" / "clusters"
@@ -45,6 +41,24 @@ PLATFORM_PREFIXES: Final = (
     "eks.amazonaws.com/",
     "kubernetes.azure.com/",
     "node-role.kubernetes.io/",
+)
+#: GKE's driver installer puts the host driver here; the toolkit installs there on GKE too.
+GKE_DRIVER_ROOT: Final = "/home/kubernetes/bin/nvidia"
+#: Labels and taints only GKE's node pools carry (``gke-accelerator``, ``gke-nodepool``...).
+GKE_PREFIX: Final = "cloud.google.com/gke-"
+#: The taint GKE puts on every node of a GPU node pool (GKE's "About GPUs in GKE": GPU nodes are
+#: tainted ``nvidia.com/gpu=present:NoSchedule``); its CPU pools carry none.
+GKE_GPU_TAINT: Final = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+#: Selector labels that a CPU node of the same cluster carries too, with the same value: the
+#: region, the zone, the OS and architecture, node roles and GKE's OS image. Every other label a
+#: selector names (an accelerator, a node pool's name, a team's label) is a GPU pool's.
+SHARED_WITH_CPU_NODES: Final = (
+    "topology.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "node-role.kubernetes.io/",
+    "cloud.google.com/gke-os-distribution",
 )
 #: The label Node Feature Discovery's worker sets for any PCI device of NVIDIA (vendor 10de) with
 #: its default configuration (``deviceLabelFields: [vendor]``); NVIDIA's vendor ID.
@@ -209,16 +223,82 @@ class Folder:
 
     # --- the node at each stage -------------------------------------------------------------
 
+    def on_gke(self) -> bool:
+        """The profile is for GKE nodes: it says so, or it names what only GKE has (its node
+        pool labels or taints, its driver folder for the driver or the toolkit). Decided here
+        from the profile as written, not by gpustack's reading of it, so a profile that looks
+        like GKE meets GKE's admission whatever gpustack makes of it (issue 31, item 1)."""
+        p = self.profile
+        cluster = p.cluster
+        keys = [k for k, _ in (*cluster.node_selector, *p.dra.node_selector)]
+        keys += [t.key or "" for t in (*cluster.tolerations, *cluster.node_taints)]
+        return (
+            cluster.platform == "gke"
+            or any(k.startswith(GKE_PREFIX) for k in keys)
+            or GKE_DRIVER_ROOT in (p.driver.host_driver_root, p.toolkit.install_dir)
+        )
+
+    def gpu_node_taints(self) -> list[dict[str, str]]:
+        """The taints of the GPU pool: GKE's on GKE, and those the profile says its GPU nodes
+        carry (``cluster.nodeTaints``, the team's statement of its pools)."""
+        taints = [GKE_GPU_TAINT] if self.on_gke() else []
+        for t in self.profile.cluster.node_taints:
+            taint = {"key": t.key, "effect": t.effect} | ({"value": t.value} if t.value else {})
+            if taint not in taints:
+                taints.append(taint)
+        return taints
+
+    def cpu_node_labels(self) -> dict[str, str]:
+        """A CPU node of the same cluster: it shares the selector's region, zone, OS and role
+        labels (a fleet overlay's region selects it too), never a GPU pool's."""
+        return {
+            k: v
+            for k, v in self.profile.cluster.node_selector
+            if k in SHARED_WITH_CPU_NODES or k.startswith(SHARED_WITH_CPU_NODES)
+        }
+
     def platform_labels(self) -> dict[str, str]:
         return {
             k: v for k, v in self.profile.cluster.node_selector if k.startswith(PLATFORM_PREFIXES)
         }
 
-    def nfd_labels(self) -> dict[str, str]:
+    def rhcos_builds(self) -> list[str]:
+        """The RHCOS builds the profile names a Driver Toolkit for (an OpenShift cluster whose
+        GPU nodes are mid-update runs more than one); empty elsewhere."""
+        return [b for b, _ in self.profile.driver.driver_toolkit.all_builds()]
+
+    def node_build(self, node: str) -> str | None:
+        """The RHCOS build of a GPU node: the top-level pool's nodes take the builds in turn
+        (gpu-1 runs the second build when there is one), every other node the first."""
+        builds = self.rhcos_builds()
+        if not builds:
+            return None
+        if node not in self.pools() or self.pools()[node] is not None:
+            return builds[0]
+        return builds[int(node.rpartition("-")[2]) % len(builds)]
+
+    def driver_of_build(self, build: str) -> str:
+        """The driver DaemonSet of an RHCOS build (gpustack's naming: the first build keeps the
+        plain name, a further one adds its build with hyphens for dots)."""
+        first = self.rhcos_builds()[0]
+        return (
+            driver.DAEMONSET if build == first else f"{driver.DAEMONSET}-{build.replace('.', '-')}"
+        )
+
+    def expected_on_node(self, node: str, pool: str | None) -> set[str]:
+        """:meth:`expected_on` for one node: of the driver DaemonSets, only its build's."""
+        want = self.expected_on(pool)
+        build = self.node_build(node)
+        if build is None:
+            return want
+        others = {self.driver_of_build(b) for b in self.rhcos_builds() if b != build}
+        return want - others
+
+    def nfd_labels(self, node: str | None = None) -> dict[str, str]:
         """What NFD (gpustack's, or the cluster's own when gpustack's is off) and the folder's
         rules leave on a GPU node: the labels of its NodeFeatureRules and of its worker's custom
         rules (``sources.custom``) where they match an NVIDIA 3D controller."""
-        labels = {NFD_NVIDIA_LABEL: "true", **self.system_labels()}
+        labels = {NFD_NVIDIA_LABEL: "true", **self.system_labels(node)}
         rules = [r for o in self.of_kind("NodeFeatureRule") for r in o["spec"]["rules"]]
         for conf in self.of_kind("ConfigMap"):
             text = conf.get("data", {}).get(WORKER_CONF_KEY)
@@ -229,73 +309,73 @@ class Folder:
                 labels.update(rule.get("labels", {}))
         return labels
 
-    def system_labels(self) -> dict[str, str]:
+    def system_labels(self, node: str | None = None) -> dict[str, str]:
         """What NFD's system and kernel sources write on a node of the OS and kernel the
         profile is for (``driver.osTag``, a precompiled ``driver.kernelVersion``, the Driver
         Toolkit's RHCOS build): a real GPU node carries them before anything else runs."""
-        driver = self.profile.driver
-        os_id, version = driver.os_release
+        d = self.profile.driver
+        os_id, version = d.os_release
         labels = {
             f"{NFD_PREFIX}system-os_release.ID": os_id,
             f"{NFD_PREFIX}system-os_release.VERSION_ID": version,
-            f"{NFD_PREFIX}kernel-version.full": driver.kernel_version or "6.8.0-60-generic",
+            f"{NFD_PREFIX}kernel-version.full": d.kernel_version or "6.8.0-60-generic",
         }
-        if driver.driver_toolkit.rhcos_version:
-            rhcos = driver.driver_toolkit.rhcos_version
+        rhcos = self.node_build(node) if node else d.driver_toolkit.rhcos_version
+        if rhcos:
             labels[f"{NFD_PREFIX}system-os_release.OSTREE_VERSION"] = rhcos
         return labels
 
-    def gfd_labels(self) -> dict[str, str]:
-        """What GPU feature discovery writes (through NFD's worker) about the profile's GPUs,
-        when the folder deploys it."""
-        if not any(c == "gpu-feature-discovery" for c in self.daemonsets().values()):
+    def gfd_labels(self, pool: str | None = None) -> dict[str, str]:
+        """What GPU feature discovery writes (through NFD's worker) on a node of ``pool``, when
+        the folder deploys it: GFD's own rules (:mod:`tests.e2e.gfd`) applied to the node's
+        boards and the config its DaemonSet gives it, not gpustack's catalog."""
+        found = [
+            d
+            for d in self.of_kind("DaemonSet")
+            if d["metadata"]["labels"].get("app.kubernetes.io/component") == "gpu-feature-discovery"
+        ]
+        if not found:
             return {}
-        gpus = self.profile.gpus
-        product = catalog.PRODUCTS.get(gpus.product) if gpus.product else None
-        name = f"NVIDIA-{product.name}" if product else "NVIDIA-H100-80GB-HBM3"
-        labels = {
-            "nvidia.com/gpu.product": name.replace(" ", "-"),
-            "nvidia.com/gpu.count": str(gpus.per_node),
-            "nvidia.com/cuda.driver.major": (self.profile.driver.version or "0").split(".")[0],
-            "nvidia.com/gpu.machine": "e2e-machine",
-            "nvidia.com/mig.capable": "true" if gpus.mig else "false",
-        }
-        if product is not None:
-            labels["nvidia.com/gpu.memory"] = str(product.memory_gb * 1024)
-            labels["nvidia.com/gpu.family"] = product.architecture
-        if gpus.mig:
-            labels["nvidia.com/mig.strategy"] = self.profile.device_plugin.mig_strategy
-        return labels
+        config_maps = {c["metadata"]["name"]: c for c in self.of_kind("ConfigMap")}
+        view = self._view(pool)
+        return gfd.labels(
+            view.gpus.product,
+            view.gpus.per_node,
+            dict(view.gpus.mig),
+            self.profile.driver.version or "0.0",
+            gfd.config_of(found[0], config_maps),
+        )
 
     def gpu_resources(self, pool: str | None = None) -> dict[str, str]:
-        """What the device plugin advertises on one node of ``pool``."""
+        """What the device plugin advertises on one node of ``pool``: read from the ConfigMap
+        its DaemonSet mounts, as that plugin reads it (:mod:`tests.e2e.advertised`), for the
+        GPUs the node has (``gpus.perNode``, split by the MIG layout); not from gpustack's
+        derivation of the resources, which sized the Jobs."""
         if pool == DRA_POOL:
             return {}
         view = self._view(pool)
-        out: dict[str, str] = {}
-        per_node = view.gpus.per_node
-        mig = dict(view.gpus.mig)
-        for name in advertised_resources(view):
-            counted = node_capacity(view, name)
-            if counted is not None:
-                out[name] = str(counted[0])
-                continue
-            unshared = name
-            entry = shared_entry(view, name)
-            if entry is not None:
-                unshared = entry.name
-            per_gpu = mig.get(unshared.rpartition("mig-")[2], 1) if "mig-" in unshared else 1
-            out[name] = str(per_node * per_gpu)
-        return out
+        own = self._plugin_pods(pool, view) - {
+            device_plugin.MPS_DAEMON,
+            f"{device_plugin.MPS_DAEMON_PREFIX}-{pool}",
+        }
+        plugins = [d for d in self.of_kind("DaemonSet") if d["metadata"]["name"] in own]
+        if not plugins:
+            return {}
+        (plugin,) = plugins
+        config_maps = {c["metadata"]["name"]: c for c in self.of_kind("ConfigMap")}
+        gpus = node_gpus(view.gpus.per_node, dict(view.gpus.mig))
+        return advertised(plugin, config_maps, gpus)
 
-    def gpu_node_labels(self, stage: str, pool: str | None = None) -> dict[str, str]:
-        labels = self.platform_labels() | self.nfd_labels() | dict(self.team_labels)
+    def gpu_node_labels(
+        self, stage: str, pool: str | None = None, node: str | None = None
+    ) -> dict[str, str]:
+        labels = self.platform_labels() | self.nfd_labels(node) | dict(self.team_labels)
         if pool == DRA_POOL:  # the administrator labels DRA's pool
             labels |= dict(self.profile.dra.node_selector)
         elif pool is not None:  # the administrator labels a pool's nodes with its config
             labels[self.profile.device_plugin.node_config_label] = pool
         if stage != "fresh":
-            labels |= self.gfd_labels()
+            labels |= self.gfd_labels(pool)
         return labels
 
 
@@ -312,8 +392,12 @@ def _matches_nvidia_gpu(match_features: list[Mapping[str, Any]]) -> bool:
     return True
 
 
-def node_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
-    return {
+def node_manifest(
+    name: str, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]] = ()
+) -> dict[str, Any]:
+    """A Node as the kubelet registers it (its well-known labels) with ``labels`` and the
+    taints of its pool."""
+    node: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
@@ -326,6 +410,9 @@ def node_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
             },
         },
     }
+    if taints:
+        node["spec"] = {"taints": [dict(t) for t in taints]}
+    return node
 
 
 def node_status(resources: Mapping[str, str]) -> dict[str, Any]:

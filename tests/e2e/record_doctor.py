@@ -394,7 +394,7 @@ def main(names: list[str]) -> int:
         todo = [n for n in chosen if ALL[n].gke_quota == gke]
         if not todo:
             continue
-        cp = ControlPlane.start(assets, gke_quota=gke)
+        cp = ControlPlane.start(assets, gke=gke)
         try:
             for name in todo:
                 print(record(cp, name, ALL[name]), flush=True)

@@ -250,7 +250,7 @@ def main(names: list[str]) -> int:
         todo = [n for n in chosen if is_gke(Folder.load(CLUSTERS / n)) == gke]
         if not todo:
             continue
-        cp = ControlPlane.start(assets, gke_quota=gke)
+        cp = ControlPlane.start(assets, gke=gke)
         try:
             for name in todo:
                 for path in record(cp, name, [c for c in CASES if c.profile == name]):

@@ -68,7 +68,7 @@ def expected_placement(folder: Folder) -> dict[str, set[str]]:
     """Every stage of a GPU node runs the whole GPU stack (its pods wait on the node for what they
     need); NFD's worker runs everywhere; a CPU node runs nothing else (unless the profile
     selects every node)."""
-    gpu = {node: folder.expected_on(pool) for node, pool in folder.pools().items()}
+    gpu = {node: folder.expected_on_node(node, pool) for node, pool in folder.pools().items()}
     # A profile that selects every node (simulated GPUs on a CI cluster) runs its stack on the
     # CPU node too; any other keeps it off.
     cpu = folder.expected_on(None) if not folder.profile.cluster.node_selector else set()
@@ -84,11 +84,15 @@ def until(check: Callable[[], bool], seconds: float = SETTLE_SECONDS) -> None:
 
 
 def _set_node(
-    cp: ControlPlane, name: str, labels: dict[str, str], resources: dict[str, str]
+    cp: ControlPlane,
+    name: str,
+    labels: dict[str, str],
+    resources: dict[str, str],
+    taints: list[dict[str, str]] | None = None,
 ) -> None:
     cp.kubectl(
         "apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts",
-        "-f", "-", stdin=json.dumps(node_manifest(name, labels)),
+        "-f", "-", stdin=json.dumps(node_manifest(name, labels, taints or [])),
     )  # fmt: skip
     cp.kubectl(
         "patch", "node", name, "--subresource=status", "--type=merge",
@@ -127,10 +131,10 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
             _wait_established(cp, files)
     seen.prerequisites = [p.rpartition("/")[2] for p in external + first]
 
-    platform = folder.platform_labels()
+    taints = folder.gpu_node_taints()
     for node, pool in folder.pools().items():
-        _set_node(cp, node, folder.gpu_node_labels("fresh", pool), {})
-    _set_node(cp, CPU_NODE, platform, {})
+        _set_node(cp, node, folder.gpu_node_labels("fresh", pool, node), {}, taints)
+    _set_node(cp, CPU_NODE, folder.cpu_node_labels(), {})
 
     done = cp.run(
         "apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "-k", str(folder.path)
@@ -141,7 +145,8 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
     for stage in STAGES:
         for node, pool in folder.pools().items():
             resources = folder.gpu_resources(pool) if stage == "advertised" else {}
-            _set_node(cp, node, folder.gpu_node_labels(stage, pool), resources)
+            labels = folder.gpu_node_labels(stage, pool, node)
+            _set_node(cp, node, labels, resources, taints)
             if stage == "advertised" and node in folder.dra_nodes():
                 dra.publish(cp, folder.profile, node)  # what its DRA kubelet plugin publishes
         until(lambda: placement(cp, folder) == want)

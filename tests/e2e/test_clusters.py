@@ -33,14 +33,10 @@ from tests.e2e.rollout import (
 )
 from tests.e2e.variants import VARIANTS
 
-#: GKE's driver installer puts the host driver here; a profile with it is for GKE nodes.
-GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
-
 
 def is_gke(folder: Folder) -> bool:
-    """The profile says GKE, or its host driver is where GKE's installer puts it."""
-    cluster, driver = folder.profile.cluster, folder.profile.driver
-    return cluster.platform == "gke" or driver.host_driver_root == GKE_DRIVER_ROOT
+    """The folder meets GKE's admission (see :meth:`Folder.on_gke`)."""
+    return folder.on_gke()
 
 
 #: Every committed cluster folder, then every generated variant (by name).
@@ -96,8 +92,11 @@ def test_cpu_node_runs_none_of_the_gpu_stack(
     _, folder, seen = deployed
     for stage in STAGES:
         assert seen.placed[stage][CPU_NODE] == expected_placement(folder)[CPU_NODE], stage
-    if folder.profile.cluster.node_selector:
-        assert expected_placement(folder)[CPU_NODE] == folder.everywhere()
+        # What landed, not what was expected: a CPU node (of the selector's region and zone)
+        # gets no GPU stack pod unless the profile selects every node (`nodeSelector: {}`).
+        if folder.profile.cluster.node_selector:
+            landed = sorted(seen.placed[stage][CPU_NODE] & folder.gpu_stack())
+            assert landed == [], f"{stage}: the GPU stack on a CPU node: {landed}"
 
 
 def test_every_job_is_bound_once_gpus_are_advertised(

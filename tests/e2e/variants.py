@@ -44,6 +44,20 @@ VARIANTS: Final = {
     ),
     # GKE nodes running gpustack's driver container (Ubuntu node images).
     "lab-1gpu-gke": Variant("lab-1gpu", {"cluster": {"platform": "gke"}}),
+    # Issue 31 item 1: a profile for GKE's GPU node pools that does not say platform: gke
+    # (it selects GKE's accelerator label and installs the toolkit into GKE's writable folder).
+    "lab-1gpu-gke-looking": Variant(
+        "lab-1gpu",
+        {
+            "cluster": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}},
+            "toolkit": {"installDir": "/home/kubernetes/bin/nvidia"},
+        },
+    ),
+    # Issue 31 item 2: a fleet overlay that selects a region alone (a CPU node of that region
+    # must still get none of the GPU stack).
+    "lab-1gpu-region": Variant(
+        "lab-1gpu", {"cluster": {"nodeSelector": {"topology.kubernetes.io/region": "eu-west-1"}}}
+    ),
     # The team labels its GPU nodes for each component, as under the GPU Operator.
     "lab-1gpu-required-labels": Variant(
         "lab-1gpu", {"cluster": {"deployLabels": "required"}}, DEPLOYED

@@ -174,8 +174,13 @@ def test_one_mismatch_is_one_finding_at_its_line(
     assert found[0].file == str(profile)
 
 
+#: Rules whose case needs nodes of another platform than this EKS state, tested in their own
+#: module: OpenShift's RHCOS builds (test_rhcos_builds.py).
+OWN_MODULE = {"rhcos-build-in-profile"}
+
+
 def test_every_rule_has_a_case() -> None:
-    assert {c[3] for c in CASES} == {r.id for r in NODE_RULES}
+    assert {c[3] for c in CASES} | OWN_MODULE == {r.id for r in NODE_RULES}
 
 
 def test_node_rule_ids_are_their_own() -> None:

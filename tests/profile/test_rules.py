@@ -71,7 +71,14 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "dra-example-without-compute-domains",
         "$.workloads.examples[0].dra.computeDomain",
     ),
-    "gke-platform-stated": ("gke-driver-without-platform", "$.driver.hostDriverRoot"),
+    "driver-toolkit-builds-distinct": (
+        "driver-toolkit-build-twice",
+        "$.driver.driverToolkit.builds[0].rhcosVersion",
+    ),
+    "gke-platform-stated": (
+        "gke-driver-without-platform",
+        "$.cluster.nodeSelector['cloud.google.com/gke-accelerator']",
+    ),
     "precompiled-needs-kernel": ("precompiled-without-kernel", "$.driver.usePrecompiled"),
     "driver-config-maps-known-os": ("repo-config-unknown-os", "$.driver.repoConfigMap"),
     "rdma-needs-driver-container": ("rdma-with-host-driver", "$.driver.rdma.enabled"),

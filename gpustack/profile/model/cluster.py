@@ -15,6 +15,7 @@ from gpustack.profile.model.common import (
     Taint,
     Toleration,
 )
+from gpustack.profile.node_label_catalog import platform_wide
 
 API_VERSION = "gpustack.dev/v1alpha1"
 KIND = "Profile"
@@ -327,7 +328,13 @@ class Cluster:
     )
     node_selector: Labels = key(
         "Node selector",
-        "Labels that select the GPU nodes for the driver, toolkit and plugin.",
+        "Labels that select the GPU nodes for the driver, toolkit and plugin. A selector of"
+        " labels every node of a region, zone or pool carries, GPU or not (topology region and"
+        " zone, kubernetes.io/os and arch, node roles, the cloud's OS image or capacity type,"
+        ' NFD\'s OS, kernel and CPU labels) is completed with nvidia.com/gpu.present: "true",'
+        " so the stack stays off CPU nodes; any other label (a node pool, an accelerator, a"
+        " hostname, your own) is taken to pick GPU nodes and the selector is used as written."
+        " {} selects every node.",
         default=DEFAULT_NODE_SELECTOR,
         examples=[{"nvidia.com/gpu.present": "true"}],
     )
@@ -362,13 +369,16 @@ class Cluster:
         default=False,
         examples=[True],
     )
-    platform: Platform = key(
+    platform: Platform | None = key(
         "Platform",
         "Where the cluster runs, where that changes what the API server admits. gke: GKE admits"
         " pods of the system-node-critical and system-cluster-critical priority classes outside"
         " kube-system only in a namespace with a ResourceQuota whose scope names those classes,"
-        " so gpustack adds one (gpustack-critical-pods) to its namespace.",
-        default="generic",
+        " so gpustack adds one (gpustack-critical-pods) to its namespace. Unset: gke where the"
+        " profile names what only GKE has (a cloud.google.com/gke-* node label or taint, the"
+        " toolkit or host driver under /home/kubernetes/bin/nvidia), else generic; generic"
+        " with any of those is refused (rule gke-platform-stated).",
+        default=None,
         examples=["gke"],
     )
     priority_class_name: str = key(
@@ -420,6 +430,13 @@ class Cluster:
         pattern=ABS_PATH,
         examples=["/var/lib/kubelet", "/var/lib/k0s/kubelet"],
     )
+
+    def __post_init__(self) -> None:
+        # Issue 31 item 2: a fleet overlay that selects a region alone put the GPU stack on that
+        # region's CPU nodes; such a selector is narrowed to GPU nodes, as the default is.
+        selector = self.node_selector
+        if selector and all(platform_wide(k) for k, _ in selector):
+            object.__setattr__(self, "node_selector", (*selector, *DEFAULT_NODE_SELECTOR))
 
     def resolved_kubelet_root_dir(self) -> str:
         """The kubelet's root directory on the nodes (its device plugin sockets live in

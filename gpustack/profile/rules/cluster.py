@@ -8,9 +8,7 @@ from gpustack import components
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
 from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR
-
-#: Where GKE's driver installer puts the host driver: a profile with it runs on GKE.
-GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+from gpustack.profile.platform import gke_signals
 
 
 def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
@@ -172,17 +170,18 @@ def image_digests_required(p: Profile) -> Iterator[Finding]:
 
 
 def gke_platform_stated(p: Profile) -> Iterator[Finding]:
-    """A host driver where GKE's installer puts it means GKE, whose admission refuses the stack's
-    critical pods without the quota ``cluster.platform: gke`` adds (issue 20, item 3)."""
-    driver = p.driver
-    if (
-        not driver.enabled
-        and driver.host_driver_root == GKE_DRIVER_ROOT
-        and p.cluster.platform != "gke"
-    ):
+    """A profile that names what only GKE has (:func:`gpustack.profile.platform.gke_signals`)
+    but says ``cluster.platform: generic`` would leave out the quota GKE's admission requires of
+    the stack's critical pods (issue 20 item 3, issue 31 item 1). Unset, the platform is taken
+    from the signals and the quota written; written, it must agree. One finding per signal, at
+    its line."""
+    if p.cluster.platform != "generic":
+        return
+    for signal in gke_signals(p):
         yield Finding(
-            ("driver", "hostDriverRoot"),
-            f"{GKE_DRIVER_ROOT} is where GKE installs the driver, but cluster.platform is not"
-            " gke: GKE admits no system-node-critical pod of the stack without a ResourceQuota",
-            "set cluster.platform: gke (gpustack adds the quota)",
+            signal.path,
+            f"{signal.what}, but cluster.platform is generic: GKE admits no"
+            " system-node-critical pod of the stack without a ResourceQuota",
+            "set cluster.platform: gke (gpustack adds the quota), or remove cluster.platform",
+            at_key=signal.at_key,
         )

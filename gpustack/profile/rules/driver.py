@@ -193,3 +193,28 @@ def openshift_driver_needs_driver_toolkit(p: Profile) -> Iterator[Finding]:
             " rhcosVersion (the nodes' OSTREE_VERSION label) and openshiftVersion, or set"
             " driver.enabled: false with a preinstalled driver",
         )
+
+
+def driver_toolkit_builds_distinct(p: Profile) -> Iterator[Finding]:
+    # One driver DaemonSet per RHCOS build (issue 31 item 3): a build named twice would be two
+    # DaemonSets pinned to the same nodes, and a further build without the first has no
+    # DaemonSet name to follow.
+    dtk = p.driver.driver_toolkit
+    if dtk.builds and dtk.rhcos_version is None:
+        yield Finding(
+            ("driver", "driverToolkit", "builds"),
+            "driver.driverToolkit.builds lists further RHCOS builds, but rhcosVersion (the"
+            " first build) is not set",
+            "set driver.driverToolkit.rhcosVersion and image for the first build",
+        )
+        return
+    seen = {dtk.rhcos_version}
+    for i, build in enumerate(dtk.builds):
+        if build.rhcos_version in seen:
+            yield Finding(
+                ("driver", "driverToolkit", "builds", i, "rhcosVersion"),
+                f"RHCOS build {build.rhcos_version} is named twice: two driver DaemonSets"
+                " would be pinned to the same nodes",
+                "name each build once",
+            )
+        seen.add(build.rhcos_version)

@@ -296,9 +296,11 @@ RULES: tuple[Rule, ...] = (
         id="gke-platform-stated",
         check=cluster.gke_platform_stated,
         section="cluster",
-        summary="a host driver under GKE's `/home/kubernetes/bin/nvidia` comes with"
-        " `cluster.platform: gke`, which adds the ResourceQuota GKE requires of critical pods",
-        fix="set `cluster.platform: gke`",
+        summary="a profile that names what only GKE has (a `cloud.google.com/gke-*` node"
+        " label or taint, the toolkit or host driver under `/home/kubernetes/bin/nvidia`) is not"
+        " `cluster.platform: generic`: GKE admits the stack's critical pods only with the"
+        " ResourceQuota `gke` adds (unset, the platform follows those signals)",
+        fix="set `cluster.platform: gke`, or remove `cluster.platform`",
     ),
     Rule(
         id="precompiled-needs-kernel",
@@ -345,6 +347,15 @@ RULES: tuple[Rule, ...] = (
         summary="on OpenShift the driver container names the Driver Toolkit image, RHCOS build and"
         " OpenShift release its build side-car needs",
         fix="set `driver.driverToolkit.image`, `rhcosVersion` and `openshiftVersion`",
+    ),
+    Rule(
+        id="driver-toolkit-builds-distinct",
+        check=driver.driver_toolkit_builds_distinct,
+        section="driver",
+        summary="each RHCOS build in `driver.driverToolkit` (`rhcosVersion`, then `builds`) is"
+        " named once, and `builds` only with a first `rhcosVersion` (one driver DaemonSet per"
+        " build)",
+        fix="name each build once; set `rhcosVersion` and `image` for the first build",
     ),
     Rule(
         id="host-mofed-needs-rdma",
