@@ -124,7 +124,12 @@ def deployed(
     )
     for crd in folder.external_crds():
         cp.kubectl("apply", "--server-side", "-f", str(crd))
-    cp.kubectl("apply", "--server-side", "-k", str(overlay))
+    # Just after the start the API server may not serve its OpenAPI yet (kubectl validates).
+    until(
+        lambda: cp.run("apply", "--server-side", "-k", str(overlay)).returncode == 0,
+        "the folder to apply",
+        seconds=90,
+    )
     try:
         until(lambda: any(running(p) for p in pods(cp, PLUGIN_SELECTOR)), "the plugin pod")
         yield real_node
