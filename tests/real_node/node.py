@@ -90,7 +90,9 @@ def _unmount_under(root: Path) -> None:
     prefix = str(root).rstrip("/") + "/"
     with open("/proc/self/mounts") as mounts:
         points = [line.split()[1] for line in mounts]
-    for point in sorted({p for p in points if p.startswith(prefix)}, key=len, reverse=True):
+    # The kubelet also bind-mounts its root onto itself (mount propagation): that one too.
+    mine = {p for p in points if p.startswith(prefix) or p == str(root)}
+    for point in sorted(mine, key=len, reverse=True):
         subprocess.run(["umount", "-l", point], capture_output=True)
 
 
