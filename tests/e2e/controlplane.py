@@ -75,22 +75,30 @@ def make_pki(pki: Path, clients: Sequence[tuple[str, str, str]]) -> None:
         f"subjectAltName=IP:127.0.0.1,IP:{SERVICE_IP},DNS:localhost,DNS:kubernetes,"
         "DNS:kubernetes.default,DNS:kubernetes.default.svc"
     )
-    leaves = [("apiserver", "kube-apiserver", "", sans, "serverAuth")]
-    leaves += [(stem, cn, org, "", "clientAuth") for stem, cn, org in clients]
-    for stem, cn, org, san, usage in leaves:
-        subj = f"/CN={cn}" + (f"/O={org}" if org else "")
-        _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{stem}.key",
-                 cwd=pki)  # fmt: skip
-        _openssl("req", "-new", "-key", f"{stem}.key", "-subj", subj, "-out", f"{stem}.csr",
-                 cwd=pki)  # fmt: skip
-        ext = pki / f"{stem}.ext"
-        ext.write_text(
-            f"extendedKeyUsage={usage}\nkeyUsage=digitalSignature\n" + (f"{san}\n" if san else "")
-        )
-        _openssl(
-            "x509", "-req", "-in", f"{stem}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "2", "-extfile", ext.name, "-out", f"{stem}.crt", cwd=pki,
-        )  # fmt: skip
+    issue(pki, "apiserver", "kube-apiserver", "", san=sans, usage="serverAuth")
+    for stem, cn, org in clients:
+        issue(pki, stem, cn, org)
+
+
+def issue(
+    pki: Path, stem: str, cn: str, org: str, *, san: str = "", usage: str = "clientAuth"
+) -> None:
+    """``<stem>.crt`` and ``<stem>.key`` signed by the CA of ``pki`` (a client certificate
+    unless ``usage`` says otherwise); also for users added after the start, such as a kubelet's
+    ``system:node:<name>`` (tests/real_node/)."""
+    subj = f"/CN={cn}" + (f"/O={org}" if org else "")
+    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{stem}.key",
+             cwd=pki)  # fmt: skip
+    _openssl("req", "-new", "-key", f"{stem}.key", "-subj", subj, "-out", f"{stem}.csr",
+             cwd=pki)  # fmt: skip
+    ext = pki / f"{stem}.ext"
+    ext.write_text(
+        f"extendedKeyUsage={usage}\nkeyUsage=digitalSignature\n" + (f"{san}\n" if san else "")
+    )
+    _openssl(
+        "x509", "-req", "-in", f"{stem}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", ext.name, "-out", f"{stem}.crt", cwd=pki,
+    )  # fmt: skip
 
 
 def kubeconfig(path: Path, server: str, pki: Path, stem: str) -> Path:
