@@ -233,9 +233,7 @@ def write_lines(
     )
 
 
-def stale_error(
-    plan: Plan, files: int, problems: int = 0, command: str = "gpustack synth"
-) -> str:
+def stale_error(plan: Plan, files: int, problems: int = 0, command: str = "gpustack synth") -> str:
     """``--check``'s error line: how many files are out of date (and findings beyond them,
     listed above it), and the command that will update them: ``command`` (the run's own PATHs
     and ``--out``), with ``--prune`` when it deletes a cluster folder and ``--force`` when files
