@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import exit_invalid, exit_statuses
+from gpustack.cli.common import example, exit_invalid, exit_statuses
 from gpustack.cli.group import main
 
 
@@ -21,6 +21,10 @@ from gpustack.cli.group import main
     "```mermaid block on GitHub or GitLab, to see the picture).",
 )
 @exit_statuses(failed="on an invalid profile")
+@example(
+    "gpustack explain --graph profiles/h100-prod-east.yaml > graph.md",
+    "the cluster's graph as Mermaid, to paste into a pull request",
+)
 def explain(profile: Path, graph: bool) -> None:
     """Print PROFILE's readiness and placement graph: each pod of the stack, the readiness
     files it waits for and who writes them, and who writes the node labels that select the GPU
