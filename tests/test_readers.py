@@ -47,6 +47,7 @@ NOT_FILES: dict[str, set[str]] = {
     "accept report": {"nodes", "tolerance", "min_busbw", "fmt"},
     "completion": {"shell"},
     "doctor": {"use_kubectl", "kube_context", "fmt"},
+    "explain": {"graph"},
     "init": {"name", "product", "gpus_per_node", "example_gpus"},
     "lint": {"fmt", "disabled"},
     "synth": {
@@ -245,6 +246,7 @@ def _valid(command: str, tmp: Path) -> dict[str, str]:
         "lint": {"paths": str(manifest), "profile_path": str(PROFILE)},
         "synth": {"paths": str(PROFILE), "out": str(tmp / "dist"), "check": "true"},
         "template": {"profile": str(PROFILE)},
+        "explain": {"profile": str(PROFILE)},
         "validate": {"paths": str(PROFILE), "state_path": str(STATE)},
         "completion": {"shell": "bash"},
     }[command]
