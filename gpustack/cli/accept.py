@@ -45,6 +45,14 @@ def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[A
     from gpustack.accept.plan import plan
 
     profile, _ = load_profile(profile_path, fmt)
+    if not profile.device_plugin.enabled:
+        # The run's Jobs request the device plugin's resources; a cluster without the plugin
+        # advertises none, so they would stay Pending forever.
+        raise click.ClickException(
+            f"{profile_path}: devicePlugin.enabled is false, so no node advertises a device plugin"
+            " resource and the acceptance run has nothing to check (it checks the device"
+            " plugin's GPUs, not GPUs that DRA hands out)"
+        )
     cluster = None
     if kw["state_path"] is not None:
         from gpustack.nodestate.source import SourceError, read

@@ -27,6 +27,12 @@ def load(path: Path) -> Profile:
     return result.profiles[0].profile
 
 
+def with_device_plugin(paths: list[Path]) -> list[Path]:
+    """The profiles whose clusters run a device plugin: the ones ``gpustack accept`` runs on
+    (without one it refuses; tests/accept/test_cli.py)."""
+    return [p for p in paths if load(p).device_plugin.enabled]
+
+
 def named_groups(profile: Profile, nodes: int, **kw: Any) -> list[Group]:
     """The groups as a state naming ``nodes`` nodes per plugin config would give them."""
     counts = node_counts(profile, None, nodes)

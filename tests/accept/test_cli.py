@@ -170,3 +170,20 @@ def test_a_state_without_the_profiles_nodes_is_one_line(tmp_path: Path) -> None:
     empty.write_text('{"kind": "List", "items": []}')
     done = CliRunner().invoke(main, ["accept", "manifests", str(PROFILE), "--state", str(empty)])
     assert done.exit_code == 1 and "no node the profile's nodeSelector picks" in done.output
+
+
+@pytest.mark.parametrize("command", ["manifests", "report"])
+def test_a_cluster_without_the_device_plugin_is_refused_in_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    """The run's Jobs request device plugin resources: where the plugin is off (DRA hands out
+    every GPU, as in profiles/a100-dra-mig.yaml) they could never be placed, so the run is
+    refused instead of written (the e2e tier saw them stay Pending)."""
+    profile = Path("profiles/a100-dra-mig.yaml")
+    logs = tmp_path / "logs.txt"
+    logs.write_text("")
+    args = ["accept", command, str(profile), "--nodes", "1"]
+    done = CliRunner().invoke(main, [*args, str(logs)] if command == "report" else args)
+    assert done.exit_code == 1, done.output
+    (line,) = done.output.strip().splitlines()
+    assert "devicePlugin.enabled is false" in line and "a100-dra-mig.yaml" in line

@@ -16,7 +16,7 @@ from gpustack.accept.report import expected_counts
 from gpustack.cli import main
 from gpustack.doctor import state
 from gpustack.profile import catalog, derive
-from tests.accept.conftest import PROFILES, REPO, job, load, objects
+from tests.accept.conftest import PROFILES, REPO, job, load, objects, with_device_plugin
 from tests.k8s_schema import assert_valid
 
 
@@ -150,7 +150,7 @@ def test_bandwidth_only_over_whole_gpus(stem: str, nodes: int, jobs: list[str]) 
         assert svc["spec"]["selector"].items() <= labels["labels"].items()
 
 
-@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", with_device_plugin(PROFILES), ids=lambda p: p.stem)
 def test_gpustack_lint_finds_nothing_in_them(path: Path, tmp_path: Path) -> None:
     """The acceptance pods pass the GPU pitfall rules with their own profile (resources it
     advertises, capacity, taints, runtime classes, /dev/shm for NCCL)."""

@@ -95,7 +95,12 @@ def _finish_examples(cp: ControlPlane, folder: Folder) -> None:
                 _succeed(cp, pod)
 
 
-@pytest.fixture(scope="module", params=folders(), ids=lambda p: p.name)
+#: The folders whose clusters run a device plugin: without one, ``gpustack accept`` refuses
+#: (its Jobs request the plugin's resources; tests/accept/test_cli.py).
+PLUGIN_FOLDERS = [p for p in folders() if Folder.load(p).profile.device_plugin.enabled]
+
+
+@pytest.fixture(scope="module", params=PLUGIN_FOLDERS, ids=lambda p: p.name)
 def accepted(request: pytest.FixtureRequest) -> Iterator[tuple[Folder, dict[str, Any]]]:
     folder = Folder.load(request.param)
     cp: ControlPlane = request.getfixturevalue(
