@@ -116,6 +116,15 @@ window.__shadowRoots.map(r => r.querySelector('svg')).filter(s => s).map(s => {
 """
 
 
+def test_ci_installs_what_this_test_needs() -> None:
+    """Under ``CI=true`` a missing browser or Mermaid fails this module, so ``.ci/run`` must
+    install both, Mermaid at the version the site is tested with (a CI run failed when the
+    module said CI installed them and it did not)."""
+    ci = (REPO / ".ci" / "run").read_text()
+    assert re.search(r"apt-get install[^\n]*(\\\n[^\n]*)*\bchromium\b", ci), "chromium"
+    assert f'"mermaid@{MERMAID_VERSION}"' in ci
+
+
 def test_the_site_has_at_least_three_diagrams() -> None:
     assert sum(DIAGRAMS.values()) >= 3, DIAGRAMS
     assert {"index.md", "concepts/node.md", "how-to/driver-upgrades.md"} <= DIAGRAMS.keys()
