@@ -41,13 +41,34 @@ TIMEOUT: Final = 180.0
 REGISTRATION: Final = "Got registration request from device plugin"
 
 
-def until(check: Callable[[], bool], what: str, seconds: float = TIMEOUT) -> None:
+def until(
+    check: Callable[[], bool],
+    what: str,
+    seconds: float = TIMEOUT,
+    explain: Callable[[], str] | None = None,
+) -> None:
+    """Wait for ``check``; on a timeout, fail with what ``explain`` says of the node then (a
+    bare timeout left a failed run with nothing to go on)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if check():
             return
         time.sleep(1)
-    raise AssertionError(f"timed out after {seconds:.0f}s waiting for {what}")
+    told = f"\n{explain()}" if explain is not None else ""
+    raise AssertionError(f"timed out after {seconds:.0f}s waiting for {what}{told}")
+
+
+def node_story(node: RealNode, namespace: str = NAMESPACE) -> str:
+    """The pods and events of ``namespace`` and the kubelet's last lines: why a pod is not
+    running, for a failure message."""
+    cp = node.cp
+    parts = [
+        cp.run("get", "pods", "-n", namespace, "-o", "wide").stdout,
+        cp.run("get", "events", "-n", namespace, "--sort-by=.lastTimestamp").stdout[-4000:],
+        "--- kubelet",
+        node.kubelet_log(40),
+    ]
+    return "\n".join(parts)
 
 
 def pods(cp: ControlPlane, selector: str = "", namespace: str = NAMESPACE) -> list[dict[str, Any]]:
@@ -131,7 +152,11 @@ def deployed(
         seconds=90,
     )
     try:
-        until(lambda: any(running(p) for p in pods(cp, PLUGIN_SELECTOR)), "the plugin pod")
+        until(
+            lambda: any(running(p) for p in pods(cp, PLUGIN_SELECTOR)),
+            "the plugin pod",
+            explain=lambda: node_story(real_node),
+        )
         yield real_node
     finally:
         cp.kubectl("delete", "-k", str(overlay), "--ignore-not-found", "--wait=true",
@@ -252,7 +277,11 @@ def test_killed_plugin_pod_restarts_and_reregisters(deployed: RealNode, folder: 
     """Deleting the plugin pod: the DaemonSet starts another, which registers again."""
     cp = deployed.cp
     want = folder.gpu_resources()[RESOURCE]
-    until(lambda: any(running(p) for p in pods(cp, PLUGIN_SELECTOR)), "the plugin pod")
+    until(
+        lambda: any(running(p) for p in pods(cp, PLUGIN_SELECTOR)),
+        "the plugin pod",
+        explain=lambda: node_story(deployed),
+    )
     old = plugin_pod(cp)["metadata"]["uid"]
     cp.kubectl("delete", "pod", "-n", NAMESPACE, "-l", PLUGIN_SELECTOR, "--wait=true")
     until(

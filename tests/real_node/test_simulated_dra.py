@@ -34,7 +34,7 @@ from gpustack.constructs import dra_driver
 from gpustack.plugin.dra import claims
 from tests.e2e.folder import CLUSTERS
 from tests.real_node.node import NODE_NAME, RealNode
-from tests.real_node.test_device_plugin import container_spec, until
+from tests.real_node.test_device_plugin import container_spec, node_story, until
 
 FOLDER: Final = CLUSTERS / "h100-dra"
 NAMESPACE: Final = "gpustack-system"
@@ -182,7 +182,11 @@ def test_the_kubelet_prepares_a_claim_before_the_container_starts(
         )
         return found
 
-    until(lambda: pod()["status"].get("phase") == "Running", "the claiming pod to run")
+    until(
+        lambda: pod()["status"].get("phase") == "Running",
+        "the claiming pod to run",
+        explain=lambda: node_story(node, TEST_NAMESPACE),
+    )
     claim = json.loads(
         cp.kubectl("get", "resourceclaim", "one-h100", "-n", TEST_NAMESPACE, "-o", "json")
     )
