@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hostile import laughs, write_large
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PROFILE = REPO / "tests" / "doctor" / "profile.yaml"
@@ -38,24 +40,6 @@ STATE = REPO / "tests" / "doctor" / "fixtures" / "healthy.json"
 #: space, so the limit sits at 2 GiB, still below what each regression took (3.2 to 4.6 GB).
 TIMEOUT_S = 20
 ADDRESS_SPACE = 2 << 30
-LARGE_BYTES = 40_000_000
-
-
-def _laughs() -> str:
-    """Nine levels of nine aliases each: 387 million strings if a reader expands them."""
-    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    previous = "a"
-    for name in "bcdefghi":
-        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
-        previous = name
-    return "\n".join(lines) + "\n"
-
-
-def _large(path: Path) -> None:
-    line = "# " + "x" * 77 + "\n"
-    with path.open("w") as f:
-        for _ in range(LARGE_BYTES // len(line) // 1000):
-            f.write(line * 1000)
 
 
 #: name -> how to make it at a path (``/dev/zero`` is named directly: nothing to make).
@@ -65,10 +49,10 @@ INPUTS: dict[str, Callable[[Path], object] | None] = {
     "link-to-dev-zero": lambda p: p.symlink_to("/dev/zero"),
     # JSON is YAML too: one text nests 3,000 deep for every reader
     "nested-3000": lambda p: p.write_text('{"a": ' + "[" * 3000 + "]" * 3000 + "}\n"),
-    "billion-laughs": lambda p: p.write_text(_laughs()),
+    "billion-laughs": lambda p: p.write_text(laughs()),
     # a merge key that merges its own mapping: PyYAML's readers recurse on it without end
     "self-merge": lambda p: p.write_text("kind: Pod\nspec: &x\n  <<: *x\n  containers: []\n"),
-    "large-40MB": _large,
+    "large-40MB": write_large,
 }
 
 

@@ -32,6 +32,7 @@ import click
 import pytest
 
 from gpustack.cli import main
+from tests.hostile import laughs, write_large
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "tests" / "doctor" / "profile.yaml"
@@ -39,7 +40,6 @@ STATE = REPO / "tests" / "doctor" / "fixtures" / "healthy.json"
 #: A run past these is a hang or a reader without limits (the regressions: 6.9 GB in 10 s).
 TIMEOUT_S = 20
 ADDRESS_SPACE = 3 << 30
-LARGE_BYTES = 40_000_000
 
 #: Parameters that are not files, by command.
 NOT_FILES: dict[str, set[str]] = {
@@ -100,20 +100,6 @@ def _takes_dash(command: str, param: str) -> bool:
 # --- the hostile inputs -------------------------------------------------------------------------
 
 
-def _laughs() -> str:
-    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for name, previous in zip("bcdefghi", "abcdefgh", strict=True):
-        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
-    return "\n".join(lines) + "\n"
-
-
-def _large(path: Path) -> None:
-    line = "# " + "x" * 77 + "\n"
-    with path.open("w") as f:
-        for _ in range(LARGE_BYTES // len(line) // 1000):
-            f.write(line * 1000)
-
-
 def _profile_with(value: str) -> Callable[[Path], object]:
     """A valid profile with one more value (a constructor-error scalar); every reader reads it."""
     return lambda p: p.write_text(PROFILE.read_text() + f"annotations: {value}\n")
@@ -135,9 +121,9 @@ INPUTS: dict[str, Callable[[Path], object] | str] = {
     "folder": lambda p: p.mkdir(),
     "unreadable": _unreadable,
     "empty": lambda p: p.write_bytes(b""),
-    "large-40MB": _large,
+    "large-40MB": write_large,
     "nested-3000": lambda p: p.write_text('{"items": ' + "[" * 3000 + "]" * 3000 + "}\n"),
-    "billion-laughs": lambda p: p.write_text(_laughs()),
+    "billion-laughs": lambda p: p.write_text(laughs()),
     "self-merge": lambda p: p.write_text("kind: Pod\nspec: &x\n  <<: *x\n  containers: []\n"),
     "bad-utf8": lambda p: p.write_bytes(b"kind: Pod\nmetadata: {name: \xff\xfe}\n"),
     "nul": lambda p: p.write_bytes(b"kind: Pod\x00\nmetadata: {}\n"),
