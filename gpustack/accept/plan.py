@@ -40,6 +40,10 @@ def node_counts(
     return {c: len(hosts) for c, hosts in node_hosts(profile, cluster).items()}
 
 
+class NothingToAccept(ValueError):
+    """The profile's cluster gives the acceptance run nothing to check: its message says why."""
+
+
 def plan(
     profile: Profile,
     cluster: ClusterState | None = None,
@@ -48,11 +52,24 @@ def plan(
     tolerance: float = DEFAULT_TOLERANCE,
     min_busbw: float | None = None,
 ) -> list[Group]:
-    """The groups of the run; with ``cluster`` each names its nodes, so each pod is pinned."""
-    return groups(
+    """The groups of the run; with ``cluster`` each names its nodes, so each pod is pinned.
+
+    Raises :class:`NothingToAccept` for a cluster without the device plugin: the run's Jobs
+    request its resources, which no node then advertises, so they would stay Pending forever
+    (the e2e tier saw it); and when ``cluster`` has no node the selector picks."""
+    if not profile.device_plugin.enabled:
+        raise NothingToAccept(
+            "devicePlugin.enabled is false, so no node advertises a device plugin resource and"
+            " the acceptance run has nothing to check (it checks the device plugin's GPUs, not"
+            " GPUs that DRA hands out)"
+        )
+    found = groups(
         profile,
         node_counts(profile, cluster, nodes),
         tolerance=tolerance,
         min_busbw=min_busbw,
         hosts=node_hosts(profile, cluster) if cluster is not None else None,
     )
+    if not found:
+        raise NothingToAccept("the state has no node the profile's nodeSelector picks")
+    return found

@@ -42,17 +42,9 @@ def _plan_options(f: Any) -> Any:
 
 
 def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[Any]]:
-    from gpustack.accept.plan import plan
+    from gpustack.accept.plan import NothingToAccept, plan
 
     profile, _ = load_profile(profile_path, fmt)
-    if not profile.device_plugin.enabled:
-        # The run's Jobs request the device plugin's resources; a cluster without the plugin
-        # advertises none, so they would stay Pending forever.
-        raise click.ClickException(
-            f"{profile_path}: devicePlugin.enabled is false, so no node advertises a device plugin"
-            " resource and the acceptance run has nothing to check (it checks the device"
-            " plugin's GPUs, not GPUs that DRA hands out)"
-        )
     cluster = None
     if kw["state_path"] is not None:
         from gpustack.nodestate.source import SourceError, read
@@ -61,11 +53,12 @@ def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[A
             cluster = read(kw["state_path"], str(kw["state_path"]))
         except SourceError as exc:
             raise click.ClickException(str(exc)) from None
-    found = plan(
-        profile, cluster, kw["nodes"], tolerance=kw["tolerance"], min_busbw=kw["min_busbw"]
-    )
-    if not found:
-        raise click.ClickException("the state has no node the profile's nodeSelector picks")
+    try:
+        found = plan(
+            profile, cluster, kw["nodes"], tolerance=kw["tolerance"], min_busbw=kw["min_busbw"]
+        )
+    except NothingToAccept as exc:
+        raise click.ClickException(f"{profile_path}: {exc}") from None
     return profile, found
 
 

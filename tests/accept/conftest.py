@@ -17,7 +17,8 @@ from gpustack.checker import check_paths
 from gpustack.profile.model import Profile
 
 REPO = Path(__file__).parents[2]
-PROFILES = sorted((REPO / "profiles").glob("*.yaml"))
+#: Every example profile; :data:`PROFILES` those the acceptance run applies to.
+EVERY_PROFILE = sorted((REPO / "profiles").glob("*.yaml"))
 HARNESS = REPO / "gpustack" / "accept" / "harness"
 
 
@@ -31,6 +32,9 @@ def with_device_plugin(paths: list[Path]) -> list[Path]:
     """The profiles whose clusters run a device plugin: the ones ``gpustack accept`` runs on
     (without one it refuses; tests/accept/test_cli.py)."""
     return [p for p in paths if load(p).device_plugin.enabled]
+
+
+PROFILES = with_device_plugin(EVERY_PROFILE)
 
 
 def named_groups(profile: Profile, nodes: int, **kw: Any) -> list[Group]:

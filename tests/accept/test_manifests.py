@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from gpustack.accept.expect import DEFAULT_TOLERANCE, MAX_CONTAINERS
-from gpustack.accept.plan import node_hosts, plan
+from gpustack.accept.plan import NothingToAccept, node_hosts, plan
 from gpustack.accept.report import expected_counts
 from gpustack.cli import main
 from gpustack.doctor import state
 from gpustack.profile import catalog, derive
-from tests.accept.conftest import PROFILES, REPO, job, load, objects, with_device_plugin
+from tests.accept.conftest import EVERY_PROFILE, PROFILES, REPO, job, load, objects
 from tests.k8s_schema import assert_valid
 
 
@@ -150,7 +150,7 @@ def test_bandwidth_only_over_whole_gpus(stem: str, nodes: int, jobs: list[str]) 
         assert svc["spec"]["selector"].items() <= labels["labels"].items()
 
 
-@pytest.mark.parametrize("path", with_device_plugin(PROFILES), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
 def test_gpustack_lint_finds_nothing_in_them(path: Path, tmp_path: Path) -> None:
     """The acceptance pods pass the GPU pitfall rules with their own profile (resources it
     advertises, capacity, taints, runtime classes, /dev/shm for NCCL)."""
@@ -241,3 +241,15 @@ def test_dra_pool_nodes_get_no_device_plugin_check() -> None:
     }
     hosts = node_hosts(profile, state.load(json.dumps(doc), "test"))
     assert [h.name for h in hosts[None]] == ["plugin-0"]
+
+
+@pytest.mark.parametrize("path", EVERY_PROFILE, ids=lambda p: p.stem)
+def test_the_plan_refuses_exactly_the_clusters_without_the_device_plugin(path: Path) -> None:
+    """The action refuses, not the command line: anything planning a run (the CLI, a bench, a
+    test) gets the refusal, and every profile with the plugin gets a plan."""
+    profile = load(path)
+    if profile.device_plugin.enabled:
+        assert plan(profile, nodes=1)
+    else:
+        with pytest.raises(NothingToAccept, match="devicePlugin.enabled is false"):
+            plan(profile, nodes=1)
