@@ -8,8 +8,9 @@ where its pods land and what its ServiceAccounts may do; a schema sees none of t
 The API server serves TLS with certificates made here at start (the ``openssl`` CLI), authorizes
 with ``Node,RBAC`` like a production cluster, and allows privileged pods (the driver and toolkit
 need them; PodSecurity decides per namespace). The controller manager runs every controller but
-the node lifecycle controller, so Nodes without a kubelet stay Ready, and signs service-account
-tokens. Everything runs in its own process group and is killed with it.
+the node lifecycle controller, so Nodes without a kubelet stay Ready (with real kubelets it runs
+that one too: :meth:`ControlPlane.start`), and signs service-account tokens. Everything runs in
+its own process group and is killed with it.
 """
 
 from __future__ import annotations
@@ -186,11 +187,16 @@ class ControlPlane:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, assets: Path, *, gke: bool = False) -> ControlPlane:
+    def start(cls, assets: Path, *, gke: bool = False, kubelets: bool = False) -> ControlPlane:
+        """``kubelets``: the Nodes are real kubelets, so the node lifecycle controller runs too,
+        as in a production cluster: the API server taints every new Node
+        ``node.kubernetes.io/not-ready:NoSchedule`` (the TaintNodesByCondition admission plugin,
+        plugin/pkg/admission/nodetaint) and only that controller takes the taint off once the
+        kubelet reports Ready; without it no pod, not even a DaemonSet's, is ever placed."""
         root = Path(tempfile.mkdtemp(prefix="gpustack-e2e-"))
         cp = cls(assets=assets, root=root)
         try:
-            cp._start(gke=gke)
+            cp._start(gke=gke, kubelets=kubelets)
         except BaseException:
             cp.stop()
             raise
@@ -207,7 +213,7 @@ class ControlPlane:
         )
         log.close()
 
-    def _start(self, *, gke: bool) -> None:
+    def _start(self, *, gke: bool, kubelets: bool) -> None:
         pki = self.root / "pki"
         make_pki(
             pki,
@@ -271,8 +277,8 @@ class ControlPlane:
             "kube-controller-manager",
             [
                 f"--kubeconfig={self.root / 'controller-manager.kubeconfig'}",
-                # Nodes here have no kubelet: the node lifecycle controller would taint them.
-                "--controllers=*,-node-lifecycle-controller",
+                # Fake Nodes have no kubelet: the node lifecycle controller would taint them.
+                "--controllers=*" if kubelets else "--controllers=*,-node-lifecycle-controller",
                 f"--service-account-private-key-file={pki / 'sa.key'}",
                 f"--root-ca-file={pki / 'ca.crt'}",
                 "--use-service-account-credentials=true",

@@ -31,7 +31,7 @@ def _can_run() -> None:
 @pytest.fixture(scope="session")
 def node_control_plane() -> Iterator[ControlPlane]:
     _can_run()
-    cp = ControlPlane.start(Path(os.environ[ASSETS_VAR]))
+    cp = ControlPlane.start(Path(os.environ[ASSETS_VAR]), kubelets=True)
     try:
         yield cp
     finally:

@@ -46,6 +46,19 @@ NODE_NAME: Final = "real-node"
 BRIDGE: Final = "gpustack-rn0"
 POD_SUBNET: Final = "10.233.0.0/24"
 START_TIMEOUT: Final = 180.0
+#: linux/capability.h: lowering a process's ``oom_score_adj`` below its parent's needs it.
+CAP_SYS_RESOURCE: Final = 24
+
+
+def may_lower_oom_score() -> bool:
+    """This process holds ``CAP_SYS_RESOURCE``. Some sandboxes run root without it: the kubelet
+    asks for -998 on every pod sandbox (pkg/kubelet/qos/policy.go), runc's init then fails to
+    write it ("failed to update /proc/self/oom_score_adj: Permission denied", which the kubelet
+    reports only as "can't get final child's PID from pipe: EOF") and no pod ever starts."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) >> CAP_SYS_RESOURCE & 1)
+    return False
 
 
 def _serving(path: Path) -> bool:
@@ -224,6 +237,7 @@ state = "{self.root / "containerd-state"}"
 [{cri}]
   sandbox_image = "{sandbox_image}"
   netns_mounts_under_state_dir = true
+  restrict_oom_score_adj = {str(not may_lower_oom_score()).lower()}
   [{cri}.cni]
     bin_dir = "{CNI_BIN}"
     conf_dir = "{cni}"
