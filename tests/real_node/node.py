@@ -1,5 +1,5 @@
-"""A real node: Debian's containerd, runc and CNI plugins and a kubelet (``$KUBELET``), registered
-to a control plane of the e2e tier (tests/e2e/controlplane.py).
+"""A real node: Debian's containerd (or ``$REAL_NODE_CONTAINERD``), runc and CNI plugins and a
+kubelet (``$KUBELET``), registered to a control plane of the e2e tier (tests/e2e/controlplane.py).
 
 Why a real kubelet: the device plugin's registration, ``ListAndWatch`` turning into the node's
 allocatable, ``Allocate`` turning into a container's environment, the DaemonSet's
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -33,6 +34,11 @@ from typing import Final
 from tests.e2e.controlplane import ControlPlane, free_port, issue, kubeconfig, missing_assets
 
 KUBELET_VAR: Final = "KUBELET"
+#: Optional: another containerd binary for the node (e.g. 1.7+, which applies CDI devices;
+#: Debian 12's is 1.6). Its shim and runc stay Debian's.
+CONTAINERD_VAR: Final = "REAL_NODE_CONTAINERD"
+#: The first containerd release that applies the CDI devices the kubelet names (``enable_cdi``).
+CDI_CONTAINERD: Final = (1, 7)
 #: Debian's containerd, runc and ctr.
 RUNTIME_TOOLS: Final = ("containerd", "containerd-shim-runc-v2", "runc", "ctr")
 #: Debian's containernetworking-plugins put them here.
@@ -82,6 +88,9 @@ def missing_node(environ: dict[str, str] | None = None) -> str | None:
     reason = missing_assets(env)
     if reason is not None:
         return reason
+    containerd = env.get(CONTAINERD_VAR, "")
+    if containerd and not os.access(containerd, os.X_OK):
+        return f"{CONTAINERD_VAR}={containerd} is not an executable file"
     absent = [t for t in (*RUNTIME_TOOLS, *BUILD_TOOLS) if shutil.which(t) is None]
     if absent:
         return f"not installed: {', '.join(absent)} (apt-get install containerd runc buildah ...)"
@@ -141,10 +150,26 @@ class RealNode:
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpustack-node-")))
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     made_kubelet_root: bool = False
+    containerd: str = field(default_factory=lambda: os.environ.get(CONTAINERD_VAR) or "containerd")
 
     @property
     def socket(self) -> Path:
         return self.root / "containerd.sock"
+
+    @property
+    def cdi_dir(self) -> Path:
+        """Where containerd reads CDI specs (when it applies them: :meth:`applies_cdi`)."""
+        return self.root / "cdi"
+
+    def containerd_version(self) -> tuple[int, int]:
+        out = subprocess.run([self.containerd, "--version"], capture_output=True, text=True).stdout
+        found = re.search(r"\sv?(\d+)\.(\d+)\.\d+", out)
+        assert found, out
+        return int(found[1]), int(found[2])
+
+    def applies_cdi(self) -> bool:
+        """The node's containerd injects the CDI devices the kubelet names for a claim."""
+        return self.containerd_version() >= CDI_CONTAINERD
 
     @classmethod
     def start(cls, cp: ControlPlane, kubelet: Path, sandbox: Path) -> RealNode:
@@ -226,6 +251,12 @@ class RealNode:
         )["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"]
         config = self.root / "containerd.toml"
         cri = 'plugins."io.containerd.grpc.v1.cri"'
+        self.cdi_dir.mkdir()
+        cdi = (
+            f'  enable_cdi = true\n  cdi_spec_dirs = ["{self.cdi_dir}"]\n'
+            if self.applies_cdi()
+            else ""
+        )
         config.write_text(
             f"""version = 2
 root = "{self.root / "containerd-root"}"
@@ -238,7 +269,7 @@ state = "{self.root / "containerd-state"}"
   sandbox_image = "{sandbox_image}"
   netns_mounts_under_state_dir = true
   restrict_oom_score_adj = {str(not may_lower_oom_score()).lower()}
-  [{cri}.cni]
+{cdi}  [{cri}.cni]
     bin_dir = "{CNI_BIN}"
     conf_dir = "{cni}"
   [{cri}.containerd.runtimes.runc]
@@ -247,7 +278,7 @@ state = "{self.root / "containerd-state"}"
       SystemdCgroup = false
 """
         )
-        self._spawn("containerd", ["containerd", f"--config={config}"])
+        self._spawn("containerd", [self.containerd, f"--config={config}"])
         _wait(lambda: _serving(self.socket), "containerd", self.procs, self.root)
         self.import_image(sandbox)
 

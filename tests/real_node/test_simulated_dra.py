@@ -9,17 +9,17 @@ process instead, with the kubelet's own folders (``/var/lib/kubelet/plugins_regi
 through the RBAC rules and the policy gpustack synthesizes. Why not in a pod: the pod network
 here has no route to the loopback API server (no kube-proxy).
 
-CDI: the kubelet hands the claim's CDI device IDs to the runtime; containerd injects them only
-from 1.7 on (``enable_cdi``). Debian 12's containerd is 1.6, so here the test checks the
-preparation (the claim's CDI spec written, removed again when the pod goes) and says that the
-injection is not checked.
+CDI: the kubelet hands the claim's CDI device IDs to the runtime; containerd applies them only
+from 1.7 on (``enable_cdi``). Debian 12's containerd is 1.6: with it the test checks the
+preparation (the claim's CDI spec written, removed again when the pod goes) and that the
+container has nothing of the spec; with a containerd 1.7+ named by ``REAL_NODE_CONTAINERD``
+(tests/real_node/node.py enables CDI on it) it checks that the container got the spec's edits.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,8 +47,6 @@ CONFIG: Final = {
         "simulated": {"gpus": [{"index": i, "product": PRODUCT} for i in range(2)]},
     },
 }
-#: The first containerd release that applies CDI devices the kubelet names.
-CDI_CONTAINERD: Final = (1, 7)
 
 
 def _objects() -> list[dict[str, Any]]:
@@ -58,13 +56,6 @@ def _objects() -> list[dict[str, Any]]:
             out += [d for d in yaml.safe_load_all(path.read_text()) if d]
     kept = [o for o in out if o["kind"] not in ("RuntimeClass", "NetworkPolicy", "DaemonSet")]
     return sorted(kept, key=lambda o: o["kind"] != "Namespace")
-
-
-def containerd_version() -> tuple[int, int]:
-    out = subprocess.run(["containerd", "--version"], capture_output=True, text=True).stdout
-    found = re.search(r"\s(\d+)\.(\d+)\.\d+", out)
-    assert found, out
-    return int(found[1]), int(found[2])
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +74,7 @@ def driver(
     )  # fmt: skip
     (work / "token").write_text(token)
     (work / "config.yaml").write_text(yaml.safe_dump(CONFIG))
-    cdi_root = work / "cdi"
+    cdi_root = real_node.cdi_dir
     env = {
         **os.environ,
         "CONFIG_FILE": str(work / "config.yaml"),
@@ -174,6 +165,9 @@ def test_the_kubelet_prepares_a_claim_before_the_container_starts(
     node, cdi_root, _ = driver
     cp = node.cp
     until(lambda: bool(cp.kubectl("get", "resourceslices", "-o", "name")), "the slices")
+    # the claiming pod runs the plugin image (it has a shell): in the node's store whichever
+    # test runs first
+    node.import_image(*plugin_image)
     _claim_pod(node, plugin_image[1])
 
     def pod() -> dict[str, Any]:
@@ -200,10 +194,10 @@ def test_the_kubelet_prepares_a_claim_before_the_container_starts(
 
     env = container_spec(node, pod(), "c")["process"]["env"]
     wanted = device["containerEdits"]["env"]
-    # The node's containerd does not apply CDI devices (Debian's 1.6 cannot; node.py enables no
-    # CDI on a newer one): the container has nothing of the claim's spec.
-    print(f"containerd {containerd_version()}: CDI from {CDI_CONTAINERD} on, not enabled here")
-    assert not set(wanted) & set(env), (containerd_version(), env)
+    applied = {e for e in wanted if e in env}
+    print(f"containerd {node.containerd_version()}: applies CDI devices: {node.applies_cdi()}")
+    # containerd 1.7+ (CDI enabled by node.py) gives the container the spec's edits; 1.6 none
+    assert applied == (set(wanted) if node.applies_cdi() else set()), (wanted, env)
 
     cp.kubectl("delete", "pod", "one-h100", "-n", TEST_NAMESPACE, "--wait=true")
     until(lambda: not spec_path.exists(), "the kubelet to unprepare the claim", seconds=90)
