@@ -1,17 +1,19 @@
-"""Every check is registered: a rule function, lint rule module or doctor check module that no
-registry names would be dead code that no check reports, so each test here fails naming it.
+"""Every check is registered: a rule function, lint rule module or doctor check that no registry
+names would be dead code that no check reports, so each test here fails naming the row to add.
 
-Rule functions are found by their shape (a public function of a rule module that takes the
-profile and yields findings), lint rules by their module (one rule per module under
-``gpustack/lint/rules/``), doctor check modules by their ``diagnose_*`` functions.
+What each package holds is found in the package (:mod:`tests.completeness`): rule functions by
+their resolved signature (a public function of a rule module that takes the profile and yields
+findings), lint rules by their module (one rule per module under ``gpustack/lint/rules/``),
+doctor check modules by their entry (takes the cluster state, yields diagnoses) and doctor
+checks by the IDs their source gives a ``Diagnosis``. The planted cases put an unregistered one
+into each package for one test, so the suite shows each completeness test can fail.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-import pkgutil
-import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -24,71 +26,190 @@ from gpustack.doctor import checks, state
 from gpustack.doctor.report import DIAGNOSES, diagnose
 from gpustack.lint import registry as lint_registry
 from gpustack.profile.rules import registry as rule_registry
+from tests.completeness import (
+    unregistered_doctor_checks,
+    unregistered_lint_modules,
+    unregistered_profile_rules,
+    unrun_doctor_checks,
+)
 from tests.doctor.test_doctor import FIXTURES, L4, MIG, profile
 from tests.e2e.record_doctor import RECORDED, SCENARIOS, profile_of
 
 REPO = Path(__file__).resolve().parents[1]
+#: Modules of gpustack/lint/rules/ that hold helpers the rules share, not a rule.
+LINT_HELPERS = {"common"}
 
 
-def _modules(package: ModuleType, skip: set[str]) -> list[ModuleType]:
-    return [
-        importlib.import_module(f"{package.__name__}.{m.name}")
-        for m in pkgutil.iter_modules(package.__path__)
-        if m.name not in skip
-    ]
+def profile_rule_problems() -> list[str]:
+    return unregistered_profile_rules(
+        gpustack.profile.rules, [r.check for r in rule_registry.RULES]
+    )
 
 
-def _rule_functions(module: ModuleType) -> list[str]:
-    """Public functions of ``module`` shaped like a profile rule: ``(p: Profile)`` yielding
-    findings."""
-    found = []
-    for name, fn in vars(module).items():
-        if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != module.__name__:
-            continue
-        params = list(inspect.signature(fn).parameters.values())
-        returns = str(inspect.signature(fn).return_annotation)
-        if len(params) == 1 and params[0].annotation == "Profile" and "Finding" in returns:
-            found.append(name)
-    return found
+def lint_rule_problems() -> list[str]:
+    return unregistered_lint_modules(
+        gpustack.lint.rules, [r.module for r in lint_registry.RULES], LINT_HELPERS
+    )
+
+
+def doctor_check_problems() -> list[str]:
+    return unrun_doctor_checks(gpustack.doctor, DIAGNOSES) + unregistered_doctor_checks(
+        gpustack.doctor, checks.ids()
+    )
 
 
 def test_every_profile_rule_function_is_registered() -> None:
-    registered = {(r.check.__module__, r.check.__name__) for r in rule_registry.RULES}
-    modules = _modules(gpustack.profile.rules, {"registry"})
-    unregistered = [
-        f"{m.__name__}.{name} looks like a rule but no Rule in"
-        " gpustack.profile.rules.registry.RULES runs it"
-        for m in modules
-        for name in _rule_functions(m)
-        if (m.__name__, name) not in registered
-    ]
-    assert unregistered == []
-    assert len(registered) == len(rule_registry.RULES), "two rules run one function"
-    assert sum(len(_rule_functions(m)) for m in modules) == len(registered)
+    assert profile_rule_problems() == []
+    assert len({(r.check.__module__, r.check.__name__) for r in rule_registry.RULES}) == len(
+        rule_registry.RULES
+    ), "two rows run one function"
 
 
 def test_every_lint_rule_module_is_registered() -> None:
-    registered = {r.module for r in lint_registry.RULES}
-    modules = _modules(gpustack.lint.rules, {"common"})
-    unregistered = [
-        f"{m.__name__} has a lint rule check, but no LintRule in gpustack.lint.registry.RULES"
-        " runs it"
-        for m in modules
-        if hasattr(m, "check") and m.__name__ not in registered
-    ]
-    assert unregistered == []
-    assert {m.__name__ for m in modules} == registered
+    assert lint_rule_problems() == []
 
 
-def test_every_doctor_check_module_is_registered() -> None:
-    called = " ".join(inspect.getsource(run) for run in DIAGNOSES)  # a run or what it calls
-    unregistered = [
-        f"{m.__name__}.{name} diagnoses, but gpustack.doctor.report.DIAGNOSES does not run it"
-        for m in _modules(gpustack.doctor, {"report"})
-        for name, fn in vars(m).items()
-        if re.fullmatch(r"diagnose_\w+s", name) and inspect.isfunction(fn) and name not in called
-    ]
-    assert unregistered == []
+def test_every_doctor_check_module_runs_and_every_check_id_is_registered() -> None:
+    assert doctor_check_problems() == []
+
+
+_RULE_IMPORTS = """
+from collections.abc import Iterable, Iterator
+
+from gpustack.profile import model
+from gpustack.profile.finding import Finding
+from gpustack.profile.model import Profile
+"""
+
+#: name -> (package, module source, the problems function, the messages, with {file} for the
+#: planted module's path). Each plants one unregistered check (or a harmless helper).
+PLANTS: dict[str, tuple[ModuleType, str, Callable[[], list[str]], list[str]]] = {
+    "profile rule": (
+        gpustack.profile.rules,
+        "from __future__ import annotations\n"
+        + _RULE_IMPORTS
+        + """
+def gpus_are_happy(p: Profile) -> Iterator[Finding]:
+    yield from ()
+""",
+        profile_rule_problems,
+        [
+            "{file}: gpus_are_happy is a profile rule no row runs; add"
+            ' Rule(id="gpus-are-happy", check=planted.gpus_are_happy, section=..., summary=...,'
+            " fix=...) to RULES in gpustack/profile/rules/registry.py"
+        ],
+    ),
+    "profile rule, annotations evaluated, qualified": (
+        gpustack.profile.rules,
+        _RULE_IMPORTS
+        + """
+def gpus_are_happy(profile: model.Profile) -> Iterable[Finding]:
+    return []
+""",
+        profile_rule_problems,
+        [
+            "{file}: gpus_are_happy is a profile rule no row runs; add"
+            ' Rule(id="gpus-are-happy", check=planted.gpus_are_happy, section=..., summary=...,'
+            " fix=...) to RULES in gpustack/profile/rules/registry.py"
+        ],
+    ),
+    "profile rule helpers": (
+        gpustack.profile.rules,
+        "from __future__ import annotations\n"
+        + _RULE_IMPORTS
+        + """
+def happiness(p: Profile) -> Iterator[str]:
+    yield p.name
+
+
+def _private_rule(p: Profile) -> Iterator[Finding]:
+    yield from ()
+""",
+        profile_rule_problems,
+        [],
+    ),
+    "lint rule": (
+        gpustack.lint.rules,
+        """
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.pods import PodSite
+from gpustack.profile.finding import Finding
+
+
+def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
+    yield from ()
+""",
+        lint_rule_problems,
+        [
+            "{file} is a lint rule module no row runs; add"
+            ' LintRule(id="planted", summary=..., check=planted.check) to RULES in'
+            " gpustack/lint/registry.py (check_object= for a rule about whole objects)"
+        ],
+    ),
+    "doctor check": (
+        gpustack.doctor,
+        """
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.doctor.finding import Diagnosis
+from gpustack.doctor.state import ClusterState
+
+QUOTA = "quota-exceeded"
+
+
+def diagnose_quota(state: ClusterState) -> Iterator[Diagnosis]:
+    if state.nodes:
+        yield Diagnosis("cluster", QUOTA, "why")
+    yield Diagnosis("cluster", check="gpu-is-sad", message="why")
+""",
+        doctor_check_problems,
+        [
+            "{file}: diagnose_quota yields diagnoses no run reports; add diagnose_quota to"
+            " DIAGNOSES in gpustack/doctor/report.py (through a (state, profile) wrapper if it"
+            " takes only the state)",
+            "{file}:13: check 'quota-exceeded' is no row; add"
+            ' DoctorCheck("quota-exceeded", "node|pod|controller", "<what it finds>") to CHECKS'
+            " in gpustack/doctor/checks.py",
+            "{file}:14: check 'gpu-is-sad' is no row; add"
+            ' DoctorCheck("gpu-is-sad", "node|pod|controller", "<what it finds>") to CHECKS'
+            " in gpustack/doctor/checks.py",
+        ],
+    ),
+}
+
+
+def _plant(
+    package: ModuleType, source: str, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Callable[[], None]]:
+    """``source`` as module ``planted`` of ``package`` (a second folder on its ``__path__``),
+    and what removes it from the imported modules again."""
+    file = folder / "planted.py"
+    file.write_text(source.lstrip("\n"), encoding="utf-8")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+    importlib.invalidate_caches()
+
+    def remove() -> None:
+        sys.modules.pop(f"{package.__name__}.planted", None)
+        if hasattr(package, "planted"):
+            delattr(package, "planted")
+
+    return file, remove
+
+
+@pytest.mark.parametrize("case", sorted(PLANTS))
+def test_a_planted_unregistered_check_names_its_row(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    package, source, problems, expected = PLANTS[case]
+    file, remove = _plant(package, source, tmp_path, monkeypatch)
+    request.addfinalizer(remove)
+    assert problems() == [m.format(file=file) for m in expected]
 
 
 def test_every_doctor_check_is_documented_and_found_by_a_fixture() -> None:

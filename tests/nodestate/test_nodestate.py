@@ -268,11 +268,21 @@ def test_node_rules_reference_is_current() -> None:
         assert f"| `{rule.id}` |" in text
 
 
-@pytest.mark.parametrize(("where", "code"), [("repo", 0), ("elsewhere", 1)])
-def test_node_rules_reference_check_fails_when_stale(tmp_path: Path, where: str, code: int) -> None:
+@pytest.mark.parametrize(("root", "code"), [("repo", 0), ("empty", 1)])
+def test_node_rules_reference_check_fails_when_stale(tmp_path: Path, root: str, code: int) -> None:
+    """Run from another folder, ``--check`` reads the repository's page; under an empty
+    ``--root`` the page is missing, so stale."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "gpustack.nodestate.reference", "--check"],
-        cwd=REPO if where == "repo" else tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "gpustack.nodestate.reference",
+            "--check",
+            *(["--root", str(tmp_path)] if root == "empty" else []),
+        ],
+        cwd=elsewhere,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
