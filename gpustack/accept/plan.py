@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpustack.accept.expect import DEFAULT_TOLERANCE, HOSTNAME_LABEL, Group, Host, groups
-from gpustack.doctor.state import ClusterState, labels, name
+from gpustack.kube.state import ClusterState, labels, name
 from gpustack.nodestate.checks import Nodes
 from gpustack.profile.derive import dra_allocates_gpus
 from gpustack.profile.model import Profile

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from gpustack import components
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import JSON, ClusterState, get, items, labels, name
+from gpustack.kube.state import JSON, ClusterState, get, items, labels, name
 from gpustack.profile.model import Profile
 
 FAILED_CREATE = "FailedCreate"

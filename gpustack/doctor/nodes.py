@@ -30,7 +30,9 @@ from collections.abc import Iterator
 from gpustack import components
 from gpustack.doctor.created import refusal
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import (
+from gpustack.doctor.taints import untolerated
+from gpustack.kube.quantity import quantity
+from gpustack.kube.state import (
     JSON,
     ClusterState,
     events_for,
@@ -41,8 +43,6 @@ from gpustack.doctor.state import (
     name,
     pod_ready,
 )
-from gpustack.doctor.taints import untolerated
-from gpustack.lint.quantity import quantity
 from gpustack.profile import derive
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.model import Profile, node_config_profile

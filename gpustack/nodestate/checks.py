@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from gpustack.doctor.nodes import node_view, stack_pods
-from gpustack.doctor.state import JSON, ClusterState, labels, name
+from gpustack.kube.state import JSON, ClusterState, labels, name
 from gpustack.nodestate import facts
 from gpustack.profile import catalog
 from gpustack.profile.finding import Finding

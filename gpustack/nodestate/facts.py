@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from gpustack.doctor.state import JSON, get, labels
+from gpustack.kube.state import JSON, get, labels
 from gpustack.profile import catalog
 
 NFD = "feature.node.kubernetes.io/"
