@@ -18,6 +18,22 @@ import pytest
 
 PACKAGE = Path(__file__).parents[1] / "gpustack"
 
+#: The features that read Kubernetes objects, each on the floor above :mod:`gpustack.kube`.
+FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance")
+
+#: What gpustack.kube may never import: a feature, or the writing, synthesis, GitOps and CLI
+#: layers above it (function-level imports too: :func:`imports` reads every one).
+KUBE_FORBIDDEN = (
+    *(f"gpustack.{feature}" for feature in FEATURES),
+    "gpustack.constructs",
+    "gpustack.synth",
+    "gpustack.gitops",
+    "gpustack.cli",
+    "click",
+    "cdk8s",
+    "constructs",
+)
+
 #: folder (relative to gpustack/) -> module prefixes nothing in it may import
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "profile": (
@@ -71,6 +87,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "cdk8s",
         "constructs",
     ),
+    # the floor for reading Kubernetes objects, below every feature that reads them: it knows
+    # none of them, nor how objects are written, synthesized, shipped or asked for
+    "kube": KUBE_FORBIDDEN,
     # lint reads manifests and derivations: never the profile rules, the constructs or cdk8s
     "lint": (
         "gpustack.constructs",
@@ -121,6 +140,23 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
         "cdk8s.x",
         "gpustack.checker",
         "gpustack.checker.check_paths",
+    ]
+
+
+def test_the_kube_rule_refuses_a_feature_import(tmp_path: Path) -> None:
+    """A reader in gpustack.kube that reaches into a feature, even inside a function, fails."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gpustack.profile.loader import JsonPath\n"
+        "def f():\n"
+        "    from gpustack.doctor.finding import Diagnosis\n"
+        "    import gpustack.gitops.repo\n",
+        encoding="utf-8",
+    )
+    assert _hits(imports(probe), FORBIDDEN["kube"]) == [
+        "gpustack.doctor.finding",
+        "gpustack.doctor.finding.Diagnosis",
+        "gpustack.gitops.repo",
     ]
 
 
