@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpustack.accept.expect import DEFAULT_TOLERANCE, HOSTNAME_LABEL, Group, Host, groups
+from gpustack.kube.nodes import Nodes
 from gpustack.kube.state import ClusterState, labels, name
-from gpustack.nodestate.checks import Nodes
 from gpustack.profile.derive import dra_allocates_gpus
 from gpustack.profile.model import Profile
 

@@ -24,13 +24,13 @@ at gpustack's MIG manager and the node's ``nvidia.com/mig.config`` label.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterator
 
 from gpustack import components
 from gpustack.doctor.created import refusal
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.taints import untolerated
+from gpustack.kube.nodes import COMPONENT, looks_like_gpu_node, node_view, stack_pods
 from gpustack.kube.quantity import quantity
 from gpustack.kube.state import (
     JSON,
@@ -45,10 +45,7 @@ from gpustack.kube.state import (
 )
 from gpustack.profile import derive
 from gpustack.profile import node_label_catalog as catalog
-from gpustack.profile.model import Profile, node_config_profile
-
-COMPONENT = "app.kubernetes.io/component"
-PART_OF = "app.kubernetes.io/part-of"
+from gpustack.profile.model import Profile
 
 
 def stages() -> tuple[tuple[str, str, str], ...]:
@@ -62,51 +59,6 @@ def stages() -> tuple[tuple[str, str, str], ...]:
 def plugin_component() -> str:
     """The component whose readiness is the device plugin's stage (its registry row)."""
     return next(c.name for c, r in components.readiness_stages() if r.plugin)
-
-
-#: Node Feature Discovery's label for a PCI device of NVIDIA (vendor 10de), with or without the
-#: device class in front (``pci-10de.present``, ``pci-0302_10de.present``).
-NVIDIA_PCI = re.compile(
-    r"feature\.node\.kubernetes\.io/pci-([0-9a-f]{4}_)?10de(_[0-9a-f]{4})?\.present"
-)
-#: Labellers whose labels only a node with an NVIDIA GPU gets.
-GPU_LABELLERS = (catalog.GFD, catalog.GPU_NODE_RULE)
-
-
-def gpu_evidence(node: JSON, ignore: frozenset[str] = frozenset()) -> str | None:
-    """What shows the node has an NVIDIA GPU (a label or a capacity), ``None`` if nothing does.
-    ``ignore``: the selector's own keys, which prove nothing (someone may have put them on any
-    node)."""
-    node_labels = labels(node)
-    for key, value in node_labels.items():
-        if key in ignore:
-            continue
-        if NVIDIA_PCI.fullmatch(key) and value == "true":
-            return f"{key}={value}"
-        known = catalog.lookup(key)
-        if known is not None and known.source in GPU_LABELLERS and value not in ("", "false"):
-            return f"{key}={value}"
-    for resource in map(str, mapping(node, "status", "capacity")):
-        if resource.startswith("nvidia.com/") and resource not in ignore:
-            return f"capacity {resource}"
-    return None
-
-
-def looks_like_gpu_node(node: JSON, ignore: frozenset[str] = frozenset()) -> bool:
-    return gpu_evidence(node, ignore) is not None
-
-
-def stack_pods(state: ClusterState, profile: Profile, component: str, node: str) -> list[JSON]:
-    ns = profile.cluster.namespace
-    return [
-        p
-        for p in state.pods
-        if get(p, "metadata", "namespace") == ns
-        and labels(p).get(COMPONENT) == component
-        and labels(p).get(PART_OF) == "gpustack"
-        and "mps" not in labels(p).get("app.kubernetes.io/name", "")
-        and get(p, "spec", "nodeName") == node
-    ]
 
 
 def _container_states(pod: JSON) -> list[str]:
@@ -247,15 +199,6 @@ def not_selected(node: JSON, key: str, value: str) -> Diagnosis:
         base,
         f"kubectl label node {name(node)} {key}={value}",
     )
-
-
-def node_view(profile: Profile, node: JSON) -> Profile:
-    """The profile as this node's plugin config sees it (its node config, if labelled)."""
-    chosen = labels(node).get(profile.device_plugin.node_config_label)
-    for nc in profile.device_plugin.node_configs:
-        if nc.name == chosen:
-            return node_config_profile(profile, nc)
-    return profile
 
 
 def diagnose_node(state: ClusterState, profile: Profile, node: JSON) -> Diagnosis | None:
