@@ -3,7 +3,9 @@
 Why a test: a single import upward (the profile package reaching for the checker, rules for a
 construct) makes validation load cdk8s or ties the rules to how manifests are rendered, and
 nothing else would notice. Imports are read with :mod:`ast`, so imports inside functions count
-as well; the table says, per package, which modules it must never import.
+as well; the table says, per package, which modules it must never import. The features that read
+Kubernetes objects (:data:`FEATURES`) stand side by side on :mod:`gpustack.kube`: none imports
+another, and kube imports none of them.
 """
 
 from __future__ import annotations
@@ -157,6 +159,35 @@ def test_the_kube_rule_refuses_a_feature_import(tmp_path: Path) -> None:
         "gpustack.doctor.finding",
         "gpustack.doctor.finding.Diagnosis",
         "gpustack.gitops.repo",
+    ]
+
+
+def _other_features(feature: str) -> tuple[str, ...]:
+    return tuple(f"gpustack.{other}" for other in FEATURES if other != feature)
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_features_stand_side_by_side(feature: str) -> None:
+    """No feature imports another: what two of them read in common belongs in gpustack.kube."""
+    wrong = {
+        str(f.relative_to(PACKAGE)): hits
+        for f in sorted((PACKAGE / feature).rglob("*.py"))
+        if (hits := _hits(imports(f), _other_features(feature)))
+    }
+    assert wrong == {}, f"move what {feature} reads from another feature into gpustack.kube"
+
+
+def test_the_feature_rule_refuses_a_sibling_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gpustack.accept import plan\n"
+        "def f():\n"
+        "    from gpustack.nodestate.checks import Check\n",
+        encoding="utf-8",
+    )
+    assert _hits(imports(probe), _other_features("accept")) == [
+        "gpustack.nodestate.checks",
+        "gpustack.nodestate.checks.Check",
     ]
 
 
