@@ -30,7 +30,8 @@ from gpustack import components
 from gpustack.doctor.created import refusal
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.taints import untolerated
-from gpustack.kube.nodes import COMPONENT, looks_like_gpu_node, node_view, stack_pods
+from gpustack.kube.labels import COMPONENT_LABEL
+from gpustack.kube.nodes import looks_like_gpu_node, node_view, stack_pods
 from gpustack.kube.quantity import quantity
 from gpustack.kube.state import (
     JSON,
@@ -116,7 +117,7 @@ def _why_missing(
     sets = [
         d
         for d in state.daemonsets
-        if get(d, "metadata", "namespace") == ns and labels(d).get(COMPONENT) == component
+        if get(d, "metadata", "namespace") == ns and labels(d).get(COMPONENT_LABEL) == component
     ]
     if not sets:
         return f"no {component} DaemonSet in namespace {ns} (is dist/ synced?)", None
@@ -142,11 +143,12 @@ def _missing_pod(
     state: ClusterState, profile: Profile, component: str, node: JSON, check: str, what: str
 ) -> Diagnosis:
     why, hint = _why_missing(state, profile, component, node)
+    selector = f"{COMPONENT_LABEL}={component}"
     return Diagnosis(
         f"node/{name(node)}",
         check,
         f"no {what} pod on this node: {why}",
-        hint or f"kubectl -n {profile.cluster.namespace} get daemonsets -l {COMPONENT}={component}",
+        hint or f"kubectl -n {profile.cluster.namespace} get daemonsets -l {selector}",
     )
 
 
@@ -305,7 +307,7 @@ def _mig_manager(state: ClusterState, profile: Profile, node: JSON) -> tuple[str
     if not pods:
         why, hint = _why_missing(state, profile, manager, node)
         return f"no MIG manager pod on this node: {why}", hint or (
-            f"kubectl -n {ns} get daemonsets -l {COMPONENT}={manager}"
+            f"kubectl -n {ns} get daemonsets -l {COMPONENT_LABEL}={manager}"
         )
     node_labels = labels(node)
     have = node_labels.get(config_label)

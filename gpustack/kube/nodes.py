@@ -10,16 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpustack.kube.labels import (
+    ASSUMED_SELECTED,
+    COMPONENT_LABEL,
+    NAME_LABEL,
+    PART_OF,
+    PART_OF_LABEL,
+)
 from gpustack.kube.state import JSON, ClusterState, get, labels, mapping
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.model import Profile, node_config_profile
-
-COMPONENT = "app.kubernetes.io/component"
-PART_OF = "app.kubernetes.io/part-of"
-
-
-#: A node an AICR snapshot describes: the node its agent ran on, selected by construction.
-ASSUMED_SELECTED = "gpustack.dev/assumed-selected"
 
 #: Node Feature Discovery's label for a PCI device of NVIDIA (vendor 10de), with or without the
 #: device class in front (``pci-10de.present``, ``pci-0302_10de.present``).
@@ -59,9 +59,9 @@ def stack_pods(state: ClusterState, profile: Profile, component: str, node: str)
         p
         for p in state.pods
         if get(p, "metadata", "namespace") == ns
-        and labels(p).get(COMPONENT) == component
-        and labels(p).get(PART_OF) == "gpustack"
-        and "mps" not in labels(p).get("app.kubernetes.io/name", "")
+        and labels(p).get(COMPONENT_LABEL) == component
+        and labels(p).get(PART_OF_LABEL) == PART_OF
+        and "mps" not in labels(p).get(NAME_LABEL, "")
         and get(p, "spec", "nodeName") == node
     ]
 

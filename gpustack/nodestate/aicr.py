@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from gpustack import limits
-from gpustack.kube.nodes import ASSUMED_SELECTED
+from gpustack.kube.labels import ASSUMED_SELECTED
 from gpustack.kube.state import JSON, ClusterState
 from gpustack.nodestate import facts
 from gpustack.profile.catalog import gfd_product_name
