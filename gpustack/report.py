@@ -22,7 +22,7 @@ from gpustack.checker import Accepted, CheckResult, Issue, display_path
 
 if TYPE_CHECKING:
     from gpustack.doctor.finding import Diagnosis
-    from gpustack.doctor.state import ClusterState
+    from gpustack.kube.state import ClusterState
     from gpustack.lint.check import LintResult
 
 FORMATS = ("text", "json", "github")

@@ -3,7 +3,9 @@
 Why a test: a single import upward (the profile package reaching for the checker, rules for a
 construct) makes validation load cdk8s or ties the rules to how manifests are rendered, and
 nothing else would notice. Imports are read with :mod:`ast`, so imports inside functions count
-as well; the table says, per package, which modules it must never import.
+as well; the table says, per package, which modules it must never import. The features that read
+Kubernetes objects (:data:`FEATURES`) stand side by side on :mod:`gpustack.kube`: none imports
+another, and kube imports none of them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,22 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[1] / "gpustack"
+
+#: The features that read Kubernetes objects, each on the floor above :mod:`gpustack.kube`.
+FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance")
+
+#: What gpustack.kube may never import: a feature, or the writing, synthesis, GitOps and CLI
+#: layers above it (function-level imports too: :func:`imports` reads every one).
+KUBE_FORBIDDEN = (
+    *(f"gpustack.{feature}" for feature in FEATURES),
+    "gpustack.constructs",
+    "gpustack.synth",
+    "gpustack.gitops",
+    "gpustack.cli",
+    "click",
+    "cdk8s",
+    "constructs",
+)
 
 #: folder (relative to gpustack/) -> module prefixes nothing in it may import
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -71,6 +89,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "cdk8s",
         "constructs",
     ),
+    # the floor for reading Kubernetes objects, below every feature that reads them: it knows
+    # none of them, nor how objects are written, synthesized, shipped or asked for
+    "kube": KUBE_FORBIDDEN,
     # lint reads manifests and derivations: never the profile rules, the constructs or cdk8s
     "lint": (
         "gpustack.constructs",
@@ -121,6 +142,52 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
         "cdk8s.x",
         "gpustack.checker",
         "gpustack.checker.check_paths",
+    ]
+
+
+def test_the_kube_rule_refuses_a_feature_import(tmp_path: Path) -> None:
+    """A reader in gpustack.kube that reaches into a feature, even inside a function, fails."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gpustack.profile.loader import JsonPath\n"
+        "def f():\n"
+        "    from gpustack.doctor.finding import Diagnosis\n"
+        "    import gpustack.gitops.repo\n",
+        encoding="utf-8",
+    )
+    assert _hits(imports(probe), FORBIDDEN["kube"]) == [
+        "gpustack.doctor.finding",
+        "gpustack.doctor.finding.Diagnosis",
+        "gpustack.gitops.repo",
+    ]
+
+
+def _other_features(feature: str) -> tuple[str, ...]:
+    return tuple(f"gpustack.{other}" for other in FEATURES if other != feature)
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_features_stand_side_by_side(feature: str) -> None:
+    """No feature imports another: what two of them read in common belongs in gpustack.kube."""
+    wrong = {
+        str(f.relative_to(PACKAGE)): hits
+        for f in sorted((PACKAGE / feature).rglob("*.py"))
+        if (hits := _hits(imports(f), _other_features(feature)))
+    }
+    assert wrong == {}, f"move what {feature} reads from another feature into gpustack.kube"
+
+
+def test_the_feature_rule_refuses_a_sibling_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gpustack.accept import plan\n"
+        "def f():\n"
+        "    from gpustack.nodestate.checks import Check\n",
+        encoding="utf-8",
+    )
+    assert _hits(imports(probe), _other_features("accept")) == [
+        "gpustack.nodestate.checks",
+        "gpustack.nodestate.checks.Check",
     ]
 
 

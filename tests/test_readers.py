@@ -143,7 +143,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     from gpustack.accept import report as accept_report  # noqa: F401
     from gpustack.checker import check_paths
     from gpustack.doctor import checks, report  # noqa: F401
-    from gpustack.lint import manifests  # noqa: F401
+    from gpustack.kube import manifests  # noqa: F401
     from gpustack.nodestate import source, validate  # noqa: F401
 
     check_paths([PROFILE])

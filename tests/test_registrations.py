@@ -22,8 +22,9 @@ import pytest
 import gpustack.doctor
 import gpustack.lint.rules
 import gpustack.profile.rules
-from gpustack.doctor import checks, state
+from gpustack.doctor import checks
 from gpustack.doctor.report import DIAGNOSES, diagnose
+from gpustack.kube import state
 from gpustack.lint import registry as lint_registry
 from gpustack.profile.rules import registry as rule_registry
 from tests.completeness import (

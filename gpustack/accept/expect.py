@@ -34,15 +34,12 @@ class Bandwidth:
     threshold: float
 
 
-#: The label the kubelet sets to the node's hostname; the acceptance pods are pinned by it.
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-
-
 @dataclass(frozen=True)
 class Host:
     """One GPU node known by name (from a recorded state): ``name`` is the Node object's name
-    (what the pods print as their node), ``hostname`` its :data:`HOSTNAME_LABEL` value (what
-    a pod is pinned by; the name where the label is missing)."""
+    (what the pods print as their node), ``hostname`` its ``kubernetes.io/hostname`` label
+    (:data:`~gpustack.kube.labels.HOSTNAME_LABEL`: what a pod is pinned by; the name where the
+    label is missing)."""
 
     name: str
     hostname: str

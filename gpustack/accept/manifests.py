@@ -35,7 +35,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpustack.accept.expect import HOSTNAME_LABEL, Group, Host
+from gpustack.accept.expect import Group, Host
+from gpustack.kube.labels import COMPONENT_LABEL, HOSTNAME_LABEL, NAME_LABEL, PART_OF, PART_OF_LABEL
 from gpustack.profile import derive
 from gpustack.profile.model import Profile
 from gpustack.profile.model.workloads import Example
@@ -73,9 +74,9 @@ def default_image(profile: Profile) -> str:
 
 def _labels(job: str | None = None, check: str | None = None) -> dict[str, str]:
     found = {
-        "app.kubernetes.io/name": "gpustack-accept",
-        "app.kubernetes.io/component": COMPONENT,
-        "app.kubernetes.io/part-of": "gpustack",
+        NAME_LABEL: "gpustack-accept",
+        COMPONENT_LABEL: COMPONENT,
+        PART_OF_LABEL: PART_OF,
     }
     if job:
         found[JOB_LABEL] = job

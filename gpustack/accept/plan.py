@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from gpustack.accept.expect import DEFAULT_TOLERANCE, HOSTNAME_LABEL, Group, Host, groups
-from gpustack.doctor.state import ClusterState, labels, name
-from gpustack.nodestate.checks import Nodes
+from gpustack.accept.expect import DEFAULT_TOLERANCE, Group, Host, groups
+from gpustack.kube.labels import HOSTNAME_LABEL
+from gpustack.kube.nodes import Nodes
+from gpustack.kube.state import ClusterState, labels, name
 from gpustack.profile.derive import dra_allocates_gpus
 from gpustack.profile.model import Profile
 

@@ -52,8 +52,8 @@ def doctor(
     """
     import sys
 
-    from gpustack.doctor import kubectl, state
     from gpustack.doctor.report import diagnose
+    from gpustack.kube import kubectl, state
     from gpustack.report import render_doctor
 
     if (state_path is None) == (not use_kubectl):

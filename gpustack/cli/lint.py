@@ -82,7 +82,7 @@ def _stdin() -> str:
     """The manifests on standard input, through the same limits as files (one line if not)."""
     import sys
 
-    from gpustack.lint import manifests
+    from gpustack.kube import manifests
 
     try:
         return manifests.read_stdin(sys.stdin.buffer)

@@ -34,6 +34,7 @@ from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.plugin_config import CONFIG_DIR as PLUGIN_CONFIG_DIR
 from gpustack.constructs.plugin_config import CONFIG_KEY as PLUGIN_CONFIG_KEY
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
+from gpustack.kube.labels import CONTROL_PLANE
 from gpustack.profile.derive import gpu_runtime_class, is_simulated
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least
@@ -242,7 +243,6 @@ def _dra_src(path: str) -> str:
 
 
 DRA_DEPLOY_LABEL: Final = "nvidia.com/gpu.deploy.dra-driver"
-CONTROL_PLANE: Final = "node-role.kubernetes.io/control-plane"
 CD_GROUP: Final = dra_upstream.COMPUTE_DOMAIN_API_GROUP
 
 

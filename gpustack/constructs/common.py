@@ -26,9 +26,10 @@ from constructs import Construct
 from gpustack.constructs import dcgm_exporter, k8s, kube
 from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.kube import object_meta
-from gpustack.constructs.labels import PART_OF, Identity, selector_labels
+from gpustack.constructs.labels import Identity, selector_labels
 from gpustack.constructs.rbac import Access
 from gpustack.constructs.runtime import runtime_classes
+from gpustack.kube.labels import PART_OF, PART_OF_LABEL
 from gpustack.profile.model import Profile
 from gpustack.profile.model.cluster import GKE_LIMITED_PRIORITY_CLASSES
 from gpustack.profile.platform import platform
@@ -53,7 +54,6 @@ METRICS_POLICY: Final = "gpustack-allow-gpu-metrics"
 #: The DCGM exporter's pods and metrics port (see :mod:`gpustack.constructs.dcgm_exporter`).
 DCGM_EXPORTER_POD: Final = selector_labels(dcgm_exporter.NAME, dcgm_exporter.COMPONENT)
 DCGM_METRICS_PORT: Final = 9400
-PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
 
 #: OpenShift: the Role (and its binding) that lets the stack's pods use the privileged SCC.
 SCC_ROLE: Final = "gpustack-scc-privileged"

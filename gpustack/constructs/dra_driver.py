@@ -54,6 +54,7 @@ from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import Access, grant, token_volume
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.kube.labels import CONTROL_PLANE
 from gpustack.profile import derive, readiness
 from gpustack.profile.model import Profile
 
@@ -583,9 +584,7 @@ class DraDriver(Construct):
         # a cluster-wide controller: on any node, control plane preferred (NVIDIA's chart);
         # not bound to the GPU nodes' selector
         tolerations = [
-            k8s.Toleration(
-                key="node-role.kubernetes.io/control-plane", operator="Exists", effect="NoSchedule"
-            ),
+            k8s.Toleration(key=CONTROL_PLANE, operator="Exists", effect="NoSchedule"),
             k8s.Toleration(key="CriticalAddonsOnly", operator="Exists"),
             *(placement["tolerations"] or []),
         ]
@@ -616,7 +615,7 @@ class DraDriver(Construct):
                                         preference=k8s.NodeSelectorTerm(
                                             match_expressions=[
                                                 k8s.NodeSelectorRequirement(
-                                                    key="node-role.kubernetes.io/control-plane",
+                                                    key=CONTROL_PLANE,
                                                     operator="Exists",
                                                 )
                                             ]

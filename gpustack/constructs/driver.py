@@ -31,6 +31,7 @@ from gpustack.constructs.scripts import (
     HOST_ROOT_CTR_PATH,
     SCRIPTS_DIR,
 )
+from gpustack.kube.labels import HOSTNAME_LABEL
 from gpustack.profile import readiness
 from gpustack.profile.model import (
     DRIVER_CONTAINER_ROOT,
@@ -309,7 +310,7 @@ class NvidiaDriver(Construct):
             required_during_scheduling_ignored_during_execution=[
                 k8s.PodAffinityTerm(
                     label_selector=k8s.LabelSelector(match_labels=app.ident.selector()),
-                    topology_key="kubernetes.io/hostname",
+                    topology_key=HOSTNAME_LABEL,
                 )
             ]
         )

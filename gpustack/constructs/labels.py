@@ -19,6 +19,14 @@ from collections.abc import Iterable
 from typing import Final
 
 from gpustack import components
+from gpustack.kube.labels import (
+    COMPONENT_LABEL,
+    MANAGED_BY_LABEL,
+    NAME_LABEL,
+    PART_OF,
+    PART_OF_LABEL,
+    VERSION_LABEL,
+)
 
 #: Registered component names in order, and their sync waves: views of
 #: :data:`gpustack.components.REGISTRY` taken at import, for callers that want plain values.
@@ -26,13 +34,8 @@ from gpustack import components
 COMPONENTS: Final = components.names()
 SYNC_WAVES: Final = {c.name: str(c.sync_wave) for c in components.REGISTRY}
 
-PART_OF: Final = "gpustack"
 MANAGED_BY: Final = "gpustack"
 SYNC_WAVE_ANNOTATION: Final = "argocd.argoproj.io/sync-wave"
-
-NAME_LABEL: Final = "app.kubernetes.io/name"
-COMPONENT_LABEL: Final = "app.kubernetes.io/component"
-VERSION_LABEL: Final = "app.kubernetes.io/version"
 
 _LABEL_VALUE_MAX: Final = 63
 _BAD_LABEL_CHARS: Final = re.compile(r"[^A-Za-z0-9._-]+")
@@ -59,8 +62,8 @@ def object_labels(name: str, component: str, version: str = "") -> dict[str, str
     labels = {
         NAME_LABEL: name,
         COMPONENT_LABEL: component,
-        "app.kubernetes.io/part-of": PART_OF,
-        "app.kubernetes.io/managed-by": MANAGED_BY,
+        PART_OF_LABEL: PART_OF,
+        MANAGED_BY_LABEL: MANAGED_BY,
     }
     version_value = label_value(version)
     if version_value:

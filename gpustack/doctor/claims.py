@@ -6,7 +6,7 @@ its DeviceClass does not exist, no node publishes a ResourceSlice of the class's
 kubelet plugin is not running or not publishing), or no published device satisfies the class's
 and the request's selectors, or every one that does is taken. Each is read from the state
 (``resourceclaims``, ``resourceslices``, ``deviceclasses``); the selectors are evaluated only in
-their simplest form (``&&`` of ``==``/``!=`` comparisons, :func:`gpustack.lint.cel.evaluate`),
+their simplest form (``&&`` of ``==``/``!=`` comparisons, :func:`gpustack.kube.cel.evaluate`),
 and a selector that is more is named as what may be the reason, never judged. The scheduler's
 and the resourceclaim controller's own messages are quoted (their words:
 k8s.io/kubernetes ``pkg/scheduler/framework/plugins/dynamicresources`` "cannot allocate all
@@ -24,10 +24,8 @@ from typing import Any
 
 from gpustack import dra_upstream as upstream
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.kubectl import ARGS
-from gpustack.doctor.state import JSON, ClusterState, events_for, get, items, mapping, name
-from gpustack.lint import cel
-from gpustack.lint.claims import (
+from gpustack.kube import cel
+from gpustack.kube.claims import (
     CLAIM,
     NVIDIA_CLASSES,
     Choice,
@@ -36,7 +34,9 @@ from gpustack.lint.claims import (
     class_kind,
     selectors,
 )
-from gpustack.lint.suggest import did_you_mean
+from gpustack.kube.kubectl import ARGS
+from gpustack.kube.state import JSON, ClusterState, events_for, get, items, mapping, name
+from gpustack.kube.suggest import did_you_mean
 
 CHECK = "claim-unallocated"
 #: Reason of the resourceclaim controller's event when it cannot make a pod's claim.

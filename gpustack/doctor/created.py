@@ -20,13 +20,11 @@ from dataclasses import dataclass
 
 from gpustack import components
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import JSON, ClusterState, get, items, labels, name
+from gpustack.kube.labels import COMPONENT_LABEL, PART_OF, PART_OF_LABEL
+from gpustack.kube.state import JSON, ClusterState, get, items, labels, name
 from gpustack.profile.model import Profile
 
 FAILED_CREATE = "FailedCreate"
-#: The stack's own objects, reported per node (see :mod:`gpustack.doctor.nodes`).
-PART_OF = "app.kubernetes.io/part-of"
-COMPONENT = "app.kubernetes.io/component"
 
 
 @dataclass(frozen=True)
@@ -149,8 +147,8 @@ def _staged_daemonset(state: ClusterState, profile: Profile, namespace: str, obj
     staged = {c.name for c, _ in components.readiness_stages()}
     return namespace == profile.cluster.namespace and any(
         name(d) == obj
-        and labels(d).get(PART_OF) == "gpustack"
-        and labels(d).get(COMPONENT) in staged
+        and labels(d).get(PART_OF_LABEL) == PART_OF
+        and labels(d).get(COMPONENT_LABEL) in staged
         for d in state.daemonsets
     )
 

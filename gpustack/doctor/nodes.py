@@ -24,13 +24,16 @@ at gpustack's MIG manager and the node's ``nvidia.com/mig.config`` label.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterator
 
 from gpustack import components
 from gpustack.doctor.created import refusal
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import (
+from gpustack.doctor.taints import untolerated
+from gpustack.kube.labels import COMPONENT_LABEL
+from gpustack.kube.nodes import looks_like_gpu_node, node_view, stack_pods
+from gpustack.kube.quantity import quantity
+from gpustack.kube.state import (
     JSON,
     ClusterState,
     events_for,
@@ -41,14 +44,9 @@ from gpustack.doctor.state import (
     name,
     pod_ready,
 )
-from gpustack.doctor.taints import untolerated
-from gpustack.lint.quantity import quantity
 from gpustack.profile import derive
 from gpustack.profile import node_label_catalog as catalog
-from gpustack.profile.model import Profile, node_config_profile
-
-COMPONENT = "app.kubernetes.io/component"
-PART_OF = "app.kubernetes.io/part-of"
+from gpustack.profile.model import Profile
 
 
 def stages() -> tuple[tuple[str, str, str], ...]:
@@ -62,51 +60,6 @@ def stages() -> tuple[tuple[str, str, str], ...]:
 def plugin_component() -> str:
     """The component whose readiness is the device plugin's stage (its registry row)."""
     return next(c.name for c, r in components.readiness_stages() if r.plugin)
-
-
-#: Node Feature Discovery's label for a PCI device of NVIDIA (vendor 10de), with or without the
-#: device class in front (``pci-10de.present``, ``pci-0302_10de.present``).
-NVIDIA_PCI = re.compile(
-    r"feature\.node\.kubernetes\.io/pci-([0-9a-f]{4}_)?10de(_[0-9a-f]{4})?\.present"
-)
-#: Labellers whose labels only a node with an NVIDIA GPU gets.
-GPU_LABELLERS = (catalog.GFD, catalog.GPU_NODE_RULE)
-
-
-def gpu_evidence(node: JSON, ignore: frozenset[str] = frozenset()) -> str | None:
-    """What shows the node has an NVIDIA GPU (a label or a capacity), ``None`` if nothing does.
-    ``ignore``: the selector's own keys, which prove nothing (someone may have put them on any
-    node)."""
-    node_labels = labels(node)
-    for key, value in node_labels.items():
-        if key in ignore:
-            continue
-        if NVIDIA_PCI.fullmatch(key) and value == "true":
-            return f"{key}={value}"
-        known = catalog.lookup(key)
-        if known is not None and known.source in GPU_LABELLERS and value not in ("", "false"):
-            return f"{key}={value}"
-    for resource in map(str, mapping(node, "status", "capacity")):
-        if resource.startswith("nvidia.com/") and resource not in ignore:
-            return f"capacity {resource}"
-    return None
-
-
-def looks_like_gpu_node(node: JSON, ignore: frozenset[str] = frozenset()) -> bool:
-    return gpu_evidence(node, ignore) is not None
-
-
-def stack_pods(state: ClusterState, profile: Profile, component: str, node: str) -> list[JSON]:
-    ns = profile.cluster.namespace
-    return [
-        p
-        for p in state.pods
-        if get(p, "metadata", "namespace") == ns
-        and labels(p).get(COMPONENT) == component
-        and labels(p).get(PART_OF) == "gpustack"
-        and "mps" not in labels(p).get("app.kubernetes.io/name", "")
-        and get(p, "spec", "nodeName") == node
-    ]
 
 
 def _container_states(pod: JSON) -> list[str]:
@@ -164,7 +117,7 @@ def _why_missing(
     sets = [
         d
         for d in state.daemonsets
-        if get(d, "metadata", "namespace") == ns and labels(d).get(COMPONENT) == component
+        if get(d, "metadata", "namespace") == ns and labels(d).get(COMPONENT_LABEL) == component
     ]
     if not sets:
         return f"no {component} DaemonSet in namespace {ns} (is dist/ synced?)", None
@@ -190,11 +143,12 @@ def _missing_pod(
     state: ClusterState, profile: Profile, component: str, node: JSON, check: str, what: str
 ) -> Diagnosis:
     why, hint = _why_missing(state, profile, component, node)
+    selector = f"{COMPONENT_LABEL}={component}"
     return Diagnosis(
         f"node/{name(node)}",
         check,
         f"no {what} pod on this node: {why}",
-        hint or f"kubectl -n {profile.cluster.namespace} get daemonsets -l {COMPONENT}={component}",
+        hint or f"kubectl -n {profile.cluster.namespace} get daemonsets -l {selector}",
     )
 
 
@@ -247,15 +201,6 @@ def not_selected(node: JSON, key: str, value: str) -> Diagnosis:
         base,
         f"kubectl label node {name(node)} {key}={value}",
     )
-
-
-def node_view(profile: Profile, node: JSON) -> Profile:
-    """The profile as this node's plugin config sees it (its node config, if labelled)."""
-    chosen = labels(node).get(profile.device_plugin.node_config_label)
-    for nc in profile.device_plugin.node_configs:
-        if nc.name == chosen:
-            return node_config_profile(profile, nc)
-    return profile
 
 
 def diagnose_node(state: ClusterState, profile: Profile, node: JSON) -> Diagnosis | None:
@@ -362,7 +307,7 @@ def _mig_manager(state: ClusterState, profile: Profile, node: JSON) -> tuple[str
     if not pods:
         why, hint = _why_missing(state, profile, manager, node)
         return f"no MIG manager pod on this node: {why}", hint or (
-            f"kubectl -n {ns} get daemonsets -l {COMPONENT}={manager}"
+            f"kubectl -n {ns} get daemonsets -l {COMPONENT_LABEL}={manager}"
         )
     node_labels = labels(node)
     have = node_labels.get(config_label)

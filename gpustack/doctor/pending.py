@@ -8,10 +8,10 @@ from decimal import Decimal
 from typing import Any
 
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import JSON, ClusterState, events_for, get, items, mapping, name
 from gpustack.doctor.taints import selector_mismatch, untolerated
-from gpustack.lint.pods import effective, is_sidecar, looks_like_gpu
-from gpustack.lint.quantity import quantity
+from gpustack.kube.pods import effective, is_sidecar, looks_like_gpu
+from gpustack.kube.quantity import quantity
+from gpustack.kube.state import JSON, ClusterState, events_for, get, items, mapping, name
 
 
 def _asked(container: Any) -> dict[str, Decimal]:

@@ -10,7 +10,7 @@ from gpustack.doctor.created import diagnose_refusals
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.nodes import diagnose_nodes
 from gpustack.doctor.pending import diagnose_pending
-from gpustack.doctor.state import ClusterState
+from gpustack.kube.state import ClusterState
 from gpustack.profile.model import Profile
 
 

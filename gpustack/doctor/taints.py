@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.doctor.state import JSON, get, items, labels
+from gpustack.kube.state import JSON, get, items, labels
 
 BLOCKING = ("NoSchedule", "NoExecute")
 

@@ -1,7 +1,7 @@
 """``gpustack lint``: the GPU pitfalls of a team's own workloads, found before they bite.
 
-Built like yamllint or check-jsonschema, in one direction: :mod:`~gpustack.lint.manifests` reads
-multi-document YAML with the position of every value, :mod:`~gpustack.lint.pods` finds the pod
+Built like yamllint or check-jsonschema, in one direction: :mod:`~gpustack.kube.manifests` reads
+multi-document YAML with the position of every value, :mod:`~gpustack.kube.pods` finds the pod
 templates in each object (core workloads, Kubeflow and Ray), :mod:`~gpustack.lint.context` states
 what the profile says about the cluster (using :mod:`gpustack.profile.derive`, never the rules
 or the constructs), the rules in :mod:`gpustack.lint.rules` (one per module, listed once in

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from gpustack.checker import Issue
-from gpustack.lint import claims, manifests
+from gpustack.kube import claims, manifests
+from gpustack.kube.pods import pod_sites
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import pod_sites
 from gpustack.lint.registry import LOAD, RULES, LintRule
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import format_path

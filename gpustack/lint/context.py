@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpustack.lint.claims import NVIDIA_CLASSES, Defined
+from gpustack.kube.claims import NVIDIA_CLASSES, Defined
 from gpustack.profile import catalog, derive
 from gpustack.profile.model import Profile, Taint
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from gpustack.kube.manifests import Manifest
+from gpustack.kube.pods import PodSite
 from gpustack.lint.context import LintContext
-from gpustack.lint.manifests import Manifest
-from gpustack.lint.pods import PodSite
 from gpustack.lint.rules import (
     claim_reference_known,
     container_claim_known,

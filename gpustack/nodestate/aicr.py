@@ -32,7 +32,8 @@ from typing import Any
 import yaml
 
 from gpustack import limits
-from gpustack.doctor.state import JSON, ClusterState
+from gpustack.kube.labels import ASSUMED_SELECTED
+from gpustack.kube.state import JSON, ClusterState
 from gpustack.nodestate import facts
 from gpustack.profile.catalog import gfd_product_name
 
@@ -139,7 +140,7 @@ def _node(snapshot: dict[str, Any], name: str, node_data: dict[str, Any]) -> JSO
         if smi.get("gpu.product-architecture"):  # nvidia-smi's "Ada Lovelace": GFD's family
             family = "-".join(str(smi["gpu.product-architecture"]).lower().split())
             labels.setdefault("nvidia.com/gpu.family", family)
-    annotations = {facts.ASSUMED_SELECTED: "aicr-snapshot"}
+    annotations = {ASSUMED_SELECTED: "aicr-snapshot"}
     server = _data(snapshot, "K8s", "server").get("version")
     if server:
         annotations[facts.SERVER_VERSION] = str(server)

@@ -1,19 +1,18 @@
 """The checks of a profile against its nodes: one function per assumption.
 
-Each check reads the profile and the nodes (:class:`Nodes`) and yields at most one
-:class:`~gpustack.profile.finding.Finding` per profile field, at that field's path, naming the
-nodes that disagree grouped by the value they have; the registry (:mod:`.registry`) stamps the
-rule ID. Nodes that do not tell (no GFD labels before the stack's first sync, a field a
+Each check reads the profile and the nodes (:class:`~gpustack.kube.nodes.Nodes`) and yields at
+most one :class:`~gpustack.profile.finding.Finding` per profile field, at that field's path,
+naming the nodes that disagree grouped by the value they have; the registry (:mod:`.registry`)
+stamps the rule ID. Nodes that do not tell (no GFD labels before the stack's first sync, a field a
 recorded state leaves out) are skipped, never guessed at.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
-from gpustack.doctor.nodes import node_view, stack_pods
-from gpustack.doctor.state import JSON, ClusterState, labels, name
+from gpustack.kube.nodes import Nodes, node_view, stack_pods
+from gpustack.kube.state import JSON, labels, name
 from gpustack.nodestate import facts
 from gpustack.profile import catalog
 from gpustack.profile.finding import Finding
@@ -32,29 +31,6 @@ GKE_DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
 _TRANSIENT_TAINTS = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
 #: How many node names a message lists before it counts the rest.
 _SHOWN = 4
-
-
-@dataclass(frozen=True)
-class Nodes:
-    """The cluster as the checks see it: the profile's nodes (``selected`` by
-    ``cluster.nodeSelector``) and the others."""
-
-    state: ClusterState
-    selected: tuple[JSON, ...]
-    others: tuple[JSON, ...]
-
-    @classmethod
-    def of(cls, state: ClusterState, profile: Profile) -> Nodes:
-        selector = dict(profile.cluster.node_selector)
-        picked: list[JSON] = []
-        rest: list[JSON] = []
-        for node in state.nodes:
-            own = labels(node)
-            chosen = selector.items() <= own.items() or facts.ASSUMED_SELECTED in (
-                (node.get("metadata") or {}).get("annotations") or {}
-            )
-            (picked if chosen else rest).append(node)
-        return cls(state, tuple(picked), tuple(rest))
 
 
 Check = Callable[[Profile, Nodes], Iterator[Finding]]

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import re
 
-from gpustack.doctor.state import JSON, get, labels
+from gpustack.kube.labels import CONTROL_PLANE
+from gpustack.kube.state import JSON, get, labels
 from gpustack.profile import catalog
 
 NFD = "feature.node.kubernetes.io/"
-CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
-#: A node an AICR snapshot describes: the node its agent ran on, selected by construction.
-ASSUMED_SELECTED = "gpustack.dev/assumed-selected"
 #: What an AICR snapshot knows that a Node object has no field for (:mod:`.aicr`).
 SERVER_VERSION = "gpustack.dev/aicr-server-version"
 CONTAINER_DRIVER = "gpustack.dev/aicr-driver-container"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from gpustack.kube.nodes import Nodes
 from gpustack.nodestate import checks
-from gpustack.nodestate.checks import Check, Nodes
+from gpustack.nodestate.checks import Check
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
 

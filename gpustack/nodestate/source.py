@@ -1,7 +1,7 @@
 """Where the node state comes from: a recorded file, stdin or ``kubectl`` (read-only).
 
-The same input ``gpustack doctor`` reads (:mod:`gpustack.doctor.kubectl`,
-:mod:`gpustack.doctor.state`): ``kubectl get nodes,pods,daemonsets,events -A -o json``.
+The same input ``gpustack doctor`` reads (:mod:`gpustack.kube.kubectl`,
+:mod:`gpustack.kube.state`): ``kubectl get nodes,pods,daemonsets,events -A -o json``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from gpustack import limits
-from gpustack.doctor import kubectl, state
-from gpustack.doctor.state import ClusterState
+from gpustack.kube import kubectl, state
+from gpustack.kube.state import ClusterState
 from gpustack.nodestate import aicr
 
 
@@ -21,7 +21,7 @@ class SourceError(Exception):
 
 def read(path: Path, source: str) -> ClusterState:
     """The state in the file ``path`` (``-``: standard input), read within the limits of a
-    recorded state (:func:`gpustack.doctor.state.read`)."""
+    recorded state (:func:`gpustack.kube.state.read`)."""
     try:
         text = state.read(sys.stdin.buffer if str(path) == "-" else path, source)
     except state.StateError as exc:

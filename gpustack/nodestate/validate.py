@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 
 from gpustack.checker import CheckResult, Issue, display_path
-from gpustack.doctor.state import ClusterState
-from gpustack.nodestate.checks import Nodes
+from gpustack.kube.nodes import Nodes
+from gpustack.kube.state import ClusterState
 from gpustack.nodestate.registry import node_findings
 from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from gpustack.constructs.labels import VERSION_LABEL
+from gpustack.kube.labels import VERSION_LABEL
 from gpustack.profile.derive import MIG_CONFIG_LABEL
 from gpustack.synth.plan import CLUSTERS_DIR, SourcedCluster, read_plain
 

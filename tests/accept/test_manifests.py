@@ -14,7 +14,7 @@ from gpustack.accept.expect import DEFAULT_TOLERANCE, MAX_CONTAINERS
 from gpustack.accept.plan import NothingToAccept, node_hosts, plan
 from gpustack.accept.report import expected_counts
 from gpustack.cli import main
-from gpustack.doctor import state
+from gpustack.kube import state
 from gpustack.profile import catalog, derive
 from tests.accept.conftest import EVERY_PROFILE, PROFILES, REPO, job, load, objects
 from tests.k8s_schema import assert_valid

@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from gpustack.checker import check_paths
 from gpustack.cli import main
-from gpustack.doctor import kubectl, state
 from gpustack.doctor.report import diagnose
+from gpustack.kube import kubectl, state
 from gpustack.profile.model import Profile
 
 HERE = Path(__file__).parent

@@ -16,9 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from gpustack.cli import main
-from gpustack.doctor import kubectl, state
 from gpustack.doctor.report import diagnose
-from gpustack.lint import cel
+from gpustack.kube import cel, kubectl, state
 from gpustack.plugin.dra import slices
 from tests.doctor import dra_states
 from tests.doctor.dra_states import DRA_FIXTURES

@@ -24,8 +24,8 @@ from click.testing import CliRunner
 
 from gpustack.checker import check_paths
 from gpustack.cli import main
-from gpustack.doctor import state
 from gpustack.doctor.report import diagnose
+from gpustack.kube import state
 from gpustack.profile.model import Profile
 from gpustack.report import render_doctor
 from tests.mutation import paths, set_field

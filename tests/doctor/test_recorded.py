@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpustack.doctor import state
 from gpustack.doctor.report import diagnose
+from gpustack.kube import state
 from tests.doctor.test_doctor import profile
 from tests.e2e.record_doctor import (
     FIXTURE_SCENARIOS,

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from gpustack import dra_upstream
-from gpustack.doctor import kubectl as doctor_kubectl
-from gpustack.doctor import state as doctor_state
 from gpustack.doctor.claims import diagnose_claims
+from gpustack.kube import kubectl as doctor_kubectl
+from gpustack.kube import state as doctor_state
 from tests.e2e import access, dra
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.folder import STAGES, Folder, folders

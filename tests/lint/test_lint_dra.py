@@ -17,10 +17,10 @@ import pytest
 
 from gpustack import dra_upstream as upstream
 from gpustack.checker import check_paths
-from gpustack.lint import cel, claims, manifests
+from gpustack.kube import cel, claims, manifests
+from gpustack.kube.pods import pod_sites
 from gpustack.lint.check import lint
 from gpustack.lint.context import LintContext, from_profile, generic
-from gpustack.lint.pods import pod_sites
 from tests.lint.test_lint import context
 
 HERE = Path(__file__).parent

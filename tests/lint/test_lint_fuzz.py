@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpustack.checker import check_paths
-from gpustack.lint import cel
+from gpustack.kube import cel
 from gpustack.lint.check import lint
 from gpustack.lint.context import LintContext, from_profile, generic
 from gpustack.report import FORMATS

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from gpustack.checker import Issue, check_paths
 from gpustack.cli import main
-from gpustack.doctor import state
+from gpustack.kube import state
 from gpustack.nodestate import reference
 from gpustack.nodestate.registry import NODE_RULES
 from gpustack.nodestate.validate import check_against

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from gpustack.checker import Issue, check_paths
 from gpustack.cli import main
-from gpustack.doctor import state
+from gpustack.kube import state
 from gpustack.nodestate.validate import check_against
 from tests.nodestate.recorded_cases import CASES, MATCHING, RECORDED, Case, matching_file, read
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.claims import TEMPLATE, pod_claims
+from gpustack.kube.claims import TEMPLATE, pod_claims
+from gpustack.kube.pods import PodSite
+from gpustack.kube.suggest import did_you_mean
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
-from gpustack.lint.suggest import did_you_mean
 from gpustack.profile.finding import Finding
 
 ID = "claim-reference-known"

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack import dra_upstream as upstream
-from gpustack.lint.claims import class_kind, pod_claims
+from gpustack.kube.claims import class_kind, pod_claims
+from gpustack.kube.pods import Container, PodSite, looks_like_gpu, per_pod
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import Container, PodSite, looks_like_gpu, per_pod
 from gpustack.profile.loader import JsonPath
 
 

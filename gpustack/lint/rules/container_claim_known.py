@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.claims import pod_claims
+from gpustack.kube.claims import pod_claims
+from gpustack.kube.pods import PodSite, listed
+from gpustack.kube.suggest import did_you_mean
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite, listed
-from gpustack.lint.suggest import did_you_mean
 from gpustack.profile.finding import Finding
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.kube.pods import CUDA_ANNOTATION, PodSite
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import CUDA_ANNOTATION, PodSite
 from gpustack.lint.rules.common import gpu_entries, in_profile
 from gpustack.profile import catalog
 from gpustack.profile.catalog import parse_driver

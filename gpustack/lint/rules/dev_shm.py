@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpustack.kube.pods import Container, PodSite, listed
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import Container, PodSite, listed
 from gpustack.profile.finding import Finding
 
 SHM = "/dev/shm"

@@ -7,7 +7,7 @@ of whole GPUs, which have none) is a CEL runtime error on every device, and
 ``productName == 1`` or ``driverVersion == '580.95.5'`` (a version, not a string) never holds:
 the claim is never allocated. The device type is the class's (NVIDIA's chart, or a DeviceClass
 of the linted manifests whose selectors name the driver); the attributes, kinds and capacities
-are NVIDIA's (:mod:`gpustack.dra_upstream`). Selectors are read by :mod:`gpustack.lint.cel`; one
+are NVIDIA's (:mod:`gpustack.dra_upstream`). Selectors are read by :mod:`gpustack.kube.cel`; one
 it cannot read is left alone. DeviceClasses of the linted manifests are checked the same way.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.claims import (
+from gpustack.kube.claims import (
     DEVICE_CLASS,
     REQUESTS_AT,
     choices,
@@ -25,8 +25,8 @@ from gpustack.lint.claims import (
     published,
     selectors,
 )
+from gpustack.kube.manifests import Manifest
 from gpustack.lint.context import LintContext
-from gpustack.lint.manifests import Manifest
 from gpustack.profile.finding import Finding
 
 

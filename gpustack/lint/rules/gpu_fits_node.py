@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.kube.pods import PodSite, per_pod, show
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite, per_pod, show
 from gpustack.lint.rules.common import gpu_entries, in_profile
 from gpustack.profile.derive import MIG_RESOURCE_PREFIX
 from gpustack.profile.finding import Finding

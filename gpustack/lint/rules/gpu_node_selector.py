@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpustack.kube.pods import PodSite, listed
 from gpustack.lint.context import LintContext, Pool
-from gpustack.lint.pods import PodSite, listed
 from gpustack.lint.rules.common import in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath

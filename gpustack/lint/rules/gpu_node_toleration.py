@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpustack.kube.pods import PodSite, listed
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite, listed
 from gpustack.lint.rules.common import claimed_gpus, in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Taint

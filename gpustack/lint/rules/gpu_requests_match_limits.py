@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.kube.pods import PodSite
+from gpustack.kube.quantity import quantity
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
-from gpustack.lint.quantity import quantity
 from gpustack.lint.rules.common import gpu_entries
 from gpustack.profile.finding import Finding
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.kube.pods import PodSite
+from gpustack.kube.suggest import nearest
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
 from gpustack.lint.rules.common import gpu_entries, in_profile
-from gpustack.lint.suggest import nearest
 from gpustack.profile.finding import Finding
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.kube.pods import PodSite
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
 from gpustack.lint.rules.common import in_profile, wants_gpu
 from gpustack.profile.finding import Finding
 

@@ -1,5 +1,5 @@
 """The cluster's state, read from the List that ``kubectl get nodes,pods,daemonsets,events,
-resourceclaims,resourceslices,deviceclasses -A -o json`` prints (:data:`gpustack.doctor.kubectl.
+resourceclaims,resourceslices,deviceclasses -A -o json`` prints (:data:`gpustack.kube.kubectl.
 ARGS`).
 
 Only the fields the diagnosis reads are looked at, each with a safe default, so a state recorded
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpustack import limits
-from gpustack.doctor.kubectl import ARGS
+from gpustack.kube.kubectl import ARGS
 
 JSON = dict[str, Any]
 #: A recorded state of a cluster with a few thousand pods (a few KiB each) is tens of MiB;

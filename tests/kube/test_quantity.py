@@ -14,8 +14,8 @@ from decimal import Decimal
 
 import pytest
 
-from gpustack.lint.pods import effective
-from gpustack.lint.quantity import parse, quantity
+from gpustack.kube.pods import effective
+from gpustack.kube.quantity import parse, quantity
 
 EQUAL = {
     "1e0": 1,

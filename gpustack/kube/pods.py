@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpustack.lint.manifests import Manifest
-from gpustack.lint.quantity import add, quantity
+from gpustack.kube.manifests import Manifest
+from gpustack.kube.quantity import add, quantity
 from gpustack.profile.loader import JsonPath
 
 #: kind -> path of its pod template (``spec`` of a Pod is the pod spec itself).

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpustack import dra_upstream as upstream
-from gpustack.lint import cel
-from gpustack.lint.manifests import Manifest
-from gpustack.lint.suggest import distance, nearest
+from gpustack.kube import cel
+from gpustack.kube.manifests import Manifest
+from gpustack.kube.suggest import distance, nearest
 from gpustack.profile.loader import JsonPath
 
 CLAIM = "ResourceClaim"
