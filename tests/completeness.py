@@ -23,7 +23,7 @@ from types import FunctionType, ModuleType
 from typing import Any
 
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import ClusterState
+from gpustack.kube.state import ClusterState
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
 

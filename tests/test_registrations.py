@@ -137,7 +137,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.pods import PodSite
+from gpustack.kube.pods import PodSite
 from gpustack.profile.finding import Finding
 
 
@@ -159,7 +159,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.doctor.finding import Diagnosis
-from gpustack.doctor.state import ClusterState
+from gpustack.kube.state import ClusterState
 
 QUOTA = "quota-exceeded"
 
