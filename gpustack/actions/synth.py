@@ -104,8 +104,8 @@ class SynthOutcome:
     diffs: str = ""
     renamed: tuple[tuple[str, str], ...] = ()
     rollout: tuple[str, ...] = ()
-    #: ``check``: a line per finding beyond a file that differs (:mod:`.gate`): a folder
-    #: nobody owns, a profile that stopped being one, an index entry not as computed.
+    #: ``check``: a line per finding beyond a file that differs (:mod:`gpustack.synth.gate`):
+    #: a folder nobody owns, a profile that stopped being one, an index entry not as computed.
     problems: tuple[str, ...] = ()
 
 
@@ -145,8 +145,8 @@ def run(options: SynthOptions) -> SynthOutcome:
 
 @dataclass(frozen=True)
 class Gate:
-    """What a run knows beyond its clusters, for the findings of :mod:`.gate`: what it
-    trusts, why a file it looked at made no cluster, and the working tree's index."""
+    """What a run knows beyond its clusters, for the findings of :mod:`gpustack.synth.gate`:
+    what it trusts, why a file it looked at made no cluster, and the working tree's index."""
 
     trust: Trust
     not_a_profile: Callable[[str], str | None] | None = None
@@ -163,7 +163,7 @@ class Gate:
 def _not_a_profile(
     options: SynthOptions, inputs: Inputs, result: CheckResult, fresh: dict[Path, Fresh]
 ) -> Callable[[str], str | None] | None:
-    """Why a file among the run's paths made no cluster (:func:`.gate.covered_by`)."""
+    """Why a file among the run's paths made no cluster (:func:`gpustack.synth.gate.covered_by`)."""
     from gpustack.synth.gate import covered_by
     from gpustack.synth.index import profile_ref
 
@@ -385,9 +385,9 @@ def _gate_findings(
     fleet: str | None,
     delivered: dict[str, bytes] | None,
 ) -> tuple[list[str], tuple[Difference, ...], bytes | None]:
-    """The findings of :mod:`.gate` for a check: lines, the differences with the paths nobody
-    owns added (and, for a gate, the index when its provenance differs), and, for a gate, the
-    index's bytes as the run would leave them."""
+    """The findings of :mod:`gpustack.synth.gate` for a check: lines, the differences with the
+    paths nobody owns added (and, for a gate, the index when its provenance differs), and, for a
+    gate, the index's bytes as the run would leave them."""
     from dataclasses import replace
 
     from gpustack.synth import gate as findings

@@ -16,7 +16,7 @@ from gpustack.cli.group import main
 from gpustack.exits import Exit
 
 if TYPE_CHECKING:
-    from gpustack.synth.action import SynthOptions, SynthOutcome
+    from gpustack.actions.synth import SynthOptions, SynthOutcome
 
 
 @main.command(short_help="Synthesize profiles into GitOps-ready manifests under dist/.")
@@ -161,7 +161,7 @@ def _options(
     default_profile: bool,
     jobs: int | None,
 ) -> SynthOptions:
-    from gpustack.synth.action import SynthOptions
+    from gpustack.actions.synth import SynthOptions
 
     def waiting() -> None:
         click.echo(f"gpustack: waiting for another gpustack synth writing {out}", err=True)
@@ -185,7 +185,7 @@ def _note(text: str) -> None:
 
 def _run(options: SynthOptions) -> SynthOutcome:
     """The action, its refusals as one-line errors (exit 1) and usage errors (exit 2)."""
-    from gpustack.synth.action import NoProfiles, run
+    from gpustack.actions.synth import NoProfiles, run
     from gpustack.synth.errors import SynthError
 
     try:

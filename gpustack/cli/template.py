@@ -48,8 +48,8 @@ def template(profile: Path | None, argocd: bool) -> None:
     with contextlib.suppress(SynthError):
         start_cdk8s()
 
+    from gpustack.actions.synth import render_one
     from gpustack.report import render_text
-    from gpustack.synth.action import render_one
     from gpustack.synth.stream import yaml_stream
 
     if argocd:

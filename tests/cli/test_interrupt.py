@@ -18,11 +18,11 @@ from tests.test_synth_cli import PROFILE, clean_env, files, synth
 
 #: where the interrupt comes: (module, function, on which call)
 PHASES = {
-    "resolving the inputs": ("gpustack.synth.action", "resolve", 1),
-    "reading the index": ("gpustack.synth.action", "read_state", 1),
-    "finding fresh clusters": ("gpustack.synth.action", "find_fresh", 1),
-    "validating": ("gpustack.synth.action", "validate", 1),
-    "rendering": ("gpustack.synth.action", "render", 1),
+    "resolving the inputs": ("gpustack.actions.synth", "resolve", 1),
+    "reading the index": ("gpustack.actions.synth", "read_state", 1),
+    "finding fresh clusters": ("gpustack.actions.synth", "find_fresh", 1),
+    "validating": ("gpustack.actions.synth", "validate", 1),
+    "rendering": ("gpustack.actions.synth", "render", 1),
     "the GitOps files": ("gpustack.gitops.delivery", "delivery_files", 1),
     "staging the second cluster": ("gpustack.synth.writer", "_stage", 2),
     "swapping in the second cluster": ("gpustack.synth.fsswap", "swap_in", 2),
