@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpustack.cli.common import example, exit_statuses, load_profile
+from gpustack.cli.common import example, exit_invalid, exit_statuses, refusals
 from gpustack.cli.group import main
+
+if TYPE_CHECKING:
+    from gpustack.actions.accept import PlanOptions
 
 
 def _plan_options(f: Any) -> Any:
@@ -41,25 +44,17 @@ def _plan_options(f: Any) -> Any:
     return f
 
 
-def _plan(profile_path: Path, fmt: str = "text", **kw: Any) -> tuple[Any, list[Any]]:
-    from gpustack.accept.plan import NothingToAccept, plan
+def _planned(profile_path: Path, **kw: Any) -> PlanOptions:
+    """The options of :func:`_plan_options` as the actions' :class:`PlanOptions`."""
+    from gpustack.actions.accept import PlanOptions
 
-    profile, _ = load_profile(profile_path, fmt)
-    cluster = None
-    if kw["state_path"] is not None:
-        from gpustack.nodestate.source import SourceError, read
-
-        try:
-            cluster = read(kw["state_path"], str(kw["state_path"]))
-        except SourceError as exc:
-            raise click.ClickException(str(exc)) from None
-    try:
-        found = plan(
-            profile, cluster, kw["nodes"], tolerance=kw["tolerance"], min_busbw=kw["min_busbw"]
-        )
-    except NothingToAccept as exc:
-        raise click.ClickException(f"{profile_path}: {exc}") from None
-    return profile, found
+    return PlanOptions(
+        profile_path,
+        nodes=kw["nodes"],
+        state=kw["state_path"],
+        tolerance=kw["tolerance"],
+        min_busbw=kw["min_busbw"],
+    )
 
 
 @main.group(short_help="Acceptance run after a sync: GPU checks and NCCL bandwidth.")
@@ -82,17 +77,20 @@ def accept() -> None:
 )
 def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
     """Write the acceptance run's objects for PROFILE to stdout (YAML)."""
-    from gpustack.accept.manifests import objects
+    from gpustack.actions.accept import ManifestsOptions, manifests
     from gpustack.synth.serialize import dump_yaml
 
-    profile, groups = _plan(profile_path, **kw)
-    if any(g.nodes > 1 and not g.hosts for g in groups):
+    with refusals():
+        outcome = manifests(ManifestsOptions(_planned(profile_path, **kw), image))
+    if outcome.refused is not None:
+        exit_invalid(outcome.refused)
+    if outcome.unpinned:
         click.echo(
             "note: without --state the Jobs cannot be pinned to nodes: apply them one at a time"
             " on idle GPU nodes, or write them with --state so one apply checks each node once",
             err=True,
         )
-    docs = [dump_yaml(doc).decode("utf-8") for doc in objects(profile, groups, image)]
+    docs = [dump_yaml(doc).decode("utf-8") for doc in outcome.objects]
     click.echo("---\n".join(docs), nl=False)
 
 
@@ -118,16 +116,13 @@ def report(profile_path: Path, logs: Path, fmt: str, **kw: Any) -> None:
     """Report on the run from its pods' logs (LOGS: a file, - for stdin)."""
     import sys
 
-    from gpustack import limits
-    from gpustack.accept.report import MAX_LOG_BYTES, RENDERERS, parse_logs
+    from gpustack.accept.report import RENDERERS
+    from gpustack.actions.accept import ReportOptions, report
 
-    _, groups = _plan(profile_path, fmt, **kw)
-    shown = "<stdin>" if str(logs) == "-" else str(logs)
-    try:
-        text = limits.read_text(logs, MAX_LOG_BYTES, what="log", lenient=True)
-    except limits.Refused as exc:
-        raise click.ClickException(f"{shown}: {exc}") from None
-    results = parse_logs(text, groups)
-    click.echo(RENDERERS[fmt](results), nl=False)
-    if not all(r.ok for r in results):
+    with refusals():
+        outcome = report(ReportOptions(_planned(profile_path, **kw), logs))
+    if outcome.refused is not None:
+        exit_invalid(outcome.refused, fmt)
+    click.echo(RENDERERS[fmt](list(outcome.results)), nl=False)
+    if not outcome.ok:
         sys.exit(1)

@@ -1,8 +1,10 @@
-"""What several commands share: colour, loading one profile, counting nouns."""
+"""What several commands share: colour, loading one profile, an action's refusals, counting
+nouns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -14,9 +16,6 @@ if TYPE_CHECKING:
     from gpustack.checker import CheckResult
     from gpustack.profile.model import Profile
 
-#: Where ``validate`` and ``init`` look for profiles when given no path.
-DEFAULT_PROFILES = "profiles"
-
 
 class NothingToDo(click.UsageError):
     """A usage error in one line (``Error: …``, exit 2) where the command found nothing to work
@@ -25,6 +24,23 @@ class NothingToDo(click.UsageError):
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.ClickException.show(self, file)
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """An action's refusals (:mod:`gpustack.actions.errors`) as the command line shows them:
+    a refused input exits 1 (``Error: …``), options that do not go together are a usage error
+    (exit 2, with the usage line), and nothing to work on a usage error in one line."""
+    from gpustack.actions.errors import BadOptions, NothingFound, Refused
+
+    try:
+        yield
+    except Refused as exc:
+        raise click.ClickException(str(exc)) from None
+    except BadOptions as exc:
+        raise click.UsageError(str(exc)) from None
+    except NothingFound as exc:
+        raise NothingToDo(str(exc)) from None
 
 
 def color(fmt: str) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gpustack.cli import style
-from gpustack.cli.common import color, example, exit_statuses, load_profile
+from gpustack.cli.common import color, example, exit_invalid, exit_statuses, refusals
 from gpustack.cli.group import main
 
 
@@ -52,27 +52,17 @@ def doctor(
     """
     import sys
 
-    from gpustack.doctor.report import diagnose
-    from gpustack.kube import kubectl, state
+    from gpustack.actions.doctor import DoctorOptions, run
     from gpustack.report import render_doctor
 
-    if (state_path is None) == (not use_kubectl):
-        raise click.UsageError("give one of --state FILE or --kubectl")
-    profile, _ = load_profile(profile_path, fmt)
-    try:
-        if use_kubectl:
-            extra = ["--context", kube_context] if kube_context else []
-            text, source = kubectl.fetch(extra=extra), "kubectl"
-        else:
-            assert state_path is not None
-            source = "<stdin>" if str(state_path) == "-" else str(state_path)
-            text = state.read(sys.stdin.buffer if str(state_path) == "-" else state_path, source)
-        cluster = state.load(text, source)
-    except (kubectl.KubectlError, state.StateError) as exc:
-        raise click.ClickException(str(exc)) from None
-    found = diagnose(cluster, profile)
-    _echo(render_doctor(found, cluster, fmt), fmt, ok=not found)
-    if found:
+    options = DoctorOptions(profile_path, state_path, use_kubectl, kube_context)
+    with refusals():
+        outcome = run(options)
+    if outcome.refused is not None:
+        exit_invalid(outcome.refused, fmt)
+    assert outcome.cluster is not None
+    _echo(render_doctor(outcome.findings, outcome.cluster, fmt), fmt, ok=outcome.ok)
+    if not outcome.ok:
         sys.exit(1)
 
 

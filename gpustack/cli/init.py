@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpustack.cli.common import DEFAULT_PROFILES, example, exit_statuses
+from gpustack.actions.validate import DEFAULT_PROFILES
+from gpustack.cli.common import example, exit_statuses
 from gpustack.cli.group import main
 
 if TYPE_CHECKING:

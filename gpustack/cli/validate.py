@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from gpustack.cli.common import DEFAULT_PROFILES, NothingToDo, color, count, example, exit_statuses
+from gpustack.cli.common import color, example, exit_statuses, refusals
 from gpustack.cli.group import main
-from gpustack.nodestate.cli import against_nodes, state_options
+from gpustack.nodestate.cli import state_options
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
@@ -32,7 +31,13 @@ from gpustack.nodestate.cli import against_nodes, state_options
     "gpustack validate profiles/ --format github",
     "in CI, each finding as an annotation on its line of the pull request",
 )
-def validate(paths: tuple[Path, ...], fmt: str, **node_state: Any) -> None:
+def validate(
+    paths: tuple[Path, ...],
+    fmt: str,
+    state_path: Path | None,
+    use_kubectl: bool,
+    kube_context: str | None,
+) -> None:
     """Check profiles (files or folders, default: profiles/) against the schema and the
     compatibility rules.
 
@@ -45,37 +50,26 @@ def validate(paths: tuple[Path, ...], fmt: str, **node_state: Any) -> None:
     """
     import sys
 
-    from gpustack.checker import check_paths
+    from gpustack.actions.validate import ValidateOptions, run
     from gpustack.report import render
-    from gpustack.scan import scan
 
-    if not paths:
-        default = Path(DEFAULT_PROFILES)
-        if not default.is_dir():
-            raise NothingToDo(f"no PATH given and no {DEFAULT_PROFILES}/ folder here")
-        paths = (default,)
-    found = scan(list(paths))
-    if not found.files and not found.unreadable:
-        raise NothingToDo(f"no *.yaml profiles found in {', '.join(map(str, paths))}")
-    result = check_paths(list(paths))
-    if result.skipped and not result.files_checked:  # one line, not one per manifest
-        raise _no_profiles(paths, len(result.skipped))
-    for skipped in result.skipped:  # on stderr: stdout stays one report (json, annotations)
-        click.echo(f"{skipped.file}: skipped: {skipped.what}", err=True)
-    for base in result.bases:
-        click.echo(f"{base.file}: note: {base.what}", err=True)
-    result = against_nodes(result, **node_state)
+    options = ValidateOptions(
+        paths,
+        state=state_path,
+        kubectl=use_kubectl,
+        context=kube_context,
+        on_note=_note,  # on stderr: stdout stays one report (json, annotations)
+    )
+    with refusals():
+        result = run(options).result
     colored = color(fmt)
     click.echo(render(result, fmt, color=colored), nl=False, color=colored)
     if not result.ok:
         sys.exit(1)
 
 
-def _no_profiles(paths: tuple[Path, ...], skipped: int) -> NothingToDo:
-    return NothingToDo(
-        f"no profiles in {', '.join(map(str, paths))}: {count(skipped, 'file')} skipped, none "
-        f"is a gpustack profile (give the profiles, e.g. `gpustack validate {DEFAULT_PROFILES}/`)"
-    )
+def _note(line: str) -> None:
+    click.echo(line, err=True)
 
 
 # --- init: a first profile ---------------------------------------------------------------------
