@@ -1,4 +1,5 @@
-"""Imports run one way: profile (model, rules, derivations) below checker and report, below CLI.
+"""Imports run one way: profile (model, rules, derivations) below checker and report, below the
+actions, below the CLI.
 
 Why a test: a single import upward (the profile package reaching for the checker, rules for a
 construct) makes validation load cdk8s or ties the rules to how manifests are rendered, and
@@ -66,8 +67,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "gpustack.report",
         "cdk8s_plus_33",
     ),
-    # the library under the CLI: it reports through return values and SynthError, never click
-    "synth": ("gpustack.cli", "click"),
+    # the library under the CLI: it reports through return values and SynthError, never click;
+    # it renders and writes: the actions (and the GitOps delivery they run) stand above it
+    "synth": ("gpustack.cli", "click", "gpustack.actions", "gpustack.gitops"),
+    # what the commands do, without click: the CLI maps their outcomes to output
+    "actions": ("gpustack.cli", "click"),
     "gitops": ("gpustack.cli", "click"),
     # doctor reads the cluster's state and derivations: the same limits as lint
     "doctor": (
@@ -159,6 +163,88 @@ def test_the_kube_rule_refuses_a_feature_import(tmp_path: Path) -> None:
         "gpustack.doctor.finding",
         "gpustack.doctor.finding.Diagnosis",
         "gpustack.gitops.repo",
+    ]
+
+
+def test_the_synth_rule_refuses_an_action_or_gitops_import(tmp_path: Path) -> None:
+    """Rendering that reaches up for the action that runs it, or for the GitOps delivery built
+    on it, even inside a function, fails."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gpustack.synth.plan import Plan\n"
+        "def f():\n"
+        "    from gpustack.gitops.delivery import delivery_files\n"
+        "    import gpustack.actions.synth\n",
+        encoding="utf-8",
+    )
+    assert _hits(imports(probe), FORBIDDEN["synth"]) == [
+        "gpustack.actions.synth",
+        "gpustack.gitops.delivery",
+        "gpustack.gitops.delivery.delivery_files",
+    ]
+
+
+#: The only packages that may import gpustack.actions: the CLI, which maps options to an
+#: action's and its outcome to output, and the actions themselves.
+ACTION_USERS = ("cli", "actions")
+
+
+def action_importers(package: Path) -> list[str]:
+    """The modules of ``package`` (a ``gpustack`` folder) outside :data:`ACTION_USERS` that
+    import :mod:`gpustack.actions`: a feature or the library calling up into a command's work."""
+    return sorted(
+        str(f.relative_to(package))
+        for f in package.rglob("*.py")
+        if f.relative_to(package).parts[0] not in ACTION_USERS
+        and _hits(imports(f), ("gpustack.actions",))
+    )
+
+
+def test_only_the_cli_imports_the_actions() -> None:
+    assert action_importers(PACKAGE) == []
+
+
+def test_the_action_rule_refuses_an_import_outside_the_cli(tmp_path: Path) -> None:
+    for name, text in {
+        "cli/synth.py": "from gpustack.actions.synth import run\n",
+        "actions/doctor.py": "from gpustack.actions.errors import Refused\n",
+        "lint/check.py": "def f():\n    from gpustack.actions import validate\n",
+        "report.py": "import gpustack.actions.doctor\n",
+        "scan.py": "from gpustack.checker import check_paths\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert action_importers(tmp_path) == ["lint/check.py", "report.py"]
+
+
+#: What no feature imports: the actions that orchestrate the features, and the CLI above them.
+ABOVE_FEATURES = ("gpustack.actions", "gpustack.cli")
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_features_import_neither_actions_nor_cli(feature: str) -> None:
+    wrong = {
+        str(f.relative_to(PACKAGE)): hits
+        for f in sorted((PACKAGE / feature).rglob("*.py"))
+        if (hits := _hits(imports(f), ABOVE_FEATURES))
+    }
+    assert wrong == {}, f"{feature} is called by an action; it calls none"
+
+
+def test_the_feature_rule_refuses_an_action_or_cli_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import click\n"
+        "from gpustack.cli.common import color\n"
+        "def f():\n"
+        "    from gpustack.actions.accept import plan\n",
+        encoding="utf-8",
+    )
+    assert _hits(imports(probe), ABOVE_FEATURES) == [
+        "gpustack.actions.accept",
+        "gpustack.actions.accept.plan",
+        "gpustack.cli.common",
+        "gpustack.cli.common.color",
     ]
 
 
