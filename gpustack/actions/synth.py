@@ -18,9 +18,11 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from gpustack.actions.synth_check import Gate, compare, why_no_cluster
 from gpustack.checker import CheckResult, check_paths
-from gpustack.synth.baseline import Trust, trusted
+from gpustack.synth.baseline import trusted
 from gpustack.synth.compare import Difference
 from gpustack.synth.errors import SynthError
 from gpustack.synth.fresh import Fresh
@@ -30,6 +32,9 @@ from gpustack.synth.plan import Plan, SourcedCluster
 from gpustack.synth.sources import Inputs
 from gpustack.synth.writer import Outcome as WriteOutcome
 from gpustack.synth.writer import locked
+
+if TYPE_CHECKING:
+    from gpustack.gitops.delivery import Delivery
 
 
 def _ignore(*_: object) -> None:
@@ -135,50 +140,12 @@ def run(options: SynthOptions) -> SynthOutcome:
             clusters = render(sources, options)
             # only the working tree's own index may vouch for the GitOps folder unchanged
             gitops_index = index if trust.own else None
-            gate = Gate(trust, _not_a_profile(options, inputs, result, fresh), index)
+            gate = Gate(trust, why_no_cluster(options.out, inputs, result, fresh), index)
             return write_or_check(
                 options, sources, clusters, fresh, gitops_index, index_bytes, gate
             )
     except _Refused as refused:
         return SynthOutcome(options, refused=refused.result)
-
-
-@dataclass(frozen=True)
-class Gate:
-    """What a run knows beyond its clusters, for the findings of :mod:`gpustack.synth.gate`:
-    what it trusts, why a file it looked at made no cluster, and the working tree's index."""
-
-    trust: Trust
-    not_a_profile: Callable[[str], str | None] | None = None
-    index: OwnershipIndex | None = None
-
-    @property
-    def mode(self) -> str | None:
-        """``--base REF`` or ``--full`` for a gate's check; ``None`` for a plain one."""
-        if self.trust.own:
-            return None
-        return f"--base {self.trust.ref}" if self.trust.ref is not None else "--full"
-
-
-def _not_a_profile(
-    options: SynthOptions, inputs: Inputs, result: CheckResult, fresh: dict[Path, Fresh]
-) -> Callable[[str], str | None] | None:
-    """Why a file among the run's paths made no cluster (:func:`gpustack.synth.gate.covered_by`)."""
-    from gpustack.synth.gate import covered_by
-    from gpustack.synth.index import profile_ref
-
-    if inputs.packaged:
-        return None
-    prefix = "not a gpustack profile ("
-    skipped = {
-        profile_ref(Path(s.file), options.out): (
-            s.what[len(prefix) : -1] if s.what.startswith(prefix) else s.what
-        )
-        for s in result.skipped
-    }
-    made = {profile_ref(p.path, options.out) for p in result.profiles}
-    made.update(f.entry.profile for f in fresh.values())
-    return covered_by(list(inputs.paths), options.out, skipped, made)
 
 
 class _Refused(Exception):
@@ -269,40 +236,72 @@ def write_or_check(
 ) -> SynthOutcome:
     """Phase 6: the GitOps files, then the clusters and the GitOps folder written (or
     compared), and the fleet recorded once written."""
-    from gpustack.gitops.delivery import delivery_files, write_or_compare
-    from gpustack.synth import writer
-    from gpustack.synth.renames import renames
+    from gpustack.gitops.delivery import write_or_compare
     from gpustack.synth.rollout import changes, notes
 
     out, check, force, prune = options.out, options.check, options.force, options.prune
     kept: dict[str, IndexEntry] = {f.name: f.entry for f in fresh.values()}
     not_a_profile = gate.not_a_profile if gate is not None else None
+    delivery = deliver(options, sources, clusters, kept, index, not_a_profile)
+    # what the nodes take only when told, read from the folders before the write replaces them
+    rollout = () if check else tuple(notes(*changes(out, clusters)))
+    done = write_clusters(options, clusters, kept, index_bytes, not_a_profile)
+    gitops = tuple(write_or_compare(delivery.files, out, check=check, force=force, prune=prune))
+    if check:
+        return _checked(options, done, gitops, delivery.files, gate, delivery.fleet)
+    return _written(options, done, gitops, delivery.fleet, rollout)
+
+
+def deliver(
+    options: SynthOptions,
+    sources: Sequence[Source],
+    clusters: Sequence[SourcedCluster],
+    kept: dict[str, IndexEntry],
+    index: OwnershipIndex | None,
+    not_a_profile: Callable[[str], str | None] | None,
+) -> Delivery:
+    """Step 6a: the GitOps folder's files for the fleet (refused before anything is written),
+    and the note on why it is left alone, if it is."""
+    from gpustack.gitops.delivery import delivery_files
+
     delivery = delivery_files(
         sources,
         clusters,
         kept,
         index,
-        out,
-        check=check,
-        force=force,
-        prune=prune,
+        options.out,
+        check=options.check,
+        force=options.force,
+        prune=options.prune,
         not_a_profile=not_a_profile,
     )
     if delivery.note:
         options.on_note(delivery.note)
-    # what the nodes take only when told, read from the folders before the write replaces them
-    rollout = () if check else tuple(notes(*changes(out, clusters)))
+    return delivery
+
+
+def write_clusters(
+    options: SynthOptions,
+    clusters: Sequence[SourcedCluster],
+    kept: dict[str, IndexEntry],
+    index_bytes: bytes | None,
+    not_a_profile: Callable[[str], str | None] | None,
+) -> WriteOutcome:
+    """Step 6b: the cluster folders and the index written (or compared) by
+    :func:`gpustack.synth.writer.run`, counted on the progress line while written."""
+    from gpustack.synth import writer
     from gpustack.synth.report import ProgressLine
 
     # the write phase of a large fleet takes as long as rendering it: counted on the same line
-    progress = ProgressLine(sys.stderr, 0, enabled=options.progress and not check, verb="wrote")
+    enabled = options.progress and not options.check
+    progress = ProgressLine(sys.stderr, 0, enabled=enabled, verb="wrote")
     try:
-        done = writer.run(
-            out,
+        return writer.run(
+            options.out,
             clusters,
-            check=check,
-            force=force,
-            prune=prune,
+            check=options.check,
+            force=options.force,
+            prune=options.prune,
             kept=kept,
             index_bytes=index_bytes,
             on_staged=progress,
@@ -310,13 +309,24 @@ def write_or_check(
         )
     finally:
         progress.close()
-    gitops = tuple(write_or_compare(delivery.files, out, check=check, force=force, prune=prune))
-    if check:
-        return _checked(options, done, gitops, delivery.files, gate, delivery.fleet)
-    if delivery.fleet is not None:
-        writer.record_gitops(out, delivery.fleet)
-    from gpustack.synth.gate import unowned
 
+
+def _written(
+    options: SynthOptions,
+    done: WriteOutcome,
+    gitops: tuple[tuple[str, Path], ...],
+    fleet: str | None,
+    rollout: tuple[str, ...],
+) -> SynthOutcome:
+    """Step 6c, a write's outcome: the fleet recorded in the index once ``gitops/`` is
+    written, a warning per path left that gpustack does not own, the clusters by what
+    happened to them."""
+    from gpustack.synth import writer
+    from gpustack.synth.gate import unowned
+    from gpustack.synth.renames import renames
+
+    if fleet is not None:
+        writer.record_gitops(options.out, fleet)
     for line in unowned(done.plan)[0]:  # gpustack deletes only what it owns: the user is told
         options.on_note(f"gpustack: warning: {line}")
     summary = done.summary
@@ -342,87 +352,18 @@ def _checked(
     gate: Gate | None = None,
     fleet: str | None = None,
 ) -> SynthOutcome:
-    """A ``check`` run's outcome: every out-of-date file, and their diffs when asked for."""
-    from gpustack.synth.index import index_path
-    from gpustack.synth.renames import renames
-    from gpustack.synth.report import renamed_diffs, unified_diffs
-
-    plan = done.plan
-    problems, differences, expected = _gate_findings(plan, done.differences, gate, fleet, delivered)
-    stale = tuple((d.kind, d.path) for d in differences) + gitops
-    renamed = renames(plan)
-    diffs = ""
-    if options.diff:
-        wanted = {
-            plan.cluster_dir(sc.output.name) / f.path: f.content
-            for sc in plan.write
-            for f in sc.output.files
-        }
-        # the index as the run would write it: a diff of its entries, never a deletion
-        wanted[index_path(options.out)] = expected or plan.after.to_bytes()
-        if delivered is not None:
-            from gpustack.gitops.objects import GITOPS_DIR
-
-            wanted.update((options.out / GITOPS_DIR / r, c) for r, c in delivered.items())
-        folders = [(plan.cluster_dir(a), plan.cluster_dir(b)) for a, b in renamed]
-        diffs = renamed_diffs(folders, wanted) + unified_diffs(stale, wanted, skip=folders)
+    """A ``check`` run's outcome: what :func:`gpustack.actions.synth_check.compare` found."""
+    found = compare(done, gitops, delivered, gate, fleet, diff=options.diff)
     return SynthOutcome(
         options,
-        plan=plan,
-        stale=stale,
-        differences=differences,
+        plan=done.plan,
+        stale=found.stale,
+        differences=found.differences,
         gitops=gitops,
-        diffs=diffs,
-        renamed=renamed,
-        problems=tuple(problems),
+        diffs=found.diffs,
+        renamed=found.renamed,
+        problems=found.problems,
     )
-
-
-def _gate_findings(
-    plan: Plan,
-    differences: Sequence[Difference],
-    gate: Gate | None,
-    fleet: str | None,
-    delivered: dict[str, bytes] | None,
-) -> tuple[list[str], tuple[Difference, ...], bytes | None]:
-    """The findings of :mod:`gpustack.synth.gate` for a check: lines, the differences with the
-    paths nobody owns added (and, for a gate, the index when its provenance differs), and, for a
-    gate, the index's bytes as the run would leave them."""
-    from dataclasses import replace
-
-    from gpustack.synth import gate as findings
-    from gpustack.synth.index import index_path
-    from gpustack.synth.plan import read_plain
-
-    lines, extra = findings.unowned(plan)
-    diffs = [*differences, *extra]
-    expected = None  # a plain check compares ownership only (compare.py): no second dump
-    if gate is None:
-        return lines, tuple(diffs), expected
-    not_a_profile = gate.not_a_profile or (lambda _: None)
-    named: set[str] = set()
-    at = gate.trust.ref if gate.trust.tree is not None else None
-    sources = [(plan.before, "")] + ([(gate.trust.index, at)] if at and gate.trust.index else [])
-    for index, where in sources:
-        for name, entry in sorted(index.clusters.items()):
-            if name in plan.after.clusters or name in named:
-                continue
-            why = not_a_profile(entry.profile)
-            if why is not None:
-                named.add(name)
-                lines.append(findings.not_a_profile_line(name, entry, why, plan.out, where or ""))
-    if gate.mode is not None:
-        lines.extend(findings.left_out(plan, gate.mode))
-        # a write records the fleet digest once it has written gitops/ (and only a known one)
-        recorded = delivered is not None and fleet is not None
-        after = replace(plan.after, gitops=fleet) if recorded else plan.after
-        expected = after.to_bytes()
-        path = index_path(plan.out)
-        if read_plain(path) != expected:
-            lines.extend(findings.index_lines(gate.index, after))
-            if not any(d.path == path for d in diffs):
-                diffs.append(Difference("differs", path))
-    return lines, tuple(diffs), expected
 
 
 @dataclass(frozen=True)
