@@ -1,9 +1,11 @@
 """The ``gpustack`` command line: wiring only, one module per command.
 
-Each command turns options into calls of the library and results into output and exit codes.
-User errors exit 1 (``click.ClickException``), usage errors exit 2, and expected failures never
-print a traceback. Heavy modules (cdk8s, Node) are imported inside the commands that synthesize
-only, so that ``validate`` stays fast and Node-free.
+Each command turns options into an action's options (:mod:`gpustack.actions`, or a library call
+where the work is one call) and its outcome into output and exit codes. User errors exit 1
+(``click.ClickException``), usage errors exit 2 (an action's refusals are mapped by
+:func:`gpustack.cli.common.refusals`), and expected failures never print a traceback. Heavy modules
+(cdk8s, Node) are imported inside the commands that synthesize only, so that ``validate`` stays fast
+and Node-free.
 """
 
 from __future__ import annotations
