@@ -32,8 +32,8 @@ def explain(profile: Path, graph: bool) -> None:
 
     The profile is validated first: on an issue the findings go to stderr.
     """
+    from gpustack import explain as diagrams
     from gpustack.checker import check_paths
-    from gpustack.docsite import diagrams
 
     result = check_paths([profile])
     if not result.ok or not result.profiles:

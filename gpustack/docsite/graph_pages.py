@@ -1,6 +1,6 @@
 """The readiness and placement diagrams on the site, one example profile each.
 
-Why generated: the pictures on the node and MIG pages are :func:`gpustack.docsite.diagrams.mermaid`
+Why generated: the pictures on the node and MIG pages are :func:`gpustack.explain.mermaid`
 of a profile in ``profiles/``, rewritten by ``python -m gpustack.docsite``; a change to the
 registry's waits, files or labels changes them, and ``--check`` fails until they are rewritten.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from gpustack.checker import check_paths
-from gpustack.docsite.diagrams import mermaid
+from gpustack.explain import mermaid
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 DOCS: Final = ROOT / "docs"

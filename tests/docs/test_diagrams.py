@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gpustack import explain as diagrams
 from gpustack.checker import check_paths
 from gpustack.cli import main
-from gpustack.docsite import diagrams
 from gpustack.profile.graph import Graph, graph_edges
 from gpustack.profile.model import Profile
 from tests.docs.blocks import REPO
