@@ -38,6 +38,7 @@ NOT_SYNTHESIS = (
     "conformance/",
     "docsite/",
     "doctor/",
+    "explain.py",
     # the readers of gpustack.kube (its label table, shared with the constructs, is read)
     "kube/cel.py",
     "kube/claims.py",
