@@ -343,7 +343,7 @@ class DraDriver(Construct):
                     ds, "gpus", "gpu-kubelet-plugin", GPUS_HEALTH_PORT, ":8080", 30
                 )
             )
-        waits = [ds.wait_for(props.wait_for, "runtime-validation")] if props.wait_for else []
+        waits = ds.waits(props.wait_for, "runtime-validation")
         ds.add(
             "kubelet-plugin",
             KUBELET_PLUGIN,

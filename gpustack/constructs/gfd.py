@@ -134,7 +134,7 @@ class GpuFeatureDiscovery(Construct):
                 ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys", read_only=True),
             ],
         )
-        waits = [ds.wait_for(props.wait_for, INIT_CONTAINER)] if props.wait_for else []
+        waits = ds.waits(props.wait_for, INIT_CONTAINER)
         ds.add(
             "daemonset",
             NAME,

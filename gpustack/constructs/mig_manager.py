@@ -288,7 +288,7 @@ class MigManager(Construct):
             security_context=k8s.SecurityContext(privileged=True),
             volume_mounts=mounts,
         )
-        waits = [ds.wait_for(props.wait_for, "toolkit-validation")] if props.wait_for else []
+        waits = ds.waits(props.wait_for, "toolkit-validation")
         ds.add(
             "daemonset",
             NAME,

@@ -184,6 +184,10 @@ class NodeDaemonSet:
             ],
         )
 
+    def waits(self, wait: WaitFor | None, name: str) -> list[k8s.Container]:
+        """The init containers of an optional wait: :meth:`wait_for`'s, or none."""
+        return [self.wait_for(wait, name)] if wait is not None else []
+
     def add(
         self,
         id: str,
