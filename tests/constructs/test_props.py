@@ -14,7 +14,7 @@ import pytest
 
 from gpustack import components
 from gpustack.constructs.device_plugin import NodeConfigProps
-from gpustack.constructs.examples import ExampleJob
+from gpustack.constructs.example_job import ExampleJob
 from gpustack.constructs.mps import MpsControlDaemonProps
 from gpustack.constructs.node_daemonset import WaitFor
 from gpustack.constructs.placement import ContainerSettings, Placement
