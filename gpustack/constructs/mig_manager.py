@@ -234,6 +234,20 @@ class MigManager(Construct):
                 rules=rules,
                 cluster=cluster,
             )
+        ds.add(
+            "daemonset",
+            NAME,
+            containers=[self._manager(self._mounts(ds))],
+            init_containers=ds.waits(props.wait_for, "toolkit-validation"),
+            host_pid=True,
+            host_ipc=True,
+            runtime_class_name=props.runtime_class,
+        )
+
+    def _mounts(self, ds: NodeDaemonSet) -> list[k8s.VolumeMount]:
+        """Its three ConfigMaps (scripts, MIG layouts, host GPU clients), the readiness files,
+        the host's ``/sys``, root and driver root, the CDI folder and the API token."""
+        props = self.props
         config = ds.config_map(
             "config",
             CONFIG_MAP,
@@ -249,21 +263,22 @@ class MigManager(Construct):
             volume="gpu-clients",
         )
         scripts = ds.scripts({"entrypoint.sh": _ENTRYPOINT})
-        mounts = [
+        driver_root = kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate")
+        return [
             ds.mount(scripts, SCRIPTS_DIR, read_only=True),
             ds.mount(config, CONFIG_DIR, read_only=True),
             ds.mount(clients, GPU_CLIENTS_DIR, read_only=True),
             ds.mount(VALIDATIONS, VALIDATIONS_DIR),
             ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys"),
             ds.mount(kube.host_path("host-root", "/"), "/host", propagation="HostToContainer"),
-            ds.mount(
-                kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
-                DRIVER_ROOT_CTR_PATH,
-                propagation="HostToContainer",
-            ),
+            ds.mount(driver_root, DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
             ds.mount(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"), CDI_ROOT),
             ds.mount(token_volume(), TOKEN_DIR, read_only=True),
         ]
+
+    def _manager(self, mounts: list[k8s.VolumeMount]) -> k8s.Container:
+        """``nvidia-mig-manager``: applies the node's MIG layout."""
+        props = self.props
         env = [
             ("CONFIG_FILE", f"{CONFIG_DIR}/{CONFIG_KEY}"),
             ("GPU_CLIENTS_FILE", f"{GPU_CLIENTS_DIR}/{GPU_CLIENTS_KEY}"),
@@ -272,7 +287,7 @@ class MigManager(Construct):
         ]
         if props.cdi_hook:
             env.append(("NVIDIA_CDI_HOOK_PATH", props.cdi_hook))
-        container = kube.main_container(
+        return kube.main_container(
             NAME,
             props.container,
             command=["sh", f"{SCRIPTS_DIR}/entrypoint.sh"],
@@ -287,14 +302,4 @@ class MigManager(Construct):
             # repartitions GPUs (nvidia-smi / NVML as root) and restarts host GPU services
             security_context=k8s.SecurityContext(privileged=True),
             volume_mounts=mounts,
-        )
-        waits = ds.waits(props.wait_for, "toolkit-validation")
-        ds.add(
-            "daemonset",
-            NAME,
-            containers=[container],
-            init_containers=waits,
-            host_pid=True,
-            host_ipc=True,
-            runtime_class_name=props.runtime_class,
         )
