@@ -20,11 +20,11 @@ from typing import Final
 from constructs import Construct
 
 from gpustack.constructs import k8s, kube
-from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
+from gpustack.constructs.waits import WaitFor, gpu_wait
 from gpustack.profile.model import Counter, Profile
 from gpustack.profile.prerequisites import SERVICE_MONITOR
 

@@ -53,10 +53,11 @@ from gpustack.constructs.dra_compute_domains import (
 from gpustack.constructs.dra_slices import slice_policy, slice_policy_binding
 from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import Access, grant, token_volume
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.constructs.waits import WaitFor
 from gpustack.profile import derive, readiness
 from gpustack.profile.model import Profile
 

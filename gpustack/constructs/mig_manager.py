@@ -55,7 +55,6 @@ from constructs import Construct
 
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.config_text import config_yaml
-from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import (
@@ -63,12 +62,12 @@ from gpustack.constructs.node_daemonset import (
     VALIDATIONS,
     NodeApp,
     NodeDaemonSet,
-    WaitFor,
 )
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
+from gpustack.constructs.waits import WaitFor, gpu_wait
 from gpustack.profile import readiness
 from gpustack.profile.derive import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_layouts
 from gpustack.profile.model import Profile
@@ -178,7 +177,7 @@ class MigManagerProps:
     - ``cdi``: the toolkit writes CDI specs, which the manager regenerates after a change.
     - ``cdi_hook``: the host path of ``nvidia-cdi-hook`` (gpustack's toolkit install dir).
     - ``wait_for``: the ``toolkit-validation`` init container's file, as the GPU Operator's
-      (see :func:`gpustack.constructs.gfd.gpu_wait`); the entrypoint then waits for
+      (see :func:`gpustack.constructs.waits.gpu_wait`); the entrypoint then waits for
       ``driver-ready`` and reads the driver's paths from it.
     - ``runtime_class``: the RuntimeClass that injects NVML and ``nvidia-smi``; ``None`` where
       CRI-O's hook already applies to every container.

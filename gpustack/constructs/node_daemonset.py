@@ -30,7 +30,7 @@ from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import Placement, deploy_selection
-from gpustack.profile.model import Profile
+from gpustack.constructs.waits import WaitFor
 
 #: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
 DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"
@@ -90,24 +90,6 @@ class NodeApp:
             automount_service_account_token=False,
         )
         return self.ident.name
-
-
-@dataclass(frozen=True)
-class WaitFor:
-    """An init container that blocks until a readiness file exists, using an image with a shell."""
-
-    file: str
-    image: str
-    image_pull_policy: str
-
-    @classmethod
-    def on(cls, profile: Profile, file: str | None) -> WaitFor | None:
-        """A wait for ``file`` (``None``: no wait) in an image gpustack already pulls onto the
-        node and that has a shell: the toolkit's, else the driver's."""
-        if file is None:
-            return None
-        section = profile.toolkit if profile.toolkit.enabled else profile.driver
-        return cls(file, section.image_ref(), section.image_pull_policy)
 
 
 class NodeDaemonSet:
