@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from gpustack.constructs import k8s
 from gpustack.constructs.placement import ContainerSettings, Placement
@@ -260,6 +260,8 @@ def kube_object(
 
 # One builder per kind gpustack makes, with the kind's API version and its typed fields.
 
+_Spec = TypeVar("_Spec")
+
 
 def namespace(scope: Construct, id: str, *, metadata: k8s.ObjectMeta) -> cdk8s.ApiObject:
     return kube_object(scope, id, "v1", "Namespace", metadata)
@@ -288,40 +290,25 @@ def service_account(
     )
 
 
-def service(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.ServiceSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "v1", "Service", metadata, spec=spec)
+class _SpecKind(Generic[_Spec]):
+    """The builder of a kind whose one field is its ``spec`` (of type ``_Spec``):
+    ``service(scope, id, metadata=..., spec=k8s.ServiceSpec(...))``."""
+
+    def __init__(self, api_version: str, kind: str) -> None:
+        self.api_version, self.kind = api_version, kind
+
+    def __call__(
+        self, scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: _Spec
+    ) -> cdk8s.ApiObject:
+        return kube_object(scope, id, self.api_version, self.kind, metadata, spec=spec)
 
 
-def resource_quota(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.ResourceQuotaSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "v1", "ResourceQuota", metadata, spec=spec)
-
-
-def daemon_set(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.DaemonSetSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "apps/v1", "DaemonSet", metadata, spec=spec)
-
-
-def deployment(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.DeploymentSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "apps/v1", "Deployment", metadata, spec=spec)
-
-
-def job(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.JobSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "batch/v1", "Job", metadata, spec=spec)
-
-
-def network_policy(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.NetworkPolicySpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "networking.k8s.io/v1", "NetworkPolicy", metadata, spec=spec)
+service: Final = _SpecKind[k8s.ServiceSpec]("v1", "Service")
+resource_quota: Final = _SpecKind[k8s.ResourceQuotaSpec]("v1", "ResourceQuota")
+daemon_set: Final = _SpecKind[k8s.DaemonSetSpec]("apps/v1", "DaemonSet")
+deployment: Final = _SpecKind[k8s.DeploymentSpec]("apps/v1", "Deployment")
+job: Final = _SpecKind[k8s.JobSpec]("batch/v1", "Job")
+network_policy: Final = _SpecKind[k8s.NetworkPolicySpec]("networking.k8s.io/v1", "NetworkPolicy")
 
 
 def runtime_class(
