@@ -99,7 +99,7 @@ class DcgmExporter(Construct):
         self.props = props
         self.ident = Identity(NAME, COMPONENT, props.version, props.placement.labels)
         app = NodeApp(self.ident, props.placement)
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         ds.add(
             "daemonset",
             NAME,

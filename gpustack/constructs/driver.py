@@ -213,7 +213,7 @@ class NvidiaDriver(Construct):
             props.placement,
             deploy_off=(PRE_INSTALLED,),  # the driver manager found a driver on the host
         )
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         digest = config_digest(props) if props.manager else None
         digest_env = [(DIGEST_ENV, digest)] if digest else []
         host_mounts = self._host_mounts(ds)

@@ -84,7 +84,7 @@ class GpuFeatureDiscovery(Construct):
         app = NodeApp(
             Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
         )
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         mig = props.mig_strategy != "none"
         env = [
             ("MIG_STRATEGY", props.mig_strategy),

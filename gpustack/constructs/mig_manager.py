@@ -221,7 +221,7 @@ class MigManager(Construct):
         app = NodeApp(
             Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
         )
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         roles = ((CLUSTER_ROLE, cluster_rules(props.version), True), (ROLE, RULES, False))
         for name, rules, cluster in roles:
             grant(

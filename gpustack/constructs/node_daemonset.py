@@ -107,6 +107,12 @@ class NodeDaemonSet:
         self._volumes: dict[str, k8s.Volume] = {}
         self._annotations: dict[str, str] = {}
 
+    @classmethod
+    def own(cls, scope: Construct, app: NodeApp) -> NodeDaemonSet:
+        """The usual case: pods that run as the app's own ServiceAccount, made here (no token,
+        see :meth:`NodeApp.service_account`)."""
+        return cls(scope, app, service_account=app.service_account(scope))
+
     def mount(
         self,
         volume: k8s.Volume,

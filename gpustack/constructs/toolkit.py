@@ -289,7 +289,7 @@ class ContainerToolkit(Construct):
         self.props = props
         ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
         app = NodeApp(ident, props.placement)
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         scripts = ds.scripts(render_scripts(props))
         host_root = kube.host_path("host-root", "/")
         mounts = self._mounts(ds, scripts, host_root)
