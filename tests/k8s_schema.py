@@ -20,7 +20,7 @@ import kubernetes_validate
 import yaml
 from referencing import Registry, Resource
 
-from gpustack.constructs import dra_driver
+from gpustack.constructs import dra_compute_domains
 from gpustack.constructs.nfd_crds import CRDS as NFD_CRDS
 from gpustack.constructs.nfd_crds import GROUP as NFD_GROUP
 from gpustack.constructs.nfd_crds import VERSION as NFD_VERSION
@@ -61,8 +61,8 @@ def _strict(schema: Any) -> Any:
 CUSTOM_RESOURCES: dict[tuple[str, str], dict[str, Any]] = {
     **{(f"{NFD_GROUP}/{NFD_VERSION}", kind): schema for kind, *_, schema, _ in NFD_CRDS},
     **{
-        (f"{dra_driver.CRD_GROUP}/{dra_driver.CRD_VERSION}", kind): schema
-        for kind, _, schema, _ in dra_driver.CRDS
+        (f"{dra_compute_domains.CRD_GROUP}/{dra_compute_domains.CRD_VERSION}", kind): schema
+        for kind, _, schema, _ in dra_compute_domains.CRDS
     },
     **_crd_file_schemas(),
 }

@@ -139,129 +139,109 @@ class Common(Construct):
     def __init__(self, scope: Construct, id: str, props: CommonProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity("gpustack", "common", "", props.labels)
+        self.ident = Identity("gpustack", "common", "", props.labels)
         if props.namespace not in SYSTEM_NAMESPACES:
-            labels = {**ident.labels(), **_POD_SECURITY}
-            kube.namespace(
-                self,
-                "namespace",
-                metadata=object_meta(
-                    props.namespace,
-                    namespace=None,
-                    labels=labels,
-                    annotations=ident.annotations(),
-                ),
-            )
+            self._namespace()
         if props.critical_quota:
-            # GKE's ResourceQuota admission refuses critical-priority pods outside
-            # kube-system unless a quota scoped to their priority class covers the namespace
-            # ("insufficient quota to match these scopes"): without it no DaemonSet gets a pod.
-            kube.resource_quota(
-                self,
-                "critical-quota",
-                metadata=object_meta(
-                    CRITICAL_QUOTA,
-                    namespace=props.namespace,
-                    labels=ident.labels(),
-                    annotations=ident.annotations(),
-                ),
-                spec=k8s.ResourceQuotaSpec(
-                    hard={"pods": CRITICAL_QUOTA_PODS},
-                    scope_selector=k8s.ScopeSelector(
-                        match_expressions=[
-                            k8s.ScopedResourceSelectorRequirement(
-                                operator="In",
-                                scope_name="PriorityClass",
-                                values=list(props.critical_quota),
-                            )
-                        ]
-                    ),
-                ),
+            self._critical_quota()
+        self._prerequisites()
+        self._deny_ingress()
+        if props.metrics_from is not None:
+            self._metrics_policy(*props.metrics_from)
+        if props.openshift:
+            self._scc_grant()
+        for name in props.runtime_classes:
+            kube.runtime_class(
+                self, f"runtime-class-{name}", handler=name, metadata=self._meta(name, None)
             )
-        # Read before the folder is applied (by people, the end-to-end tier, tools); in the
-        # cluster it says what the stack expected to find there.
+
+    def _meta(self, name: str, namespace: str | None) -> k8s.ObjectMeta:
+        """Metadata of one of these objects: its name, gpustack's labels and annotations."""
+        ident = self.ident
+        return object_meta(
+            name, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
+        )
+
+    def _namespace(self) -> None:
+        """The stack's namespace, labelled for the ``privileged`` Pod Security level."""
+        ident = self.ident
+        kube.namespace(
+            self,
+            "namespace",
+            metadata=object_meta(
+                self.props.namespace,
+                namespace=None,
+                labels={**ident.labels(), **_POD_SECURITY},
+                annotations=ident.annotations(),
+            ),
+        )
+
+    def _critical_quota(self) -> None:
+        """GKE's ResourceQuota admission refuses critical-priority pods outside kube-system
+        unless a quota scoped to their priority class covers the namespace ("insufficient quota
+        to match these scopes"): without it no DaemonSet gets a pod."""
+        scope = k8s.ScopedResourceSelectorRequirement(
+            operator="In", scope_name="PriorityClass", values=list(self.props.critical_quota)
+        )
+        kube.resource_quota(
+            self,
+            "critical-quota",
+            metadata=self._meta(CRITICAL_QUOTA, self.props.namespace),
+            spec=k8s.ResourceQuotaSpec(
+                hard={"pods": CRITICAL_QUOTA_PODS},
+                scope_selector=k8s.ScopeSelector(match_expressions=[scope]),
+            ),
+        )
+
+    def _prerequisites(self) -> None:
+        """Read before the folder is applied (by people, the end-to-end tier, tools); in the
+        cluster it says what the stack expected to find there."""
         kube.config_map(
             self,
             "prerequisites",
-            metadata=object_meta(
-                PREREQUISITES,
-                namespace=props.namespace,
-                labels=ident.labels(),
-                annotations=ident.annotations(),
-            ),
-            data={PREREQUISITES_KEY: props.prerequisites},
+            metadata=self._meta(PREREQUISITES, self.props.namespace),
+            data={PREREQUISITES_KEY: self.props.prerequisites},
         )
-        # No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),
-        # so none accepts connections. Only gpustack's pods are selected: the namespace may be
-        # shared. Egress stays open: the driver container may fetch kernel headers.
+
+    def _deny_ingress(self) -> None:
+        """No gpustack pod serves anything (the plugin talks to the kubelet over a unix socket),
+        so none accepts connections. Only gpustack's pods are selected: the namespace may be
+        shared. Egress stays open: the driver container may fetch kernel headers."""
         kube.network_policy(
             self,
             "network-policy",
-            metadata=object_meta(
-                NETWORK_POLICY,
-                namespace=props.namespace,
-                labels=ident.labels(),
-                annotations=ident.annotations(),
-            ),
+            metadata=self._meta(NETWORK_POLICY, self.props.namespace),
             spec=k8s.NetworkPolicySpec(
                 pod_selector=k8s.LabelSelector(match_labels={PART_OF_LABEL: PART_OF}),
                 policy_types=["Ingress"],
             ),
         )
-        if props.metrics_from is not None:
-            # The exception to the policy above (policies add up): the metrics port of the DCGM
-            # exporter's pods, from the scrapers the profile names.
-            namespaces, pods = props.metrics_from
-            kube.network_policy(
-                self,
-                "metrics-network-policy",
-                metadata=object_meta(
-                    METRICS_POLICY,
-                    namespace=props.namespace,
-                    labels=ident.labels(),
-                    annotations=ident.annotations(),
-                ),
-                spec=k8s.NetworkPolicySpec(
-                    pod_selector=k8s.LabelSelector(match_labels=dict(DCGM_EXPORTER_POD)),
-                    policy_types=["Ingress"],
-                    ingress=[
-                        k8s.NetworkPolicyIngressRule(
-                            from_=[
-                                k8s.NetworkPolicyPeer(
-                                    namespace_selector=k8s.LabelSelector(
-                                        match_labels=dict(namespaces) or None
-                                    ),
-                                    pod_selector=k8s.LabelSelector(match_labels=dict(pods) or None),
-                                )
-                            ],
-                            ports=[
-                                k8s.NetworkPolicyPort(
-                                    port=DCGM_METRICS_PORT,
-                                    protocol="TCP",
-                                )
-                            ],
-                        )
-                    ],
-                ),
-            )
-        if props.openshift:
-            self._scc_grant(ident)
-        for name in props.runtime_classes:
-            kube.runtime_class(
-                self,
-                f"runtime-class-{name}",
-                handler=name,
-                metadata=object_meta(
-                    name, namespace=None, labels=ident.labels(), annotations=ident.annotations()
-                ),
-            )
 
-    def _scc_grant(self, ident: Identity) -> None:
+    def _metrics_policy(
+        self, namespaces: tuple[tuple[str, str], ...], pods: tuple[tuple[str, str], ...]
+    ) -> None:
+        """The exception to :meth:`_deny_ingress` (policies add up): the metrics port of the
+        DCGM exporter's pods, from the scrapers the profile names."""
+        peer = k8s.NetworkPolicyPeer(
+            namespace_selector=k8s.LabelSelector(match_labels=dict(namespaces) or None),
+            pod_selector=k8s.LabelSelector(match_labels=dict(pods) or None),
+        )
+        port = k8s.NetworkPolicyPort(port=DCGM_METRICS_PORT, protocol="TCP")
+        kube.network_policy(
+            self,
+            "metrics-network-policy",
+            metadata=self._meta(METRICS_POLICY, self.props.namespace),
+            spec=k8s.NetworkPolicySpec(
+                pod_selector=k8s.LabelSelector(match_labels=dict(DCGM_EXPORTER_POD)),
+                policy_types=["Ingress"],
+                ingress=[k8s.NetworkPolicyIngressRule(from_=[peer], ports=[port])],
+            ),
+        )
+
+    def _scc_grant(self) -> None:
         """``use`` of the privileged SCC for every ServiceAccount of the stack's namespace."""
         namespace = self.props.namespace
-        meta = object_meta(
-            SCC_ROLE, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
-        )
+        meta = self._meta(SCC_ROLE, namespace)
         kube.rbac_rules(
             self, "scc-role", "Role", metadata=meta, rules=[r.rule() for r in SCC_RULES]
         )

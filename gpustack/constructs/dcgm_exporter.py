@@ -17,15 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import cdk8s
 from constructs import Construct
 
 from gpustack.constructs import k8s, kube
-from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
+from gpustack.constructs.waits import WaitFor, gpu_wait
 from gpustack.profile.model import Counter, Profile
 from gpustack.profile.prerequisites import SERVICE_MONITOR
 
@@ -98,21 +97,30 @@ class DcgmExporter(Construct):
     def __init__(self, scope: Construct, id: str, props: DcgmExporterProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, COMPONENT, props.version, props.placement.labels)
-        app = NodeApp(ident, props.placement)
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        self.ident = Identity(NAME, COMPONENT, props.version, props.placement.labels)
+        app = NodeApp(self.ident, props.placement)
+        ds = NodeDaemonSet.own(self, app)
+        ds.add(
+            "daemonset",
+            NAME,
+            containers=[self._exporter(ds)],
+            init_containers=ds.waits(props.wait_for, INIT_CONTAINER),
+            runtime_class_name=props.runtime_class,
+        )
+        self._service(app)
+        if props.service_monitor:
+            self._service_monitor()
+
+    def _exporter(self, ds: NodeDaemonSet) -> k8s.Container:
+        """The exporter: the pod-resources socket, and the counters CSV when customized."""
+        props = self.props
         env = [
             ("DCGM_EXPORTER_LISTEN", f":{METRICS_PORT}"),
             ("DCGM_EXPORTER_KUBERNETES", "true"),
             ("NVIDIA_VISIBLE_DEVICES", "all"),
         ]
-        mounts = [
-            ds.mount(
-                kube.host_path("pod-gpu-resources", props.pod_resources),
-                POD_RESOURCES,
-                read_only=True,
-            )
-        ]
+        pod_resources = kube.host_path("pod-gpu-resources", props.pod_resources)
+        mounts = [ds.mount(pod_resources, POD_RESOURCES, read_only=True)]
         if props.counters_csv is not None:
             volume = ds.config_map(
                 "counters",
@@ -128,7 +136,7 @@ class DcgmExporter(Construct):
             initial_delay_seconds=45,
             period_seconds=5,
         )
-        container = kube.main_container(
+        return kube.main_container(
             NAME,
             props.container,
             env=kube.env_list(env, props.container.env, field_refs={"NODE_NAME": "spec.nodeName"}),
@@ -142,49 +150,38 @@ class DcgmExporter(Construct):
             ),
             volume_mounts=mounts,
         )
-        waits = [ds.wait_for(props.wait_for, INIT_CONTAINER)] if props.wait_for else []
-        ds.add(
-            "daemonset",
-            NAME,
-            containers=[container],
-            init_containers=waits,
-            runtime_class_name=props.runtime_class,
+
+    def _service(self, app: NodeApp) -> None:
+        """``nvidia-dcgm-exporter``: the metrics port of every exporter pod."""
+        port = k8s.ServicePort(
+            name="gpu-metrics", port=METRICS_PORT, target_port="metrics", protocol="TCP"
         )
         kube.service(
             self,
             "service",
             metadata=app.meta(NAME),
-            spec=k8s.ServiceSpec(
-                selector=ident.selector(),
-                ports=[
-                    k8s.ServicePort(
-                        name="gpu-metrics",
-                        port=METRICS_PORT,
-                        target_port="metrics",
-                        protocol="TCP",
-                    )
-                ],
-            ),
+            spec=k8s.ServiceSpec(selector=self.ident.selector(), ports=[port]),
         )
-        if props.service_monitor:
-            labels = {**dict(props.monitor_labels), **ident.labels()}
-            monitor = cdk8s.ApiObject(
-                self,
-                "service-monitor",
-                api_version=SERVICE_MONITOR.api_version,
-                kind=SERVICE_MONITOR.kind,
-                metadata=cdk8s.ApiObjectMetadata(
-                    name=NAME,
-                    namespace=props.placement.namespace,
-                    labels=labels,
-                    annotations=ident.annotations(),
-                ),
-            )
-            spec = {
-                "selector": {"matchLabels": ident.selector()},
-                "namespaceSelector": {"matchNames": [props.placement.namespace]},
-                "endpoints": [
-                    {"port": "gpu-metrics", "path": "/metrics", "interval": props.interval}
-                ],
-            }
-            monitor.add_json_patch(cdk8s.JsonPatch.add("/spec", spec))
+
+    def _service_monitor(self) -> None:
+        """A Prometheus Operator ServiceMonitor that scrapes the Service, with the profile's
+        interval and extra labels."""
+        ident, namespace = self.ident, self.props.placement.namespace
+        endpoint = {"port": "gpu-metrics", "path": "/metrics", "interval": self.props.interval}
+        kube.api_object(
+            self,
+            "service-monitor",
+            api_version=SERVICE_MONITOR.api_version,
+            kind=SERVICE_MONITOR.kind,
+            name=NAME,
+            namespace=namespace,
+            labels={**dict(self.props.monitor_labels), **ident.labels()},
+            annotations=ident.annotations(),
+            body={
+                "spec": {
+                    "selector": {"matchLabels": ident.selector()},
+                    "namespaceSelector": {"matchNames": [namespace]},
+                    "endpoints": [endpoint],
+                }
+            },
+        )

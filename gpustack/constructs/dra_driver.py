@@ -12,10 +12,8 @@ rendered from ``manifests/state-dra-driver/``, which follows the driver's Helm c
   folder it writes per-claim specs to, and the driver root at ``/driver-root``;
 - the DeviceClasses (:func:`gpustack.profile.derive.dra_device_classes`), from
   :data:`gpustack.dra_upstream.DEVICE_CLASSES`;
-- for ComputeDomains: the ``ComputeDomain`` and ``ComputeDomainClique`` CRDs
-  (``resource.nvidia.com/v1beta1``), the controller Deployment and the ServiceAccount and
-  ClusterRole of the IMEX daemons the controller starts (the daemon pod template in the image,
-  ``templates/compute-domain-daemon.tmpl.yaml``, names ``compute-domain-daemon-service-account``);
+- for ComputeDomains, their CRDs, controller and IMEX daemons' access
+  (:mod:`gpustack.constructs.dra_compute_domains`);
 - a ValidatingAdmissionPolicy that lets the plugin's ServiceAccount write only its own node's
   ResourceSlices (the chart's ``validatingadmissionpolicy.yaml``: the node name comes from the
   token's ``authentication.kubernetes.io/node-name`` extra).
@@ -29,9 +27,7 @@ Where gpustack differs from NVIDIA's rendering, and why:
   (``nvidiaDriverRoot``: the driver container's root, or the host's ``driver.hostDriverRoot``).
   The operator's driver-validation Role (``daemonsets: list`` for its validator) is left out.
 - The MPS Role (``deployments``) is the driver's ``MPSSupport`` feature gate's, which gpustack
-  does not turn on; the controller's ``leases`` rule is for leader election, off with one
-  replica (``LEADER_ELECTION_ENABLED=false``, as NVIDIA renders it). Both are left out, and the
-  ComputeDomain rules are granted only when ComputeDomains are on.
+  does not turn on: left out. The ComputeDomain rules are granted only when ComputeDomains are on.
 - The plugin pods carry ``app: nvidia-dra-driver-kubelet-plugin`` and are placed by the deploy
   label ``nvidia.com/gpu.deploy.dra-driver``, as NVIDIA's: the driver manager (k8s-driver-manager
   v0.12.0, ``cmd/driver-manager/main.go`` ``evictKubeletPlugin``) pauses that label and waits for
@@ -47,14 +43,21 @@ from typing import Any, Final
 from constructs import Construct
 
 from gpustack import dra_upstream
+from gpustack.constructs import dra_compute_domains as cd
 from gpustack.constructs import k8s, kube
+from gpustack.constructs.dra_compute_domains import (
+    add_controller,
+    add_daemon_access,
+    crd_bodies,
+)
+from gpustack.constructs.dra_slices import slice_policy, slice_policy_binding
 from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import Access, grant, token_volume
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
-from gpustack.kube.labels import CONTROL_PLANE
+from gpustack.constructs.waits import WaitFor
 from gpustack.profile import derive, readiness
 from gpustack.profile.model import Profile
 
@@ -63,21 +66,25 @@ COMPONENT: Final = "dra-driver"
 KUBELET_PLUGIN: Final = "nvidia-dra-driver-kubelet-plugin"
 #: The plugin's ServiceAccount (the ResourceSlice policy names it).
 KUBELET_PLUGIN_SA: Final = "nvidia-dra-driver-kubeletplugin"
-CONTROLLER: Final = "nvidia-dra-driver-controller"
-#: Fixed in the driver image's daemon pod template (``templates/compute-domain-daemon.tmpl.yaml``).
-DAEMON_SA: Final = "compute-domain-daemon-service-account"
 
 KUBELET_PLUGIN_CLUSTER_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin"
 KUBELET_PLUGIN_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin-cliques"
 #: The plugin's ComputeDomain reads, a ClusterRole of their own so each role's rules are fixed.
 KUBELET_PLUGIN_CD_CLUSTER_ROLE: Final = "gpustack-nvidia-dra-driver-kubeletplugin-domains"
-CONTROLLER_CLUSTER_ROLE: Final = "gpustack-nvidia-dra-driver-controller"
-CONTROLLER_ROLE: Final = "gpustack-nvidia-dra-driver-controller-daemons"
-DAEMON_CLUSTER_ROLE: Final = "gpustack-compute-domain-daemon"
 SLICE_POLICY: Final = "gpustack-dra-resourceslices"
 
-CRD_GROUP: Final = dra_upstream.COMPUTE_DOMAIN_API_GROUP
-CRD_VERSION: Final = dra_upstream.COMPUTE_DOMAIN_API_VERSION
+# The ComputeDomain part's names and rules (:mod:`gpustack.constructs.dra_compute_domains`),
+# read here with the rest of the DRA driver's (the access tables, conformance).
+CONTROLLER: Final = cd.CONTROLLER
+CONTROLLER_CLUSTER_ROLE: Final = cd.CONTROLLER_CLUSTER_ROLE
+CONTROLLER_ROLE: Final = cd.CONTROLLER_ROLE
+CONTROLLER_RULES: Final = cd.CONTROLLER_RULES
+CONTROLLER_NAMESPACED: Final = cd.CONTROLLER_NAMESPACED
+DAEMON_SA: Final = cd.DAEMON_SA
+DAEMON_CLUSTER_ROLE: Final = cd.DAEMON_CLUSTER_ROLE
+DAEMON_RULES: Final = cd.DAEMON_RULES
+KUBELET_PLUGIN_CD_RULES: Final = cd.KUBELET_PLUGIN_CD_RULES
+KUBELET_PLUGIN_CD_NAMESPACED: Final = cd.KUBELET_PLUGIN_CD_NAMESPACED
 
 #: The plugins' gRPC health ports, NVIDIA's defaults: ``defaultGPUsHealthcheckPort`` and
 #: ``defaultComputeDomainsHealthcheckPort`` in ``internal/state/dra_driver.go`` (GPU Operator
@@ -110,92 +117,6 @@ KUBELET_PLUGIN_RULES: Final = (
         ("nodes",),
         ("get",),
         "resourceslicecontroller.go: the Node's UID for the slices' owner reference",
-    ),
-)
-#: The ComputeDomain kubelet plugin's (``cmd/compute-domain-kubelet-plugin/computedomain.go``).
-KUBELET_PLUGIN_CD_RULES: Final = (
-    Access(
-        CRD_GROUP,
-        ("computedomains",),
-        ("list", "watch"),
-        "computedomain.go: an informer on ComputeDomains (the domain a channel claim names)",
-    ),
-    Access(
-        "",
-        ("nodes",),
-        ("get", "update", "patch"),
-        "computedomain.go: labels its node with the ComputeDomain and clique it joins",
-    ),
-)
-KUBELET_PLUGIN_CD_NAMESPACED: Final = (
-    Access(
-        CRD_GROUP,
-        ("computedomaincliques",),
-        ("get",),
-        "computedomain.go: reads the clique of the node's IMEX daemon",
-    ),
-)
-#: The controller's (``rbac-controller.yaml``), without leader election's ``leases``.
-CONTROLLER_RULES: Final = (
-    Access(
-        CRD_GROUP,
-        ("computedomains",),
-        ("get", "list", "watch", "update"),
-        "compute-domain-controller: reconciles ComputeDomains (finalizers)",
-    ),
-    Access(
-        CRD_GROUP,
-        ("computedomains/status",),
-        ("update",),
-        "compute-domain-controller: the ComputeDomain's status",
-    ),
-    Access(
-        "resource.k8s.io",
-        ("resourceclaimtemplates",),
-        ("get", "list", "watch", "create", "update", "delete"),
-        "compute-domain-controller: the channel and daemon ResourceClaimTemplates of a domain",
-    ),
-    Access(
-        "",
-        ("nodes",),
-        ("get", "list", "watch", "update"),
-        "compute-domain-controller: removes a domain's labels from nodes",
-    ),
-    Access("", ("pods",), ("get", "list", "watch"), "compute-domain-controller: daemon pods"),
-)
-CONTROLLER_NAMESPACED: Final = (
-    Access(
-        "apps",
-        ("daemonsets",),
-        ("get", "list", "watch", "create", "update", "patch", "delete"),
-        "compute-domain-controller: one IMEX daemon DaemonSet per ComputeDomain",
-    ),
-    Access(
-        CRD_GROUP,
-        ("computedomaincliques",),
-        ("get", "list", "watch", "update"),
-        "compute-domain-controller: the cliques of its domains",
-    ),
-)
-#: The IMEX daemons' (``rbac-compute-domain-daemon.yaml``).
-DAEMON_RULES: Final = (
-    Access(
-        CRD_GROUP,
-        ("computedomains", "computedomains/status"),
-        ("get", "list", "watch", "update", "patch"),
-        "compute-domain-daemon: reports its node into the ComputeDomain's status",
-    ),
-    Access(
-        CRD_GROUP,
-        ("computedomaincliques",),
-        ("get", "list", "watch", "create", "update", "patch"),
-        "compute-domain-daemon: its clique's member list (IMEX peers)",
-    ),
-    Access(
-        "",
-        ("pods",),
-        ("get", "list", "watch", "patch"),
-        "compute-domain-daemon: its own pod's readiness",
     ),
 )
 
@@ -272,8 +193,9 @@ class DraDriver(Construct):
         self._kubelet_plugin()
         self._slice_policy()
         if props.compute_domains:
-            self._controller()
-            self._daemon_access()
+            add_controller(self, self._ident(CONTROLLER), props.container, props.placement)
+            namespace = props.placement.namespace
+            add_daemon_access(self, self._ident("compute-domain-daemon"), namespace)
 
     def _ident(self, name: str) -> Identity:
         return Identity(name, COMPONENT, self.props.version, self.props.placement.labels)
@@ -309,41 +231,37 @@ class DraDriver(Construct):
             )
 
     def _crds(self) -> None:
-        for kind, plural, schema, status in CRDS:
-            version: dict[str, Any] = {
-                "name": CRD_VERSION,
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": schema},
-            }
-            if status:
-                version["subresources"] = {"status": {}}
-            names = {
-                "kind": kind,
-                "listKind": f"{kind}List",
-                "plural": plural,
-                "singular": kind.lower(),
-            }
-            self._raw(
-                f"crd-{plural}",
-                "apiextensions.k8s.io/v1",
-                "CustomResourceDefinition",
-                f"{plural}.{CRD_GROUP}",
-                {
-                    "spec": {
-                        "group": CRD_GROUP,
-                        "names": names,
-                        "scope": "Namespaced",
-                        "versions": [version],
-                    }
-                },
-            )
+        for id, name, body in crd_bodies():
+            self._raw(id, "apiextensions.k8s.io/v1", "CustomResourceDefinition", name, body)
 
     def _plugin_container(
         self, ds: NodeDaemonSet, name: str, binary: str, port: int, metrics: str, every: int
     ) -> k8s.Container:
         """One plugin container; ``every``: its liveness period (NVIDIA: 30 s for ``gpus``,
         10 s for ``compute-domains``)."""
+        props = self.props
+        probe = k8s.GrpcAction(port=port, service="liveness")
+        return kube.main_container(
+            name,
+            props.container,
+            command=[binary, "-v", "$(LOG_VERBOSITY)"],
+            env=kube.env_list(
+                self._plugin_env(binary, port, metrics),
+                props.container.env,
+                field_refs={"NODE_NAME": "spec.nodeName", "NAMESPACE": "metadata.namespace"},
+            ),
+            # creates device nodes, reads NVML and writes CDI specs and sockets on the host
+            security_context=k8s.SecurityContext(privileged=True),
+            startup_probe=k8s.Probe(
+                grpc=probe, failure_threshold=600, period_seconds=1, timeout_seconds=10
+            ),
+            liveness_probe=k8s.Probe(
+                grpc=probe, failure_threshold=3, period_seconds=every, timeout_seconds=10
+            ),
+            volume_mounts=self._plugin_mounts(ds),
+        )
+
+    def _plugin_env(self, binary: str, port: int, metrics: str) -> list[tuple[str, str]]:
         props = self.props
         env = [
             ("HTTP_ENDPOINT", metrics),
@@ -360,104 +278,73 @@ class DraDriver(Construct):
         ]
         if binary == "compute-domain-kubelet-plugin":
             env.append(("GPU_CLIQUE_LABEL_ENABLED", "true"))
-        probe = k8s.GrpcAction(port=port, service="liveness")
-        return kube.main_container(
-            name,
-            props.container,
-            command=[binary, "-v", "$(LOG_VERBOSITY)"],
-            env=kube.env_list(
-                env,
-                props.container.env,
-                field_refs={"NODE_NAME": "spec.nodeName", "NAMESPACE": "metadata.namespace"},
-            ),
-            # creates device nodes, reads NVML and writes CDI specs and sockets on the host
-            security_context=k8s.SecurityContext(privileged=True),
-            startup_probe=k8s.Probe(
-                grpc=probe, failure_threshold=600, period_seconds=1, timeout_seconds=10
-            ),
-            liveness_probe=k8s.Probe(
-                grpc=probe, failure_threshold=3, period_seconds=every, timeout_seconds=10
-            ),
-            volume_mounts=[
-                ds.mount(
-                    kube.host_path("plugins-registry", props.registry_dir), props.registry_dir
-                ),
-                ds.mount(
-                    kube.host_path("plugins", props.plugins_dir),
-                    props.plugins_dir,
-                    propagation="Bidirectional",
-                ),
-                ds.mount(kube.host_path("cdi", CDI_ROOT, "DirectoryOrCreate"), CDI_ROOT),
-                ds.mount(
-                    kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
-                    DRIVER_ROOT_CTR_PATH,
-                    read_only=True,
-                    propagation="HostToContainer",
-                ),
-                ds.mount(
-                    token_volume(), "/var/run/secrets/kubernetes.io/serviceaccount", read_only=True
-                ),
-            ],
-        )
+        return env
 
-    def _kubelet_plugin(self) -> None:
+    def _plugin_mounts(self, ds: NodeDaemonSet) -> list[k8s.VolumeMount]:
+        """The kubelet's plugin registry and plugins folders (``Bidirectional``: the DRA socket
+        lives there), the CDI folder, the driver root and the API token."""
         props = self.props
-        app = NodeApp(self._ident(KUBELET_PLUGIN), props.placement)
+        registry, plugins = props.registry_dir, props.plugins_dir
+        driver_root = kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate")
+        return [
+            ds.mount(kube.host_path("plugins-registry", registry), registry),
+            ds.mount(kube.host_path("plugins", plugins), plugins, propagation="Bidirectional"),
+            ds.mount(kube.host_path("cdi", CDI_ROOT, "DirectoryOrCreate"), CDI_ROOT),
+            ds.mount(
+                driver_root, DRIVER_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"
+            ),
+            ds.mount(
+                token_volume(), "/var/run/secrets/kubernetes.io/serviceaccount", read_only=True
+            ),
+        ]
+
+    def _plugin_access(self, app: NodeApp) -> None:
+        """The plugin's ServiceAccount and grants (with ComputeDomains, their rules too)."""
         kube.service_account(
             self,
             "kubelet-plugin-sa",
             metadata=app.meta(KUBELET_PLUGIN_SA),
             automount_service_account_token=False,
         )
+        grants: list[tuple[str, tuple[Access, ...], bool]] = [
+            (KUBELET_PLUGIN_CLUSTER_ROLE, KUBELET_PLUGIN_RULES, True)
+        ]
+        if self.props.compute_domains:
+            grants += [
+                (KUBELET_PLUGIN_CD_CLUSTER_ROLE, KUBELET_PLUGIN_CD_RULES, True),
+                (KUBELET_PLUGIN_ROLE, KUBELET_PLUGIN_CD_NAMESPACED, False),
+            ]
+        for role, rules, cluster in grants:
+            grant(
+                self,
+                app.ident,
+                name=role,
+                namespace=self.props.placement.namespace,
+                service_account=KUBELET_PLUGIN_SA,
+                rules=rules,
+                cluster=cluster,
+            )
+
+    def _kubelet_plugin(self) -> None:
+        props = self.props
+        app = NodeApp(self._ident(KUBELET_PLUGIN), props.placement)
+        self._plugin_access(app)
         ds = NodeDaemonSet(self, app, service_account=KUBELET_PLUGIN_SA)
-        namespace = props.placement.namespace
-        grant(
-            self,
-            app.ident,
-            name=KUBELET_PLUGIN_CLUSTER_ROLE,
-            namespace=namespace,
-            service_account=KUBELET_PLUGIN_SA,
-            rules=KUBELET_PLUGIN_RULES,
-            cluster=True,
-        )
-        if props.compute_domains:
-            grant(
-                self,
-                app.ident,
-                name=KUBELET_PLUGIN_CD_CLUSTER_ROLE,
-                namespace=namespace,
-                service_account=KUBELET_PLUGIN_SA,
-                rules=KUBELET_PLUGIN_CD_RULES,
-                cluster=True,
-            )
-            grant(
-                self,
-                app.ident,
-                name=KUBELET_PLUGIN_ROLE,
-                namespace=namespace,
-                service_account=KUBELET_PLUGIN_SA,
-                rules=KUBELET_PLUGIN_CD_NAMESPACED,
-                cluster=False,
-            )
         containers = []
         if props.compute_domains:
             containers.append(
                 self._plugin_container(
-                    ds,
-                    "compute-domains",
-                    "compute-domain-kubelet-plugin",
-                    CD_HEALTH_PORT,
-                    ":8081",
-                    10,
+                    ds, "compute-domains", "compute-domain-kubelet-plugin", CD_HEALTH_PORT,
+                    ":8081", 10,
                 )
-            )
+            )  # fmt: skip
         if props.gpus:
             containers.append(
                 self._plugin_container(
                     ds, "gpus", "gpu-kubelet-plugin", GPUS_HEALTH_PORT, ":8080", 30
                 )
             )
-        waits = [ds.wait_for(props.wait_for, "runtime-validation")] if props.wait_for else []
+        waits = ds.waits(props.wait_for, "runtime-validation")
         ds.add(
             "kubelet-plugin",
             KUBELET_PLUGIN,
@@ -471,260 +358,11 @@ class DraDriver(Construct):
         )
 
     def _slice_policy(self) -> None:
+        """See :mod:`gpustack.constructs.dra_slices`."""
         user = f"system:serviceaccount:{self.props.placement.namespace}:{KUBELET_PLUGIN_SA}"
-        target = '(request.operation == "DELETE" ? oldObject : object).spec'
+        api = "admissionregistration.k8s.io/v1"
+        policy, binding = slice_policy(SLICE_POLICY, user), slice_policy_binding(SLICE_POLICY)
+        self._raw("slice-policy", api, "ValidatingAdmissionPolicy", SLICE_POLICY, policy)
         self._raw(
-            "slice-policy",
-            "admissionregistration.k8s.io/v1",
-            "ValidatingAdmissionPolicy",
-            SLICE_POLICY,
-            {
-                "spec": {
-                    "failurePolicy": "Fail",
-                    "matchConditions": [
-                        {
-                            "name": "isKubeletPlugin",
-                            "expression": f'request.userInfo.username == "{user}"',
-                        }
-                    ],
-                    "matchConstraints": {
-                        "resourceRules": [
-                            {
-                                "apiGroups": ["resource.k8s.io"],
-                                "apiVersions": ["v1"],
-                                "operations": ["CREATE", "UPDATE", "DELETE"],
-                                "resources": ["resourceslices"],
-                            }
-                        ]
-                    },
-                    "variables": [
-                        {
-                            "name": "userNodeName",
-                            "expression": "request.userInfo.extra[?'authentication.kubernetes.io"
-                            "/node-name'][0].orValue('')",
-                        },
-                        {"name": "objectNodeName", "expression": f'{target}.?nodeName.orValue("")'},
-                    ],
-                    "validations": [
-                        {
-                            "expression": 'variables.userNodeName != ""',
-                            "message": "the DRA kubelet plugin's token names no node",
-                        },
-                        {
-                            "expression": "variables.userNodeName == variables.objectNodeName",
-                            "messageExpression": '"the DRA kubelet plugin on node " + '
-                            "variables.userNodeName + \" may write only that node's"
-                            ' ResourceSlices"',
-                        },
-                    ],
-                }
-            },
+            "slice-policy-binding", api, "ValidatingAdmissionPolicyBinding", SLICE_POLICY, binding
         )
-        self._raw(
-            "slice-policy-binding",
-            "admissionregistration.k8s.io/v1",
-            "ValidatingAdmissionPolicyBinding",
-            SLICE_POLICY,
-            {"spec": {"policyName": SLICE_POLICY, "validationActions": ["Deny"]}},
-        )
-
-    def _controller(self) -> None:
-        props = self.props
-        namespace = props.placement.namespace
-        ident = self._ident(CONTROLLER)
-        meta = kube.object_meta(
-            CONTROLLER, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
-        )
-        kube.service_account(
-            self, "controller-sa", metadata=meta, automount_service_account_token=False
-        )
-        for role, rules, cluster in (
-            (CONTROLLER_CLUSTER_ROLE, CONTROLLER_RULES, True),
-            (CONTROLLER_ROLE, CONTROLLER_NAMESPACED, False),
-        ):
-            grant(
-                self,
-                ident,
-                name=role,
-                namespace=namespace,
-                service_account=CONTROLLER,
-                rules=rules,
-                cluster=cluster,
-            )
-        env = [
-            ("HTTP_ENDPOINT", ":8080"),
-            ("METRICS_PATH", "/metrics"),
-            ("LOG_VERBOSITY", "4"),
-            ("LOG_VERBOSITY_CD_DAEMON", "4"),
-            ("IMAGE_NAME", props.container.image),
-            ("NVIDIA_VISIBLE_DEVICES", "void"),
-            ("LEADER_ELECTION_ENABLED", "false"),
-        ]
-        if props.placement.image_pull_secrets:
-            env.append(
-                ("CD_DAEMON_IMAGE_PULL_SECRET_NAMES", ",".join(props.placement.image_pull_secrets))
-            )
-        container = kube.main_container(
-            "compute-domain",
-            props.container,
-            command=["compute-domain-controller", "-v", "$(LOG_VERBOSITY)"],
-            env=kube.env_list(
-                env,
-                props.container.env,
-                field_refs={"POD_NAME": "metadata.name", "NAMESPACE": "metadata.namespace"},
-            ),
-            security_context=kube.unprivileged(),
-            volume_mounts=[
-                kube.mount(
-                    "api-token", "/var/run/secrets/kubernetes.io/serviceaccount", read_only=True
-                )
-            ],
-        )
-        placement = kube.pod_placement(props.placement)
-        # a cluster-wide controller: on any node, control plane preferred (NVIDIA's chart);
-        # not bound to the GPU nodes' selector
-        tolerations = [
-            k8s.Toleration(key=CONTROL_PLANE, operator="Exists", effect="NoSchedule"),
-            k8s.Toleration(key="CriticalAddonsOnly", operator="Exists"),
-            *(placement["tolerations"] or []),
-        ]
-        labels = ident.selector()
-        kube.deployment(
-            self,
-            "controller",
-            metadata=meta,
-            spec=k8s.DeploymentSpec(
-                replicas=1,
-                selector=k8s.LabelSelector(match_labels=labels),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=ident.labels()),
-                    spec=k8s.PodSpec(
-                        service_account_name=CONTROLLER,
-                        automount_service_account_token=False,
-                        security_context=kube.pod_security_context(),
-                        containers=[container],
-                        volumes=[token_volume()],
-                        tolerations=tolerations,
-                        priority_class_name=placement["priority_class_name"],
-                        image_pull_secrets=placement["image_pull_secrets"],
-                        affinity=k8s.Affinity(
-                            node_affinity=k8s.NodeAffinity(
-                                preferred_during_scheduling_ignored_during_execution=[
-                                    k8s.PreferredSchedulingTerm(
-                                        weight=100,
-                                        preference=k8s.NodeSelectorTerm(
-                                            match_expressions=[
-                                                k8s.NodeSelectorRequirement(
-                                                    key=CONTROL_PLANE,
-                                                    operator="Exists",
-                                                )
-                                            ]
-                                        ),
-                                    )
-                                ]
-                            )
-                        ),
-                    ),
-                ),
-            ),
-        )
-
-    def _daemon_access(self) -> None:
-        namespace = self.props.placement.namespace
-        ident = self._ident("compute-domain-daemon")
-        kube.service_account(
-            self,
-            "daemon-sa",
-            metadata=kube.object_meta(
-                DAEMON_SA,
-                namespace=namespace,
-                labels=ident.labels(),
-                annotations=ident.annotations(),
-            ),
-            # the daemon pods (their template is in the driver's image) call the API with it
-            automount_service_account_token=True,
-        )
-        grant(
-            self,
-            ident,
-            name=DAEMON_CLUSTER_ROLE,
-            namespace=namespace,
-            service_account=DAEMON_SA,
-            rules=DAEMON_RULES,
-            cluster=True,
-        )
-
-
-def _obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        out["required"] = list(required)
-    return out
-
-
-_STRING: Final = {"type": "string"}
-_META: Final = {
-    "apiVersion": _STRING,
-    "kind": _STRING,
-    "metadata": {"type": "object"},
-}
-#: ``api/nvidia.com/resource/v1beta1/computedomain.go``: the spec (immutable), the status the
-#: controller and daemons write (kept open: gpustack validates nothing the driver writes).
-_COMPUTE_DOMAIN: Final = _obj(
-    {
-        **_META,
-        "spec": {
-            **_obj(
-                {
-                    "numNodes": {"type": "integer", "minimum": 0, "default": 0},
-                    "channel": _obj(
-                        {
-                            "resourceClaimTemplate": _obj({"name": _STRING}, ("name",)),
-                            "allocationMode": {
-                                "type": "string",
-                                "enum": ["All", "Single"],
-                                "default": "Single",
-                            },
-                        },
-                        ("resourceClaimTemplate",),
-                    ),
-                },
-                ("channel",),
-            ),
-            "x-kubernetes-validations": [
-                {"rule": "self == oldSelf", "message": "A ComputeDomain's spec is immutable"}
-            ],
-        },
-        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-    }
-)
-#: ``api/nvidia.com/resource/v1beta1/computedomainclique.go``: the daemons of one NVLink clique.
-_CLIQUE: Final = _obj(
-    {
-        **_META,
-        "daemons": {
-            "type": "array",
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["nodeName"],
-            "items": _obj(
-                {
-                    "nodeName": _STRING,
-                    "ipAddress": _STRING,
-                    "cliqueID": _STRING,
-                    "index": {"type": "integer"},
-                    "status": {
-                        "type": "string",
-                        "enum": ["Ready", "NotReady"],
-                        "default": "NotReady",
-                    },
-                },
-                ("cliqueID", "ipAddress", "nodeName"),
-            ),
-        },
-    }
-)
-#: (kind, plural, schema, status subresource)
-CRDS: Final = (
-    ("ComputeDomain", "computedomains", _COMPUTE_DOMAIN, True),
-    ("ComputeDomainClique", "computedomaincliques", _CLIQUE, False),
-)

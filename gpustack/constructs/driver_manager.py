@@ -268,51 +268,58 @@ def add_driver_manager(
     manager = props.manager
     if manager is None:
         raise ValueError("the driver manager is disabled")
-    placement = app.placement
     grant(
         scope,
         app.ident,
         name=CLUSTER_ROLE,
-        namespace=placement.namespace,
+        namespace=app.placement.namespace,
         service_account=ds.service_account,
         rules=rules(manager.upgrade.version),
         cluster=True,
     )
-    digest = config_digest(props)
     token = ds.mount(token_volume(), TOKEN_DIR, read_only=True)
-    inits: list[k8s.Container] = []
-    if manager.seed_labels:
-        scripts = ds.config_map(
-            "driver-manager-scripts",
-            f"{app.ident.name}-manager-scripts",
-            {LABELS_SCRIPT: _LABELS_SCRIPT},
-            checksum=SCRIPTS_CHECKSUM,
-            volume="driver-manager-scripts",
-            mode=0o555,
-        )
-        inits.append(
-            k8s.Container(
-                name=LABELS_CONTAINER,
-                image=manager.kubectl_image,
-                image_pull_policy=manager.image_pull_policy,
-                command=["sh", f"{_SCRIPTS_MOUNT}/{LABELS_SCRIPT}"],
-                env=kube.env_list(
-                    [("DEPLOY_LABELS", " ".join(manager.seed_labels))],
-                    field_refs={"NODE_NAME": "spec.nodeName"},
-                ),
-                security_context=kube.unprivileged(),
-                volume_mounts=[token, ds.mount(scripts, _SCRIPTS_MOUNT, read_only=True)],
-            )
-        )
+    inits = [_labels_container(ds, app, manager, token)] if manager.seed_labels else []
+    return [*inits, _manager_container(ds, manager, token, config_digest(props))]
+
+
+def _labels_container(
+    ds: NodeDaemonSet, app: NodeApp, manager: DriverManagerProps, token: k8s.VolumeMount
+) -> k8s.Container:
+    """``deploy-labels``: sets the node's unset deploy labels to ``true`` (see
+    :data:`_LABELS_SCRIPT`), so the driver manager pauses those components too."""
+    scripts = ds.config_map(
+        "driver-manager-scripts",
+        f"{app.ident.name}-manager-scripts",
+        {LABELS_SCRIPT: _LABELS_SCRIPT},
+        checksum=SCRIPTS_CHECKSUM,
+        volume="driver-manager-scripts",
+        mode=0o555,
+    )
+    return k8s.Container(
+        name=LABELS_CONTAINER,
+        image=manager.kubectl_image,
+        image_pull_policy=manager.image_pull_policy,
+        command=["sh", f"{_SCRIPTS_MOUNT}/{LABELS_SCRIPT}"],
+        env=kube.env_list(
+            [("DEPLOY_LABELS", " ".join(manager.seed_labels))],
+            field_refs={"NODE_NAME": "spec.nodeName"},
+        ),
+        security_context=kube.unprivileged(),
+        volume_mounts=[token, ds.mount(scripts, _SCRIPTS_MOUNT, read_only=True)],
+    )
+
+
+def _manager_container(
+    ds: NodeDaemonSet, manager: DriverManagerProps, token: k8s.VolumeMount, digest: str
+) -> k8s.Container:
+    """``k8s-driver-manager``: pauses the GPU clients and unloads the running driver before the
+    new one installs (see the module docstring); privileged: it unloads kernel modules and
+    unmounts the old driver root."""
+    run_nvidia = kube.host_path("run-nvidia", "/run/nvidia", "DirectoryOrCreate")
+    host_root = kube.host_path("host-root", "/")
     mounts = [
-        ds.mount(
-            kube.host_path("run-nvidia", "/run/nvidia", "DirectoryOrCreate"),
-            "/run/nvidia",
-            propagation="Bidirectional",
-        ),
-        ds.mount(
-            kube.host_path("host-root", "/"), "/host", read_only=True, propagation="HostToContainer"
-        ),
+        ds.mount(run_nvidia, "/run/nvidia", propagation="Bidirectional"),
+        ds.mount(host_root, "/host", read_only=True, propagation="HostToContainer"),
         ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys"),
         token,
     ]
@@ -321,23 +328,19 @@ def add_driver_manager(
             "run-mellanox-drivers", "/run/mellanox/drivers", "DirectoryOrCreate"
         )
         mounts.append(ds.mount(volume, "/run/mellanox/drivers", propagation="HostToContainer"))
-    inits.append(
-        k8s.Container(
-            name=CONTAINER,
-            image=manager.image,
-            image_pull_policy=manager.image_pull_policy,
-            command=["driver-manager"],
-            args=["uninstall_driver"],
-            env=kube.env_list(
-                [*manager.env(), (DIGEST_ENV, digest)],
-                field_refs={
-                    "NODE_NAME": "spec.nodeName",
-                    "OPERATOR_NAMESPACE": "metadata.namespace",
-                },
-            ),
-            # unloads kernel modules and unmounts the old driver root
-            security_context=k8s.SecurityContext(privileged=True),
-            volume_mounts=mounts,
-        )
+    return k8s.Container(
+        name=CONTAINER,
+        image=manager.image,
+        image_pull_policy=manager.image_pull_policy,
+        command=["driver-manager"],
+        args=["uninstall_driver"],
+        env=kube.env_list(
+            [*manager.env(), (DIGEST_ENV, digest)],
+            field_refs={
+                "NODE_NAME": "spec.nodeName",
+                "OPERATOR_NAMESPACE": "metadata.namespace",
+            },
+        ),
+        security_context=k8s.SecurityContext(privileged=True),
+        volume_mounts=mounts,
     )
-    return inits

@@ -28,29 +28,15 @@ from constructs import Construct
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.nfd import FEATURES_D
-from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
-from gpustack.profile import readiness
+from gpustack.constructs.waits import WaitFor, gpu_wait
 from gpustack.profile.model import MigStrategy, Profile
 
 NAME: Final = "gpu-feature-discovery"
 COMPONENT: Final = "gpu-feature-discovery"
 INIT_CONTAINER: Final = "toolkit-validation"
-
-
-def gpu_wait(profile: Profile) -> WaitFor | None:
-    """The readiness file a GPU client waits for: ``toolkit-ready`` (``driver-ready`` without
-    gpustack's toolkit, nothing when gpustack runs neither), as the device plugin does.
-
-    ``toolkit-ready`` is written only by the device plugin pod's runtime check (a real plugin,
-    not the simulated backend); without that pod the clients wait for the toolkit's own
-    ``toolkit-configured`` instead, or they would wait forever (issue 20, item 2: a cluster that
-    allocates GPUs with a DRA driver and sets ``devicePlugin.enabled: false``). Which file is
-    :func:`gpustack.profile.readiness.gpu_client_wait`'s decision; this adds the image.
-    """
-    # the one decision; the graph reads it too
-    return WaitFor.on(profile, readiness.gpu_client_wait(profile))
 
 
 @dataclass(frozen=True)
@@ -64,7 +50,7 @@ class GfdProps:
     - ``mig_strategy``: ``devicePlugin.migStrategy``.
     - ``sleep_interval``: time between labelling passes.
     - ``runtime_class``: the RuntimeClass that gives it NVML.
-    - ``wait_for``: see :func:`gpu_wait`.
+    - ``wait_for``: see :func:`gpustack.constructs.waits.gpu_wait`.
     """
 
     container: ContainerSettings
@@ -98,7 +84,7 @@ class GpuFeatureDiscovery(Construct):
         app = NodeApp(
             Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
         )
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         mig = props.mig_strategy != "none"
         env = [
             ("MIG_STRATEGY", props.mig_strategy),
@@ -134,7 +120,7 @@ class GpuFeatureDiscovery(Construct):
                 ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys", read_only=True),
             ],
         )
-        waits = [ds.wait_for(props.wait_for, INIT_CONTAINER)] if props.wait_for else []
+        waits = ds.waits(props.wait_for, INIT_CONTAINER)
         ds.add(
             "daemonset",
             NAME,

@@ -8,6 +8,9 @@ make one JSON patch per top-level field, add the patches), where cdk8s-plus' typ
 a tree of structs type-checked in Python and walked again in Node: rendering
 ``profiles/h100-prod-east.yaml`` in process went from about 0.45 s to about 0.25 s (issue #23).
 cdk8s still names, orders and renders every object (``Chart.to_json``).
+
+cdk8s is imported where an object is made, so the value builders (env, mounts, probes...) load
+without starting Node: a module that only assembles containers stays a plain helper.
 """
 
 from __future__ import annotations
@@ -15,17 +18,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
-
-import cdk8s
-from constructs import Construct
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from gpustack.constructs import k8s
 from gpustack.constructs.placement import ContainerSettings, Placement
-from gpustack.profile.model import EnvVar, Resources
+from gpustack.profile.model import EnvVar, Resources, StartupProbe
 
 # the readiness files' host folder, declared in the profile layer
 from gpustack.profile.readiness import VALIDATIONS_DIR as VALIDATIONS_DIR
+
+if TYPE_CHECKING:  # imported where an object is made: the value builders above start no Node
+    import cdk8s
+    from constructs import Construct
 
 #: Where container runtimes read CDI specs (the toolkit's and the device plugin's are written here).
 CDI_ROOT = "/var/run/cdi"
@@ -111,6 +115,18 @@ def exec_action(*command: str) -> k8s.ExecAction:
     return k8s.ExecAction(command=list(command))
 
 
+def startup_probe(action: k8s.ExecAction, budget: StartupProbe) -> k8s.Probe:
+    """A startup probe with the profile's budget (long enough to build the kernel module)."""
+    return k8s.Probe(
+        exec=action,
+        initial_delay_seconds=budget.initial_delay_seconds,
+        period_seconds=budget.period_seconds,
+        timeout_seconds=budget.timeout_seconds,
+        failure_threshold=budget.failure_threshold,
+        success_threshold=1,
+    )
+
+
 def main_container(
     name: str,
     settings: ContainerSettings,
@@ -185,6 +201,8 @@ def _make(
 ) -> cdk8s.ApiObject:
     """One ``ApiObject``; ``body``'s top-level fields (``spec``, ``data``...) added as given, in
     one call (cdk8s puts ``apiVersion``, ``kind`` and ``metadata`` first, then sorts)."""
+    import cdk8s
+
     obj = cdk8s.ApiObject(scope, id, api_version=api_version, kind=kind, metadata=metadata)
     patches = [cdk8s.JsonPatch.add(f"/{field}", value) for field, value in body.items()]
     if patches:
@@ -207,6 +225,8 @@ def api_object(
     """An object of a kind this module has no builder for (a custom resource, or an API newer
     than the ones below: ``resource.k8s.io/v1``): metadata as every gpustack object has it,
     ``body``'s top-level fields (``spec``...) added exactly as written (keys in their order)."""
+    import cdk8s
+
     metadata = cdk8s.ApiObjectMetadata(
         name=name,
         namespace=namespace,
@@ -226,6 +246,8 @@ def kube_object(
 ) -> cdk8s.ApiObject:
     """An object of Kubernetes' own API from typed values: each field in its JSON form
     (:func:`gpustack.constructs.k8s.to_json`: API names, sorted keys), ``None`` fields left out."""
+    import cdk8s
+
     meta = cdk8s.ApiObjectMetadata(
         name=metadata.name,
         namespace=metadata.namespace,
@@ -237,6 +259,8 @@ def kube_object(
 
 
 # One builder per kind gpustack makes, with the kind's API version and its typed fields.
+
+_Spec = TypeVar("_Spec")
 
 
 def namespace(scope: Construct, id: str, *, metadata: k8s.ObjectMeta) -> cdk8s.ApiObject:
@@ -266,40 +290,25 @@ def service_account(
     )
 
 
-def service(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.ServiceSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "v1", "Service", metadata, spec=spec)
+class _SpecKind(Generic[_Spec]):
+    """The builder of a kind whose one field is its ``spec`` (of type ``_Spec``):
+    ``service(scope, id, metadata=..., spec=k8s.ServiceSpec(...))``."""
+
+    def __init__(self, api_version: str, kind: str) -> None:
+        self.api_version, self.kind = api_version, kind
+
+    def __call__(
+        self, scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: _Spec
+    ) -> cdk8s.ApiObject:
+        return kube_object(scope, id, self.api_version, self.kind, metadata, spec=spec)
 
 
-def resource_quota(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.ResourceQuotaSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "v1", "ResourceQuota", metadata, spec=spec)
-
-
-def daemon_set(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.DaemonSetSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "apps/v1", "DaemonSet", metadata, spec=spec)
-
-
-def deployment(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.DeploymentSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "apps/v1", "Deployment", metadata, spec=spec)
-
-
-def job(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.JobSpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "batch/v1", "Job", metadata, spec=spec)
-
-
-def network_policy(
-    scope: Construct, id: str, *, metadata: k8s.ObjectMeta, spec: k8s.NetworkPolicySpec
-) -> cdk8s.ApiObject:
-    return kube_object(scope, id, "networking.k8s.io/v1", "NetworkPolicy", metadata, spec=spec)
+service: Final = _SpecKind[k8s.ServiceSpec]("v1", "Service")
+resource_quota: Final = _SpecKind[k8s.ResourceQuotaSpec]("v1", "ResourceQuota")
+daemon_set: Final = _SpecKind[k8s.DaemonSetSpec]("apps/v1", "DaemonSet")
+deployment: Final = _SpecKind[k8s.DeploymentSpec]("apps/v1", "Deployment")
+job: Final = _SpecKind[k8s.JobSpec]("batch/v1", "Job")
+network_policy: Final = _SpecKind[k8s.NetworkPolicySpec]("networking.k8s.io/v1", "NetworkPolicy")
 
 
 def runtime_class(

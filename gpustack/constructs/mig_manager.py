@@ -55,7 +55,6 @@ from constructs import Construct
 
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.config_text import config_yaml
-from gpustack.constructs.gfd import gpu_wait
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import (
@@ -63,12 +62,12 @@ from gpustack.constructs.node_daemonset import (
     VALIDATIONS,
     NodeApp,
     NodeDaemonSet,
-    WaitFor,
 )
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
+from gpustack.constructs.waits import WaitFor, gpu_wait
 from gpustack.profile import readiness
 from gpustack.profile.derive import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_layouts
 from gpustack.profile.model import Profile
@@ -178,7 +177,7 @@ class MigManagerProps:
     - ``cdi``: the toolkit writes CDI specs, which the manager regenerates after a change.
     - ``cdi_hook``: the host path of ``nvidia-cdi-hook`` (gpustack's toolkit install dir).
     - ``wait_for``: the ``toolkit-validation`` init container's file, as the GPU Operator's
-      (see :func:`gpustack.constructs.gfd.gpu_wait`); the entrypoint then waits for
+      (see :func:`gpustack.constructs.waits.gpu_wait`); the entrypoint then waits for
       ``driver-ready`` and reads the driver's paths from it.
     - ``runtime_class``: the RuntimeClass that injects NVML and ``nvidia-smi``; ``None`` where
       CRI-O's hook already applies to every container.
@@ -222,7 +221,7 @@ class MigManager(Construct):
         app = NodeApp(
             Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
         )
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         roles = ((CLUSTER_ROLE, cluster_rules(props.version), True), (ROLE, RULES, False))
         for name, rules, cluster in roles:
             grant(
@@ -234,6 +233,20 @@ class MigManager(Construct):
                 rules=rules,
                 cluster=cluster,
             )
+        ds.add(
+            "daemonset",
+            NAME,
+            containers=[self._manager(self._mounts(ds))],
+            init_containers=ds.waits(props.wait_for, "toolkit-validation"),
+            host_pid=True,
+            host_ipc=True,
+            runtime_class_name=props.runtime_class,
+        )
+
+    def _mounts(self, ds: NodeDaemonSet) -> list[k8s.VolumeMount]:
+        """Its three ConfigMaps (scripts, MIG layouts, host GPU clients), the readiness files,
+        the host's ``/sys``, root and driver root, the CDI folder and the API token."""
+        props = self.props
         config = ds.config_map(
             "config",
             CONFIG_MAP,
@@ -249,21 +262,22 @@ class MigManager(Construct):
             volume="gpu-clients",
         )
         scripts = ds.scripts({"entrypoint.sh": _ENTRYPOINT})
-        mounts = [
+        driver_root = kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate")
+        return [
             ds.mount(scripts, SCRIPTS_DIR, read_only=True),
             ds.mount(config, CONFIG_DIR, read_only=True),
             ds.mount(clients, GPU_CLIENTS_DIR, read_only=True),
             ds.mount(VALIDATIONS, VALIDATIONS_DIR),
             ds.mount(kube.host_path("host-sys", "/sys", "Directory"), "/sys"),
             ds.mount(kube.host_path("host-root", "/"), "/host", propagation="HostToContainer"),
-            ds.mount(
-                kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
-                DRIVER_ROOT_CTR_PATH,
-                propagation="HostToContainer",
-            ),
+            ds.mount(driver_root, DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
             ds.mount(kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate"), CDI_ROOT),
             ds.mount(token_volume(), TOKEN_DIR, read_only=True),
         ]
+
+    def _manager(self, mounts: list[k8s.VolumeMount]) -> k8s.Container:
+        """``nvidia-mig-manager``: applies the node's MIG layout."""
+        props = self.props
         env = [
             ("CONFIG_FILE", f"{CONFIG_DIR}/{CONFIG_KEY}"),
             ("GPU_CLIENTS_FILE", f"{GPU_CLIENTS_DIR}/{GPU_CLIENTS_KEY}"),
@@ -272,7 +286,7 @@ class MigManager(Construct):
         ]
         if props.cdi_hook:
             env.append(("NVIDIA_CDI_HOOK_PATH", props.cdi_hook))
-        container = kube.main_container(
+        return kube.main_container(
             NAME,
             props.container,
             command=["sh", f"{SCRIPTS_DIR}/entrypoint.sh"],
@@ -287,14 +301,4 @@ class MigManager(Construct):
             # repartitions GPUs (nvidia-smi / NVML as root) and restarts host GPU services
             security_context=k8s.SecurityContext(privileged=True),
             volume_mounts=mounts,
-        )
-        waits = [ds.wait_for(props.wait_for, "toolkit-validation")] if props.wait_for else []
-        ds.add(
-            "daemonset",
-            NAME,
-            containers=[container],
-            init_containers=waits,
-            host_pid=True,
-            host_ipc=True,
-            runtime_class_name=props.runtime_class,
         )

@@ -34,9 +34,10 @@ from constructs import Construct
 
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet, WaitFor
+from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.plugin_config import CONFIG_DIR, CONFIG_KEY, CONFIG_PATH
+from gpustack.constructs.waits import WaitFor
 
 CONTAINER: Final = "mps-control-daemon"
 INIT_CONTAINER: Final = "mps-control-daemon-mounts"

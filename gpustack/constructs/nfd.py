@@ -187,6 +187,24 @@ def gpu_rules() -> list[dict[str, object]]:
     ]
 
 
+def _container(
+    name: str, settings: ContainerSettings, mounts: list[k8s.VolumeMount]
+) -> k8s.Container:
+    """One NFD daemon (``nfd-worker``, ``nfd-master``, ``nfd-gc``): the binary of its name, its
+    pod's name and namespace, its health port probed, unprivileged."""
+    return kube.main_container(
+        name,
+        settings,
+        command=[name],
+        env=kube.env_list([], field_refs=_POD_ENV),
+        ports=[k8s.ContainerPort(name="http", container_port=HTTP_PORT)],
+        liveness_probe=_probe(),
+        readiness_probe=_probe(),
+        security_context=_security(),
+        volume_mounts=mounts,
+    )
+
+
 def _probe() -> k8s.Probe:
     return k8s.Probe(http_get=k8s.HttpGetAction(path="/healthz", port="http"))
 
@@ -274,7 +292,7 @@ class NodeFeatureDiscovery(Construct):
         # worker ran there; the profile's tolerations let it onto tainted GPU nodes
         placement = replace(props.placement, node_selector=())
         app = NodeApp(self._ident(WORKER), placement, deploy=None)
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         grant(
             self,
             app.ident,
@@ -301,17 +319,7 @@ class NodeFeatureDiscovery(Construct):
             ds.mount(conf, CONF_DIR, read_only=True),
             ds.mount(token_volume(), TOKEN_DIR, read_only=True),
         ]  # fmt: skip
-        container = kube.main_container(
-            WORKER,
-            props.container,
-            command=["nfd-worker"],
-            env=kube.env_list([], field_refs=_POD_ENV),
-            ports=[k8s.ContainerPort(name="http", container_port=HTTP_PORT)],
-            liveness_probe=_probe(),
-            readiness_probe=_probe(),
-            security_context=_security(),
-            volume_mounts=mounts,
-        )
+        container = _container(WORKER, props.container, mounts)
         ds.add("worker", WORKER, containers=[container], dns_policy="ClusterFirstWithHostNet")
 
     def _deployment(self, name: str, role: str, rules: tuple[Access, ...], *, master: bool) -> None:
@@ -339,17 +347,7 @@ class NodeFeatureDiscovery(Construct):
             volumes.append(kube.config_map_volume("nfd-master-conf", "nfd-master-conf"))
             mounts.append(kube.mount("nfd-master-conf", CONF_DIR, read_only=True))
             annotations = {CONFIG_CHECKSUM: kube.data_checksum(data)}
-        container = kube.main_container(
-            name,
-            props.container,
-            command=[name],
-            env=kube.env_list([], field_refs=_POD_ENV),
-            ports=[k8s.ContainerPort(name="http", container_port=HTTP_PORT)],
-            liveness_probe=_probe(),
-            readiness_probe=_probe(),
-            security_context=_security(),
-            volume_mounts=mounts,
-        )
+        container = _container(name, props.container, mounts)
         pod = kube.pod_placement(replace(placement, node_selector=()), priority=False)
         kube.deployment(
             self,

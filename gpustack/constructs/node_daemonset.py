@@ -30,7 +30,7 @@ from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import Placement, deploy_selection
-from gpustack.profile.model import Profile
+from gpustack.constructs.waits import WaitFor
 
 #: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
 DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"
@@ -92,24 +92,6 @@ class NodeApp:
         return self.ident.name
 
 
-@dataclass(frozen=True)
-class WaitFor:
-    """An init container that blocks until a readiness file exists, using an image with a shell."""
-
-    file: str
-    image: str
-    image_pull_policy: str
-
-    @classmethod
-    def on(cls, profile: Profile, file: str | None) -> WaitFor | None:
-        """A wait for ``file`` (``None``: no wait) in an image gpustack already pulls onto the
-        node and that has a shell: the toolkit's, else the driver's."""
-        if file is None:
-            return None
-        section = profile.toolkit if profile.toolkit.enabled else profile.driver
-        return cls(file, section.image_ref(), section.image_pull_policy)
-
-
 class NodeDaemonSet:
     """One DaemonSet under construction: collects volumes and pod-template annotations while the
     operand builds its containers, then :meth:`add` creates it in ``scope``.
@@ -124,6 +106,12 @@ class NodeDaemonSet:
         self.service_account = service_account
         self._volumes: dict[str, k8s.Volume] = {}
         self._annotations: dict[str, str] = {}
+
+    @classmethod
+    def own(cls, scope: Construct, app: NodeApp) -> NodeDaemonSet:
+        """The usual case: pods that run as the app's own ServiceAccount, made here (no token,
+        see :meth:`NodeApp.service_account`)."""
+        return cls(scope, app, service_account=app.service_account(scope))
 
     def mount(
         self,
@@ -183,6 +171,10 @@ class NodeDaemonSet:
                 )
             ],
         )
+
+    def waits(self, wait: WaitFor | None, name: str) -> list[k8s.Container]:
+        """The init containers of an optional wait: :meth:`wait_for`'s, or none."""
+        return [self.wait_for(wait, name)] if wait is not None else []
 
     def add(
         self,

@@ -1,10 +1,8 @@
 """The NVIDIA container toolkit DaemonSet: installs the NVIDIA runtime and configures the node's
 container runtime (containerd or CRI-O) to offer it, optionally with CDI.
 
-Shape follows the GPU operator's ``nvidia-container-toolkit-daemonset``: the runtime's config,
-drop-in and socket are reached through their *parent directories* mounted at
-``/runtime/config-dir/``, ``/runtime/config-dir.d/`` and ``/runtime/sock-dir/`` (the installer
-replaces files atomically, which a file mount would not see), and ``hostPID`` lets it signal the
+Shape follows the GPU operator's ``nvidia-container-toolkit-daemonset``: the runtime's folders
+mounted as :mod:`gpustack.constructs.toolkit_mounts` says, and ``hostPID`` lets it signal the
 runtime to reload.
 """
 
@@ -34,6 +32,13 @@ from gpustack.constructs.scripts import (
     TOOLKIT_READY_PROBE,
     TOOLKIT_WAIT_FOR_DRIVER,
 )
+from gpustack.constructs.toolkit_mounts import (
+    CONFIG_DIR_CTR,
+    DEV_CHAR_CTR,
+    DROP_IN_DIR_CTR,
+    SOCKET_DIR_CTR,
+    runtime_folders,
+)
 from gpustack.profile.model import (
     SELF_CONFIGURING,
     Profile,
@@ -51,11 +56,6 @@ INIT_CONTAINER: Final = "driver-validation"
 TOOLKIT_RUN_DIR: Final = "/run/nvidia/toolkit"
 PID_FILE: Final = f"{TOOLKIT_RUN_DIR}/toolkit.pid"
 CDI_KIND: Final = "management.nvidia.com/gpu"
-#: Where the toolkit sees the host's ``/dev/char`` (it links every NVIDIA device node there).
-DEV_CHAR_CTR: Final = "/host-dev-char"
-CONFIG_DIR_CTR: Final = "/runtime/config-dir/"
-DROP_IN_DIR_CTR: Final = "/runtime/config-dir.d/"
-SOCKET_DIR_CTR: Final = "/runtime/sock-dir/"
 
 
 @dataclass(frozen=True)
@@ -289,59 +289,57 @@ class ContainerToolkit(Construct):
         self.props = props
         ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
         app = NodeApp(ident, props.placement)
-        ds = NodeDaemonSet(self, app, service_account=app.service_account(self))
+        ds = NodeDaemonSet.own(self, app)
         scripts = ds.scripts(render_scripts(props))
-
-        runtime = props.runtime
         host_root = kube.host_path("host-root", "/")
-        mounts = [
-            ds.mount(
-                kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate"),
-                TOOLKIT_RUN_DIR,
-            ),
-            ds.mount(VALIDATIONS, VALIDATIONS_DIR),
-            # Writable: with CDI the installer creates the control device nodes under the dev
-            # root, which is inside the driver root when the driver container made them.
-            ds.mount(
-                kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate"),
-                DRIVER_ROOT_CTR_PATH,
-                propagation="HostToContainer",
-            ),
-            ds.mount(host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"),
-            ds.mount(
-                kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate"),
-                props.install_dir,
-            ),
-            ds.mount(scripts, SCRIPTS_DIR, read_only=True),
-            ds.mount(
-                kube.host_path(
-                    f"{runtime}-config", posixpath.dirname(props.paths.config), "DirectoryOrCreate"
-                ),
-                CONFIG_DIR_CTR,
-            ),
-        ]
-        drop_in_dir = posixpath.dirname(props.paths.drop_in_config)
-        volume = kube.host_path(f"{runtime}-drop-in-config", drop_in_dir, "DirectoryOrCreate")
-        mounts.append(ds.mount(volume, DROP_IN_DIR_CTR))
-        if props.paths.socket:
-            volume = kube.host_path(f"{runtime}-socket", posixpath.dirname(props.paths.socket))
-            mounts.append(ds.mount(volume, SOCKET_DIR_CTR))
-        dev_char = kube.host_path("host-dev-char", "/dev/char", "DirectoryOrCreate")
-        mounts.append(ds.mount(dev_char, DEV_CHAR_CTR))
-        hooks_dir = props.paths.hooks_dir
-        if props.crio_hooks and hooks_dir:
-            volume = kube.host_path("crio-hooks", hooks_dir, "DirectoryOrCreate")
-            mounts.append(ds.mount(volume, hooks_dir))
-        if props.cdi:
-            volume = kube.host_path("cdi-root", CDI_ROOT, "DirectoryOrCreate")
-            mounts.append(ds.mount(volume, CDI_ROOT))
-
+        mounts = self._mounts(ds, scripts, host_root)
         privileged = k8s.SecurityContext(
             privileged=True, se_linux_options=k8s.SeLinuxOptions(level="s0")
         )
         init = _init_container(props, ds, host_root, scripts, privileged)
+        ds.add(
+            "daemonset",
+            DAEMONSET,
+            containers=[self._installer(mounts, privileged)],
+            init_containers=[init],
+            default_container=True,
+            host_pid=True,
+        )
+
+    def _mounts(
+        self, ds: NodeDaemonSet, scripts: k8s.Volume, host_root: k8s.Volume
+    ) -> list[k8s.VolumeMount]:
+        """The toolkit's own folders, the driver root, the host root, the scripts, then the
+        runtime's folders (:func:`~gpustack.constructs.toolkit_mounts.runtime_folders`)."""
+        props = self.props
+        toolkit_root = kube.host_path("toolkit-root", TOOLKIT_RUN_DIR, "DirectoryOrCreate")
+        driver_root = kube.host_path("driver-root", props.driver_root, "DirectoryOrCreate")
+        install = kube.host_path("toolkit-install-dir", props.install_dir, "DirectoryOrCreate")
+        return [
+            ds.mount(toolkit_root, TOOLKIT_RUN_DIR),
+            ds.mount(VALIDATIONS, VALIDATIONS_DIR),
+            # Writable: with CDI the installer creates the control device nodes under the dev
+            # root, which is inside the driver root when the driver container made them.
+            ds.mount(driver_root, DRIVER_ROOT_CTR_PATH, propagation="HostToContainer"),
+            ds.mount(host_root, HOST_ROOT_CTR_PATH, read_only=True, propagation="HostToContainer"),
+            ds.mount(install, props.install_dir),
+            ds.mount(scripts, SCRIPTS_DIR, read_only=True),
+            *(
+                ds.mount(volume, path)
+                for volume, path in runtime_folders(
+                    props.runtime, props.paths, crio_hooks=props.crio_hooks, cdi=props.cdi
+                )
+            ),
+        ]
+
+    def _installer(
+        self, mounts: list[k8s.VolumeMount], privileged: k8s.SecurityContext
+    ) -> k8s.Container:
+        """``nvidia-container-toolkit-ctr``: installs and configures the runtime; its
+        startupProbe says when the runtime is configured, preStop removes the readiness files."""
+        props = self.props
         ready = f"{VALIDATIONS_DIR}/{TOOLKIT_CONFIGURED} {VALIDATIONS_DIR}/{TOOLKIT_READY}"
-        container = kube.main_container(
+        return kube.main_container(
             CONTAINER,
             props.container,
             command=["sh", f"{SCRIPTS_DIR}/entrypoint.sh"],
@@ -358,14 +356,6 @@ class ContainerToolkit(Construct):
                 pre_stop=k8s.LifecycleHandler(exec=kube.exec_action("sh", "-c", f"rm -f {ready}"))
             ),
             volume_mounts=mounts,
-        )
-        ds.add(
-            "daemonset",
-            DAEMONSET,
-            containers=[container],
-            init_containers=[init],
-            default_container=True,
-            host_pid=True,
         )
 
 

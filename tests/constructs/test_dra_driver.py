@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gpustack import dra_upstream
-from gpustack.constructs import device_plugin, dra_driver
+from gpustack.constructs import device_plugin_props, dra_compute_domains, dra_driver
 from gpustack.constructs.placement import deploy_label
 
 from .conftest import Synth, container, env, find, kinds, merge, pod_spec, profile
@@ -74,8 +74,8 @@ def test_parts_follow_the_switches(
         for k, n in kinds(objects, "dra-driver")
         if k in ("Deployment", "CustomResourceDefinition")
     ]
-    want = [("CustomResourceDefinition", f"computedomains.{dra_driver.CRD_GROUP}"),
-            ("CustomResourceDefinition", f"computedomaincliques.{dra_driver.CRD_GROUP}"),
+    want = [("CustomResourceDefinition", f"computedomains.{dra_compute_domains.CRD_GROUP}"),
+            ("CustomResourceDefinition", f"computedomaincliques.{dra_compute_domains.CRD_GROUP}"),
             ("Deployment", dra_driver.CONTROLLER)]  # fmt: skip
     assert sorted(drivers) == (sorted(want) if "compute-domains" in containers else [])
 
@@ -183,7 +183,7 @@ def test_dra_pool_and_device_plugin_never_share_a_node(synth: Synth) -> None:
         "nvidia.com/gpu.present": "true",
         **POOL,
     }
-    plugin = pod_spec(find(objects, "DaemonSet", device_plugin.DAEMONSET))
+    plugin = pod_spec(find(objects, "DaemonSet", device_plugin_props.DAEMONSET))
     terms = plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     for term in terms["nodeSelectorTerms"]:
         assert {"key": "nvidia.com/gpu.allocation", "operator": "NotIn", "values": ["dra"]} in (

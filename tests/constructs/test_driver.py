@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from gpustack.constructs.driver import KERNEL_LABEL, DriverProps
+from gpustack.constructs.driver import DriverProps
+from gpustack.constructs.driver_nodes import KERNEL_LABEL
 from gpustack.constructs.scripts import DRIVER_STARTUP_PROBE
 from gpustack.profile.model import Profile
 

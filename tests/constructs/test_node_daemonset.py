@@ -15,9 +15,9 @@ from gpustack.constructs.node_daemonset import (
     SCRIPTS_CHECKSUM,
     NodeApp,
     NodeDaemonSet,
-    WaitFor,
 )
 from gpustack.constructs.placement import Placement
+from gpustack.constructs.waits import WaitFor
 from gpustack.profile.model import Profile
 
 from .conftest import profile

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from gpustack import dra_upstream
-from gpustack.constructs import dra_driver
+from gpustack.constructs import dra_compute_domains
 from gpustack.plugin.devices import Gpu
 from gpustack.plugin.dra import slices
 from gpustack.profile import catalog
@@ -137,7 +137,7 @@ def publish(cp: ControlPlane, profile: Any, node: str) -> None:
 
 #: The channel claim's class, and the API version of its opaque config.
 CHANNEL_CLASS: Final = dra_upstream.COMPUTE_DOMAIN_DEVICE_CLASSES[1]
-CHANNEL_CONFIG_API: Final = f"{dra_driver.CRD_GROUP}/{dra_driver.CRD_VERSION}"
+CHANNEL_CONFIG_API: Final = f"{dra_compute_domains.CRD_GROUP}/{dra_compute_domains.CRD_VERSION}"
 
 
 def play_controller(cp: ControlPlane, domains: list[Mapping[str, Any]]) -> None:

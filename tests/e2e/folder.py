@@ -16,7 +16,8 @@ from typing import Any, Final
 import yaml
 
 from gpustack.checker import check_paths
-from gpustack.constructs import device_plugin, dra_driver, driver
+from gpustack.constructs import device_plugin_props as plugin_names
+from gpustack.constructs import dra_driver, driver
 from gpustack.constructs.common import PREREQUISITES, PREREQUISITES_KEY
 from gpustack.constructs.nfd import WORKER_CONF_KEY, WORKER_CONF_MAP
 from gpustack.profile.derive import plugin_configs
@@ -187,9 +188,9 @@ class Folder:
         if pool == DRA_POOL:
             return set()  # DRA hands out these nodes' GPUs
         if pool is None:
-            return {device_plugin.DAEMONSET} | ({device_plugin.MPS_DAEMON} if mps else set())
-        own = {f"{device_plugin.NAME}-{pool}"}
-        return own | ({f"{device_plugin.MPS_DAEMON_PREFIX}-{pool}"} if mps else set())
+            return {plugin_names.DAEMONSET} | ({plugin_names.MPS_DAEMON} if mps else set())
+        own = {f"{plugin_names.NAME}-{pool}"}
+        return own | ({f"{plugin_names.MPS_DAEMON_PREFIX}-{pool}"} if mps else set())
 
     def expected_on(self, pool: str | None) -> set[str]:
         """DaemonSets on a GPU node of ``pool``: the GPU stack with the pool's own device plugin
@@ -355,8 +356,8 @@ class Folder:
             return {}
         view = self._view(pool)
         own = self._plugin_pods(pool, view) - {
-            device_plugin.MPS_DAEMON,
-            f"{device_plugin.MPS_DAEMON_PREFIX}-{pool}",
+            plugin_names.MPS_DAEMON,
+            f"{plugin_names.MPS_DAEMON_PREFIX}-{pool}",
         }
         plugins = [d for d in self.of_kind("DaemonSet") if d["metadata"]["name"] in own]
         if not plugins:

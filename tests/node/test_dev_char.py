@@ -15,7 +15,8 @@ import pytest
 
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.scripts import DEV_CHAR_RELINK_SECONDS, DEV_CHAR_SYMLINKS, SCRIPTS_DIR
-from gpustack.constructs.toolkit import DEV_CHAR_CTR, ToolkitProps, render_scripts
+from gpustack.constructs.toolkit import ToolkitProps, render_scripts
+from gpustack.constructs.toolkit_mounts import DEV_CHAR_CTR
 from gpustack.profile.model import Profile
 
 from .devtree import NVIDIA_NODES, make_nodes
