@@ -40,6 +40,7 @@ from gpustack.kube.labels import COMPONENT_LABEL, HOSTNAME_LABEL, NAME_LABEL, PA
 from gpustack.profile import derive
 from gpustack.profile.model import Profile
 from gpustack.profile.model.workloads import Example
+from gpustack.torchrun import RENDEZVOUS_PORT, torchrun
 
 HARNESS = "gpustack-accept-harness"
 HARNESS_DIR = "/opt/gpustack-accept"
@@ -51,7 +52,6 @@ CHECK_LABEL = "gpustack.dev/accept-check"
 #: Job annotation: the node a pinned Job checks (node names may exceed a label value).
 NODE_ANNOTATION = "gpustack.dev/accept-node"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
-RENDEZVOUS_PORT = 29500
 #: Memory for NCCL's shared-memory transport (the runtime's 64 MiB /dev/shm is too small).
 SHM_SIZE = "8Gi"
 DEADLINE_SECONDS = 1800
@@ -284,24 +284,8 @@ def allreduce_command(group: Group, *, nodes: int) -> list[str]:
     assert group.bandwidth is not None
     gpus = group.view.gpus.per_node
     script = [f"{HARNESS_DIR}/allreduce.py", f"--min-busbw={group.bandwidth.threshold}"]
-    if nodes == 1:
-        return [
-            "torchrun",
-            "--standalone",
-            f"--nproc-per-node={gpus}",
-            *script,
-            f"--check=allreduce-node{group.suffix}",
-        ]
-    return [
-        "torchrun",
-        f"--nnodes={nodes}",
-        f"--nproc-per-node={gpus}",
-        "--node-rank=$(NODE_RANK)",
-        "--master-addr=$(MASTER_ADDR)",
-        "--master-port=$(MASTER_PORT)",
-        *script,
-        f"--check=allreduce-nodes{group.suffix}",
-    ]
+    check = "allreduce-node" if nodes == 1 else "allreduce-nodes"
+    return torchrun([*script, f"--check={check}{group.suffix}"], gpus=gpus, nodes=nodes)
 
 
 def allreduce_objects(profile: Profile, group: Group, image: str) -> list[Obj]:
