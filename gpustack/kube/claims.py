@@ -23,7 +23,6 @@ from typing import Any
 from gpustack import dra_upstream as upstream
 from gpustack.kube import cel
 from gpustack.kube.manifests import Manifest
-from gpustack.kube.suggest import distance
 from gpustack.profile.loader import JsonPath
 
 CLAIM = "ResourceClaim"
@@ -38,17 +37,6 @@ REQUESTS_AT: dict[str, JsonPath] = {
 NVIDIA_CLASSES: tuple[str, ...] = tuple(c.name for c in upstream.DEVICE_CLASSES)
 #: Domain of the standard attributes (``resource.kubernetes.io/pciBusID``).
 STANDARD_DOMAIN = upstream.PCI_BUS_ID.split("/", 1)[0]
-#: Edits within which a name is taken for a misspelling of one of NVIDIA's.
-_TYPO_EDITS = 3
-
-
-def looks_nvidia(name: str, known: Iterable[str] = ()) -> bool:
-    """A DeviceClass or attribute domain meant as NVIDIA's: one naming NVIDIA, or within a few
-    edits of one of ``known`` (NVIDIA's names: ``gpu.nvdia.com``). Another vendor's (AMD's
-    ``gpu.amd.com``, a NIC, an FPGA) is not lint's to judge."""
-    if "nvidia" in name.lower():
-        return True
-    return any(distance(name.lower(), k.lower()) <= _TYPO_EDITS for k in known)
 
 
 def _get(data: Any, path: JsonPath) -> Any:

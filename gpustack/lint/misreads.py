@@ -5,12 +5,13 @@ The floor (:mod:`gpustack.kube.claims`) reads the facts: which kind of device a 
 (:func:`~gpustack.kube.claims.class_kind`) and what that kind publishes
 (:func:`~gpustack.kube.claims.published`). Judging a selector against them, and wording the
 finding and its hint, is lint's (``device-attribute-known``), so it lives here. Only NVIDIA's
-domains are judged: another domain is not lint's to know.
+domains are judged: another domain is not lint's to know, and :func:`looks_nvidia` (which
+``device-class-known`` asks too) tells which names are meant as NVIDIA's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from gpustack import dra_upstream as upstream
@@ -20,10 +21,22 @@ from gpustack.kube.claims import (
     DeviceKind,
     Published,
     kind_of,
-    looks_nvidia,
     published,
 )
 from gpustack.kube.suggest import distance, nearest
+
+#: Edits within which a name is taken for a misspelling of one of NVIDIA's.
+_TYPO_EDITS = 3
+
+
+def looks_nvidia(name: str, known: Iterable[str] = ()) -> bool:
+    """A DeviceClass or attribute domain meant as NVIDIA's: one naming NVIDIA, or within a few
+    edits of one of ``known`` (NVIDIA's names: ``gpu.nvdia.com``). Another vendor's (AMD's
+    ``gpu.amd.com``, a NIC, an FPGA) is not lint's to judge."""
+    if "nvidia" in name.lower():
+        return True
+    return any(distance(name.lower(), k.lower()) <= _TYPO_EDITS for k in known)
+
 
 #: The drivers whose attribute domains are judged, whatever the class's driver.
 _NVIDIA_DRIVERS = (upstream.GPU_DRIVER, upstream.COMPUTE_DOMAIN_DRIVER)
