@@ -374,3 +374,11 @@ def test_construct_helpers_import_without_starting_node() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_torchrun_line_stands_below_its_users() -> None:
+    """gpustack.torchrun is imported by the constructs and by accept, which may not import each
+    other: it imports nothing of gpustack, so it can never pull either one into the other."""
+    found = imports(PACKAGE / "torchrun.py")
+    assert found, "the module imports at least its typing helpers"
+    assert _hits(found, ("gpustack",)) == []

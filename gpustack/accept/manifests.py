@@ -40,6 +40,7 @@ from gpustack.kube.labels import COMPONENT_LABEL, HOSTNAME_LABEL, NAME_LABEL, PA
 from gpustack.profile import derive
 from gpustack.profile.model import Profile
 from gpustack.profile.model.workloads import Example
+from gpustack.torchrun import RENDEZVOUS_PORT, torchrun
 
 HARNESS = "gpustack-accept-harness"
 HARNESS_DIR = "/opt/gpustack-accept"
@@ -51,7 +52,6 @@ CHECK_LABEL = "gpustack.dev/accept-check"
 #: Job annotation: the node a pinned Job checks (node names may exceed a label value).
 NODE_ANNOTATION = "gpustack.dev/accept-node"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
-RENDEZVOUS_PORT = 29500
 #: Memory for NCCL's shared-memory transport (the runtime's 64 MiB /dev/shm is too small).
 SHM_SIZE = "8Gi"
 DEADLINE_SECONDS = 1800
@@ -175,27 +175,17 @@ def _node_affinity(group: Group, profile: Profile, hosts: tuple[Host, ...]) -> O
     }
 
 
-def _job(
-    profile: Profile,
-    group: Group,
-    name: str,
-    check: str,
-    containers: list[Obj],
-    *,
-    host: Host | None = None,
-    **extra: Any,
-) -> Obj:
-    """One Job of ``check``: pinned to ``host`` (one pod), or one pod on each of the group's
-    nodes (anti-affinity; a gang's nodes named when the group names them)."""
-    ns = profile.cluster.namespace
+def _placement(
+    profile: Profile, group: Group, name: str, host: Host | None
+) -> tuple[dict[str, str], Obj]:
+    """The pods' node selector and affinity: pinned to ``host``, or one pod per node of the
+    group (anti-affinity; a gang's nodes named when the group names them)."""
     selector = dict(profile.cluster.node_selector)
     if group.config is not None:
         selector[profile.device_plugin.node_config_label] = group.config
     affinity: Obj = {}
-    pods = group.nodes
     if host is not None:
         selector[HOSTNAME_LABEL] = host.hostname
-        pods = 1
     else:
         affinity["podAntiAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -208,6 +198,19 @@ def _job(
     nodes = _node_affinity(group, profile, group.hosts if host is None else ())
     if nodes is not None:
         affinity["nodeAffinity"] = nodes
+    return selector, affinity
+
+
+def _pod_spec(
+    profile: Profile,
+    group: Group,
+    name: str,
+    containers: list[Obj],
+    host: Host | None,
+    **extra: Any,
+) -> Obj:
+    """The pod of a check's Job: unprivileged, placed by :func:`_placement`, the harness mounted."""
+    selector, affinity = _placement(profile, group, name, host)
     runtime = derive.runtime_classes(group.view)
     pod: Obj = {
         "restartPolicy": "Never",
@@ -234,7 +237,24 @@ def _job(
         pod["runtimeClassName"] = runtime[0]
     if profile.cluster.image_pull_secrets:
         pod["imagePullSecrets"] = [{"name": s} for s in profile.cluster.image_pull_secrets]
-    meta = _meta(name, ns, name)
+    return pod
+
+
+def _job(
+    profile: Profile,
+    group: Group,
+    name: str,
+    check: str,
+    containers: list[Obj],
+    *,
+    host: Host | None = None,
+    **extra: Any,
+) -> Obj:
+    """One Job of ``check``: pinned to ``host`` (one pod), or one pod on each of the group's
+    nodes (anti-affinity; a gang's nodes named when the group names them)."""
+    pod = _pod_spec(profile, group, name, containers, host, **extra)
+    pods = group.nodes if host is None else 1
+    meta = _meta(name, profile.cluster.namespace, name)
     meta["labels"][CHECK_LABEL] = check
     if host is not None:
         meta["annotations"] = {NODE_ANNOTATION: host.name}
@@ -284,24 +304,8 @@ def allreduce_command(group: Group, *, nodes: int) -> list[str]:
     assert group.bandwidth is not None
     gpus = group.view.gpus.per_node
     script = [f"{HARNESS_DIR}/allreduce.py", f"--min-busbw={group.bandwidth.threshold}"]
-    if nodes == 1:
-        return [
-            "torchrun",
-            "--standalone",
-            f"--nproc-per-node={gpus}",
-            *script,
-            f"--check=allreduce-node{group.suffix}",
-        ]
-    return [
-        "torchrun",
-        f"--nnodes={nodes}",
-        f"--nproc-per-node={gpus}",
-        "--node-rank=$(NODE_RANK)",
-        "--master-addr=$(MASTER_ADDR)",
-        "--master-port=$(MASTER_PORT)",
-        *script,
-        f"--check=allreduce-nodes{group.suffix}",
-    ]
+    check = "allreduce-node" if nodes == 1 else "allreduce-nodes"
+    return torchrun([*script, f"--check={check}{group.suffix}"], gpus=gpus, nodes=nodes)
 
 
 def allreduce_objects(profile: Profile, group: Group, image: str) -> list[Obj]:

@@ -22,12 +22,13 @@ from typing import Final
 
 import jinja2
 
+from gpustack.torchrun import RENDEZVOUS_PORT as RENDEZVOUS_PORT
+from gpustack.torchrun import torchrun
+
 #: Where the script's ConfigMap and the checkpoint volume are mounted.
 SCRIPT_DIR: Final = "/opt/gpustack-example"
 SCRIPT_NAME: Final = "train.py"
 CHECKPOINT_DIR: Final = "/checkpoints"
-#: torchrun's rendezvous port on rank 0 (multinode-ddp).
-RENDEZVOUS_PORT: Final = 29500
 #: Steps and batch size: enough for the loss to fall, a few seconds on a CPU.
 STEPS: Final = 30
 BATCH: Final = 64
@@ -160,14 +161,4 @@ def command(kind: str, gpus: int, nodes: int) -> list[str]:
     script = f"{SCRIPT_DIR}/{SCRIPT_NAME}"
     if kind == "train":
         return ["python", script]
-    if kind == "ddp":
-        return ["torchrun", "--standalone", f"--nproc-per-node={gpus}", script]
-    return [
-        "torchrun",
-        f"--nnodes={nodes}",
-        f"--nproc-per-node={gpus}",
-        "--node-rank=$(NODE_RANK)",
-        "--master-addr=$(MASTER_ADDR)",
-        "--master-port=$(MASTER_PORT)",
-        script,
-    ]
+    return torchrun([script], gpus=gpus, nodes=1 if kind == "ddp" else nodes)

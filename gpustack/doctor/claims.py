@@ -120,6 +120,72 @@ def _values(expr: str, devices: list[tuple[str, JSON]]) -> str:
     return f" (the devices have {'; '.join(shown)})" if shown else ""
 
 
+_Device = tuple[str, JSON, str]
+"""(driver, device, pool) of one published device."""
+
+
+def _missing_class(cls: str, defined: Defined, where: str) -> _Cause:
+    """The request names a DeviceClass that does not exist: who would create it."""
+    if cls in upstream.COMPUTE_DOMAIN_DEVICE_CLASSES:
+        deploy = "NVIDIA's DRA driver creates it with dra.computeDomains in the profile"
+    elif cls in NVIDIA_CLASSES:
+        deploy = "NVIDIA's DRA driver creates it with dra.gpus in the profile (dra.enabled)"
+    else:
+        deploy = did_you_mean(cls, list(defined.device_classes)) or "create the DeviceClass"
+    return _Cause(f"{where}: DeviceClass {cls} does not exist", deploy)
+
+
+def _no_slices(driver: str, cls: str, where: str) -> _Cause:
+    return _Cause(
+        f"{where}: no node publishes a ResourceSlice of driver {driver} (DeviceClass "
+        f"{cls}): the DRA kubelet plugin is not running or not publishing",
+        "check the DRA driver's kubelet plugin pods on the GPU nodes and their logs; "
+        f"`kubectl get resourceslices --field-selector spec.driver={driver}` lists "
+        "what it publishes",
+    )
+
+
+def _published(slices: list[JSON], driver: str) -> list[_Device]:
+    """Every device the driver's ResourceSlices publish, with its pool."""
+    return [
+        (driver, d, str(get(s, "spec", "pool", "name")))
+        for s in slices
+        for d in items(s, "spec", "devices")
+        if isinstance(d, dict)
+    ]
+
+
+def _passing(devices: list[_Device], exprs: list[str]) -> list[_Device]:
+    """The devices no expression rules out (one gpustack cannot evaluate rules none out)."""
+    return [
+        (drv, d, pool)
+        for drv, d, pool in devices
+        if all(cel.evaluate(e, d, drv) is not False for e in exprs)
+    ]
+
+
+def _selectors_cause(
+    in_class: list[_Device], choice: Choice, cls: str, where: str
+) -> tuple[_Cause | None, list[str]]:
+    """A selector no device of the class matches (the cause), else the selectors gpustack could
+    not judge on some device (the unsure ones)."""
+    unsure: list[str] = []
+    for expr, _ in choice.selectors:
+        verdicts = [cel.evaluate(expr, d, drv) for drv, d, _ in in_class]
+        if all(v is False for v in verdicts):
+            shown = [(drv, d) for drv, d, _ in in_class]
+            cause = _Cause(
+                f"{where}: no device of DeviceClass {cls} matches the selector `{expr}`"
+                f"{_values(expr, shown)}",
+                "fix the selector to what the devices publish (kubectl get resourceslices -o "
+                "yaml), or add nodes with such devices",
+            )
+            return cause, unsure
+        if any(v is None for v in verdicts):
+            unsure.append(expr)
+    return None, unsure
+
+
 def _request(
     state: ClusterState,
     defined: Defined,
@@ -133,62 +199,25 @@ def _request(
     if cls is None:
         return None
     if cls not in defined.device_classes:
-        known = list(defined.device_classes)
-        if cls in upstream.COMPUTE_DOMAIN_DEVICE_CLASSES:
-            deploy = "NVIDIA's DRA driver creates it with dra.computeDomains in the profile"
-        elif cls in NVIDIA_CLASSES:
-            deploy = "NVIDIA's DRA driver creates it with dra.gpus in the profile (dra.enabled)"
-        else:
-            deploy = did_you_mean(cls, known) or "create the DeviceClass"
-        return _Cause(f"{where}: DeviceClass {cls} does not exist", deploy)
+        return _missing_class(cls, defined, where)
     kind = class_kind(cls, defined)
     if kind is None:
         return None
     slices = [s for s in state.resourceslices if get(s, "spec", "driver") == kind.driver]
     if not slices:
-        return _Cause(
-            f"{where}: no node publishes a ResourceSlice of driver {kind.driver} (DeviceClass "
-            f"{cls}): the DRA kubelet plugin is not running or not publishing",
-            "check the DRA driver's kubelet plugin pods on the GPU nodes and their logs; "
-            f"`kubectl get resourceslices --field-selector spec.driver={kind.driver}` lists "
-            "what it publishes",
-        )
-    devices = [
-        (kind.driver, d, str(get(s, "spec", "pool", "name")))
-        for s in slices
-        for d in items(s, "spec", "devices")
-        if isinstance(d, dict)
-    ]
-    class_exprs = list(defined.device_classes[cls])
-    in_class = [
-        (drv, d, pool)
-        for drv, d, pool in devices
-        if all(cel.evaluate(e, d, drv) is not False for e in class_exprs)
-    ]
+        return _no_slices(kind.driver, cls, where)
+    devices = _published(slices, kind.driver)
+    in_class = _passing(devices, list(defined.device_classes[cls]))
     if not in_class:
         return _Cause(
             f"{where}: the ResourceSlices of {kind.driver} publish {len(devices)} devices, none "
             f"of DeviceClass {cls}",
             "ask for a class whose devices the nodes have, or give the nodes such devices",
         )
-    unsure: list[str] = []
-    for expr, _ in choice.selectors:
-        verdicts = [cel.evaluate(expr, d, drv) for drv, d, _ in in_class]
-        if all(v is False for v in verdicts):
-            shown = [(drv, d) for drv, d, _ in in_class]
-            return _Cause(
-                f"{where}: no device of DeviceClass {cls} matches the selector `{expr}`"
-                f"{_values(expr, shown)}",
-                "fix the selector to what the devices publish (kubectl get resourceslices -o "
-                "yaml), or add nodes with such devices",
-            )
-        if any(v is None for v in verdicts):
-            unsure.append(expr)
-    matching = [
-        (drv, d, pool)
-        for drv, d, pool in in_class
-        if all(cel.evaluate(e, d, drv) is not False for e, _ in choice.selectors)
-    ]
+    cause, unsure = _selectors_cause(in_class, choice, cls, where)
+    if cause is not None:
+        return cause
+    matching = _passing(in_class, [e for e, _ in choice.selectors])
     free = [m for m in matching if (m[0], m[2], str(m[1].get("name"))) not in taken]
     need = _count(claim, choice)
     if len(free) < need and not unsure:
@@ -213,6 +242,50 @@ def _scheduler(state: ClusterState, pod: JSON) -> str | None:
     return str(failed[-1].get("message", "")).strip() if failed else None
 
 
+def _no_claim_made(state: ClusterState, pod: JSON, entry: dict[str, Any], template: str) -> _Cause:
+    """A pod's claim from ``template`` was never made: the controller's refusal, quoted."""
+    refused = [
+        str(e.get("message", "")).strip()
+        for e in events_for(state, "Pod", name(pod))
+        if e.get("reason") == CREATION_FAILED
+    ]
+    quoted = f" (resourceclaim controller: {refused[-1]})" if refused else ""
+    return _Cause(
+        f"no ResourceClaim was made from template {template} for claim {entry.get('name')}{quoted}",
+        f"kubectl -n {_namespace(pod)} get resourceclaimtemplate {template} (it must exist "
+        "in the pod's namespace)",
+    )
+
+
+def _entry_causes(
+    state: ClusterState,
+    defined: Defined,
+    taken: set[tuple[str, str, str]],
+    pod: JSON,
+    entry: dict[str, Any],
+) -> list[_Cause]:
+    """Why one ``resourceClaims`` entry of a pod holds it back (none when it does not)."""
+    namespace = _namespace(pod)
+    template = _str(entry.get("resourceClaimTemplateName"))
+    claim_name = _claim_of(pod, entry)
+    if claim_name is None:
+        return [] if template is None else [_no_claim_made(state, pod, entry, template)]
+    claim = _find(state.resourceclaims, namespace, claim_name)
+    if claim is None:
+        if not state.has_dra:
+            return []
+        return [
+            _Cause(
+                f"ResourceClaim {claim_name} does not exist in namespace {namespace}",
+                "create it, or fix resourceClaimName in the pod",
+            )
+        ]
+    if get(claim, "status", "allocation") or not state.has_dra:
+        return []
+    found = (_request(state, defined, claim, c, taken) for c in choices(claim, CLAIM))
+    return [cause for cause in found if cause is not None]
+
+
 def diagnose_pod(state: ClusterState, pod: JSON) -> Diagnosis | None:
     namespace = _namespace(pod)
     defined = Defined(
@@ -222,48 +295,12 @@ def diagnose_pod(state: ClusterState, pod: JSON) -> Diagnosis | None:
         }
     )
     taken = _allocated(state)
-    causes: list[_Cause] = []
-    for entry in items(pod, "spec", "resourceClaims"):
-        if not isinstance(entry, dict):
-            continue
-        template = _str(entry.get("resourceClaimTemplateName"))
-        claim_name = _claim_of(pod, entry)
-        if claim_name is None:
-            if template is None:
-                continue
-            refused = [
-                str(e.get("message", "")).strip()
-                for e in events_for(state, "Pod", name(pod))
-                if e.get("reason") == CREATION_FAILED
-            ]
-            quoted = f" (resourceclaim controller: {refused[-1]})" if refused else ""
-            causes.append(
-                _Cause(
-                    f"no ResourceClaim was made from template {template} for claim "
-                    f"{entry.get('name')}{quoted}",
-                    f"kubectl -n {namespace} get resourceclaimtemplate {template} (it must exist "
-                    "in the pod's namespace)",
-                )
-            )
-            continue
-        claim = _find(state.resourceclaims, namespace, claim_name)
-        if claim is None:
-            if state.has_dra:
-                causes.append(
-                    _Cause(
-                        f"ResourceClaim {claim_name} does not exist in namespace {namespace}",
-                        "create it, or fix resourceClaimName in the pod",
-                    )
-                )
-            continue
-        if get(claim, "status", "allocation"):
-            continue
-        if not state.has_dra:
-            continue
-        for choice in choices(claim, CLAIM):
-            cause = _request(state, defined, claim, choice, taken)
-            if cause is not None:
-                causes.append(cause)
+    causes = [
+        cause
+        for entry in items(pod, "spec", "resourceClaims")
+        if isinstance(entry, dict)
+        for cause in _entry_causes(state, defined, taken, pod, entry)
+    ]
     said = _scheduler(state, pod)
     about_claims = said is not None and any(w in said.lower() for w in _CLAIM_WORDS)
     if not causes and not about_claims:

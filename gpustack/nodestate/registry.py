@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from gpustack.kube.nodes import Nodes
-from gpustack.nodestate import checks
+from gpustack.nodestate import checks, gpus, host_driver
 from gpustack.nodestate.checks import Check
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
@@ -80,7 +80,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="gpu-product-matches-nodes",
-        check=checks.gpu_product_matches_nodes,
+        check=gpus.gpu_product_matches_nodes,
         field="gpus.product",
         reads="GFD `nvidia.com/gpu.product`, mapped to the catalog's names",
         summary="the nodes carry `gpus.product`",
@@ -88,7 +88,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="host-architecture-matches-product",
-        check=checks.host_architecture_matches_product,
+        check=gpus.host_architecture_matches_product,
         field="gpus.product",
         reads="`status.nodeInfo.architecture`",
         summary="a product built only into arm64 hosts (GH200, GB200, T4G) meets arm64 nodes",
@@ -96,7 +96,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="gpu-architecture-matches-nodes",
-        check=checks.gpu_architecture_matches_nodes,
+        check=gpus.gpu_architecture_matches_nodes,
         field="gpus.architecture",
         reads="GFD `nvidia.com/gpu.family`, `gpu.compute.major`/`minor`",
         summary="without a product, the nodes' GPUs are of `gpus.architecture`",
@@ -104,7 +104,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="gpu-count-matches-nodes",
-        check=checks.gpu_count_matches_nodes,
+        check=gpus.gpu_count_matches_nodes,
         field="gpus.perNode (or a node config's)",
         reads="GFD `nvidia.com/gpu.count`",
         summary="each node has the GPUs `perNode` promises",
@@ -112,7 +112,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="mig-capable-nodes",
-        check=checks.mig_capable_nodes,
+        check=gpus.mig_capable_nodes,
         field="gpus.mig, devicePlugin.migStrategy",
         reads="GFD `nvidia.com/mig.capable`",
         summary="MIG settings only for nodes whose GPUs are MIG-capable",
@@ -147,7 +147,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="host-driver-absent",
-        check=checks.host_driver_absent,
+        check=host_driver.host_driver_absent,
         field="driver.enabled",
         reads="GFD `nvidia.com/cuda.driver*` labels on a node without gpustack's driver pod,"
         " GKE's `cloud.google.com/gke-gpu-driver-version`, COS and Bottlerocket node images",
@@ -156,7 +156,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="driver-version-matches-host",
-        check=checks.driver_version_matches_host,
+        check=host_driver.driver_version_matches_host,
         field="driver.version",
         reads="GFD `nvidia.com/cuda.driver-version.full` (`cuda.driver.major`/`minor`/`rev`)",
         summary="with a host driver, `driver.version` is the one the nodes load",
@@ -164,7 +164,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     NodeRule(
         id="gke-host-driver-root",
-        check=checks.gke_host_driver_root,
+        check=host_driver.gke_host_driver_root,
         field="driver.hostDriverRoot",
         reads="`cloud.google.com/gke-nodepool`, `cloud.google.com/gke-gpu-driver-version`",
         summary="on GKE nodes with GKE's driver, `hostDriverRoot` is where GKE installs it",

@@ -25,8 +25,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import grpc
-
 from gpustack.plugin.allocate import AllocateSettings
 from gpustack.plugin.backends import Backend, InitError, make_backend
 from gpustack.plugin.cdi import (
@@ -43,8 +41,9 @@ from gpustack.plugin.cdi import (
 from gpustack.plugin.config import ConfigError, PluginConfig
 from gpustack.plugin.devices import Gpu
 from gpustack.plugin.health import EnvError, HealthState, XidPolicy
+from gpustack.plugin.registration import Slot, bind, kubelet_id, register, restart
 from gpustack.plugin.resources import Resource, ResourceError, build_resources
-from gpustack.plugin.server import PluginServer, SocketBusyError
+from gpustack.plugin.server import PluginServer
 from gpustack.plugin.wake import Waker
 
 log = logging.getLogger("gpustack.plugin")
@@ -53,12 +52,6 @@ POLL_S = 0.1
 #: Reload requests (SIGHUP) are coalesced: however many arrive, at most one reload starts per
 #: interval, so a storm of signals (a misfiring ConfigMap watcher) cannot keep the servers down.
 RELOAD_INTERVAL_S = 1.0
-#: Wait before retrying a registration the kubelet answered with an error.
-REJECTED_RETRY_S = 5.0
-#: Wait before serving again on a socket folder that could not be served.
-REBIND_RETRY_S = 1.0
-
-KubeletId = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -77,30 +70,6 @@ class Runtime:
     cdi_hook_path: str = DEFAULT_HOOK_PATH
 
 
-def kubelet_id(path: str) -> KubeletId | None:
-    """Identity of the current kubelet socket (changes when a new kubelet creates it)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_ctime_ns
-
-
-@dataclass
-class _Slot:
-    server: PluginServer
-    registered_with: KubeletId | None = None
-    next_attempt: float = 0.0
-    last_error: str = ""
-    #: When to try serving again after binding failed, and that failure (logged once).
-    next_bind: float = 0.0
-    bind_error: str = ""
-
-
-class _BindError(InitError):
-    """The socket folder cannot be served now; at run time that is retried, not fatal."""
-
-
 class PluginManager:
     """Runs until ``request_stop``; ``request_reload`` re-reads config and rediscovers."""
 
@@ -112,7 +81,7 @@ class PluginManager:
         self._stop = False
         self._reload = False
         self._signals: list[str] = []
-        self._slots: list[_Slot] = []
+        self._slots: list[Slot] = []
         self._health: HealthState | None = None
         self._health_stop = threading.Event()
         self._health_thread: threading.Thread | None = None
@@ -282,8 +251,8 @@ class PluginManager:
             log.info("health checks disabled")
         for resource in resources:
             server = PluginServer(resource, self._health, settings, self._rt.socket_dir)
-            self._bind(server)
-            self._slots.append(_Slot(server))
+            bind(server, self._rt.socket_dir)
+            self._slots.append(Slot(server))
         self._running = (config, gpus, resources, settings)
 
     def _write_cdi_spec(
@@ -327,20 +296,6 @@ class PluginManager:
                 config.flags.plugin.container_driver_root,
             )
 
-    def _bind(self, server: PluginServer) -> None:
-        """Start ``server``; every failure is a one-line ``InitError``."""
-        name = server.resource.name
-        try:
-            os.makedirs(self._rt.socket_dir, exist_ok=True)
-            server.start()
-        except SocketBusyError as exc:
-            raise InitError(f"cannot serve {name}: {exc}") from None
-        except (OSError, RuntimeError) as exc:  # gRPC reports bind failures as RuntimeError
-            raise _BindError(
-                f"cannot serve {name} on {server.socket_path}: {exc}; "
-                "check --socket-dir (the kubelet's device-plugins directory, writable by root)"
-            ) from None
-
     def _start_health(self, backend: Backend, health: HealthState, policy: XidPolicy) -> None:
         self._health_stop = threading.Event()
 
@@ -369,57 +324,18 @@ class PluginManager:
                 if not slot.server.socket_intact():
                     if slot.server.serving:
                         log.info("socket %s was removed; serving again", slot.server.socket_path)
-                    self._restart(slot)
+                    restart(slot, self._rt.socket_dir)
                 elif slot.registered_with not in (None, current) and current is not None:
                     log.info("kubelet restarted; re-registering %s", slot.server.resource.name)
-                    self._restart(slot)
+                    restart(slot, self._rt.socket_dir)
                 if (
                     slot.registered_with is None
                     and slot.server.serving
                     and sock is not None
                     and current is not None
                 ):
-                    self._register(slot, sock, current)
+                    register(slot, sock, current)
             self._sleep()
-
-    def _restart(self, slot: _Slot) -> None:
-        """Serve ``slot`` again; a folder that cannot be served is retried, logged once."""
-        now = time.monotonic()
-        if not slot.server.serving and now < slot.next_bind:
-            return
-        slot.server.stop()
-        slot.registered_with = None
-        slot.next_attempt = 0.0
-        try:
-            self._bind(slot.server)
-        except _BindError as exc:
-            slot.next_bind = now + REBIND_RETRY_S
-            if str(exc) != slot.bind_error:
-                log.error("%s; retrying every %.0f s", exc, REBIND_RETRY_S)
-                slot.bind_error = str(exc)
-            return
-        if slot.bind_error:
-            log.info("serving %s again", slot.server.resource.name)
-            slot.bind_error = ""
-
-    def _register(self, slot: _Slot, sock: str, current: KubeletId) -> None:
-        now = time.monotonic()
-        if now < slot.next_attempt:
-            return
-        try:
-            slot.server.register(sock)
-        except (grpc.RpcError, TimeoutError) as exc:
-            code = exc.code() if isinstance(exc, grpc.RpcError) else None
-            detail = exc.details() if isinstance(exc, grpc.RpcError) else str(exc)
-            message = f"registering {slot.server.resource.name} failed: {detail}"
-            if message != slot.last_error:
-                log.warning("%s; retrying", message)
-                slot.last_error = message
-            if code not in (None, grpc.StatusCode.UNAVAILABLE):
-                slot.next_attempt = now + REJECTED_RETRY_S
-            return
-        slot.registered_with = current
-        slot.last_error = ""
 
     def _idle(self) -> None:
         while not self._stop and not self._reload_due():

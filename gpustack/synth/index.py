@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -140,18 +140,7 @@ class OwnershipIndex:
             f"{where} is not a gpustack index; {restore}, or delete the output folder's "
             ".gpustack/ and re-run with --force to take the folder over"
         )
-        try:
-            text = data.decode()
-            doc: Any = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SynthError(bad) from exc
-        if not isinstance(doc, dict) or doc.get("generator") != "gpustack":
-            raise SynthError(bad)
-        if doc.get("format") not in READABLE:
-            raise SynthError(
-                f"{where} has format {doc.get('format')!r}, this gpustack reads formats "
-                f"{', '.join(map(str, READABLE))}; use the gpustack version that wrote it"
-            )
+        text, doc = _document(data, where, bad)
         raw = doc.get("clusters")
         if not isinstance(raw, dict):
             raise SynthError(bad)
@@ -172,30 +161,60 @@ class OwnershipIndex:
                 )
             if not isinstance(entry, dict) or not isinstance(entry.get("profile"), str):
                 raise SynthError(bad)
-            digests: list[Digests] = []
-            for key in ("files", "previous"):
-                value = entry.get(key, {} if key == "previous" or doc["format"] > 1 else [])
-                if doc["format"] == 1 and key == "files" and isinstance(value, list):
-                    value = dict.fromkeys(value)
-                if not isinstance(value, dict):
-                    raise SynthError(bad)
-                for path, hashed in value.items():
-                    if not _inside(path):
-                        raise unsafe(
-                            path,
-                            f"file {path!r} of cluster {name!r} is not a relative path inside "
-                            "its cluster folder",
-                        )
-                    if (hashed is not None or doc["format"] > 1) and (
-                        not isinstance(hashed, str) or not _DIGEST.fullmatch(hashed)
-                    ):
-                        raise unsafe(hashed, f"file {path!r} has no sha256 digest")
-                digests.append(value)
-            clusters[name] = IndexEntry(
-                entry["profile"], digests[0], digests[1], *_provenance(entry)
+            files, previous = (
+                _digests(name, entry, key, doc["format"], bad, unsafe)
+                for key in ("files", "previous")
             )
+            clusters[name] = IndexEntry(entry["profile"], files, previous, *_provenance(entry))
         gitops = doc.get("gitops")
         return cls(clusters=clusters, gitops=gitops if _is_digest(gitops) else None)
+
+
+def _document(data: bytes, where: str, bad: str) -> tuple[str, dict[str, Any]]:
+    """The index's text and its JSON object, refused unless gpustack wrote it in a format this
+    gpustack reads."""
+    try:
+        text = data.decode()
+        doc: Any = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SynthError(bad) from exc
+    if not isinstance(doc, dict) or doc.get("generator") != "gpustack":
+        raise SynthError(bad)
+    if doc.get("format") not in READABLE:
+        raise SynthError(
+            f"{where} has format {doc.get('format')!r}, this gpustack reads formats "
+            f"{', '.join(map(str, READABLE))}; use the gpustack version that wrote it"
+        )
+    return text, doc
+
+
+def _digests(
+    name: str,
+    entry: dict[str, Any],
+    key: str,
+    fmt: int,
+    bad: str,
+    unsafe: Callable[[Any, str], SynthError],
+) -> Digests:
+    """An entry's ``files`` or ``previous``: each path inside the cluster's folder, with its
+    sha256 (format 1 listed ``files`` without digests)."""
+    value = entry.get(key, {} if key == "previous" or fmt > 1 else [])
+    if fmt == 1 and key == "files" and isinstance(value, list):
+        value = dict.fromkeys(value)
+    if not isinstance(value, dict):
+        raise SynthError(bad)
+    for path, hashed in value.items():
+        if not _inside(path):
+            raise unsafe(
+                path,
+                f"file {path!r} of cluster {name!r} is not a relative path inside "
+                "its cluster folder",
+            )
+        if (hashed is not None or fmt > 1) and (
+            not isinstance(hashed, str) or not _DIGEST.fullmatch(hashed)
+        ):
+            raise unsafe(hashed, f"file {path!r} has no sha256 digest")
+    return value
 
 
 _LAST_PARSED: dict[str, tuple[bytes, OwnershipIndex]] = {}

@@ -242,9 +242,10 @@ def _restore_index(out: Path, original: bytes | None) -> None:
         os.replace(tmp, path)
 
 
-def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
+def _prepare(plan: Plan) -> bytes | None:
+    """Refuse an index changed since planning, make the output's folders and clear what an
+    interrupted run left; the index as it was (to restore on failure)."""
     out = plan.out
-    clusters_root = out / CLUSTERS_DIR
     original_index = read_plain(index_path(out))
     if original_index != plan.before_bytes:
         raise SynthError(
@@ -253,32 +254,26 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
         )
     try:
         (out / INDEX_DIR).mkdir(parents=True, exist_ok=True)
-        clusters_root.mkdir(exist_ok=True)
+        (out / CLUSTERS_DIR).mkdir(exist_ok=True)
     except OSError as exc:
         raise SynthError(f"cannot create {exc.filename or out}: {exc.strerror}") from exc
-
     for p in leftovers(out):
         fsswap.remove(p)
-    changed = [sc for sc in plan.write if cluster_differences(plan, sc.output)]
-    changed_names = {sc.output.name for sc in changed}
-    unchanged = sorted(
-        [sc.output.name for sc in plan.write if sc.output.name not in changed_names] + [*plan.kept]
-    )
+    return original_index
 
-    staged = _stage_all(plan, [sc.output for sc in changed], on_staged)
 
-    # Claim every folder we are about to create before it exists; a folder about to be replaced
-    # is known by both its old and its new digests until the final index is written.
-    claimed = dict(plan.before.clusters)
-    for name, entry in plan.after.clusters.items():
-        previous = plan.current.get(name, {}) if name in changed_names else {}
-        claimed[name] = replace(entry, previous=previous)
+def _swap_all(
+    plan: Plan,
+    staged: dict[str, Path],
+    claimed: OwnershipIndex,
+    original_index: bytes | None,
+) -> list[tuple[str, Path | None]]:
+    """Write the index claiming every folder, then swap each staged folder in; on failure undo
+    the swaps and restore the index. Each cluster's folder it replaced (to remove)."""
+    out = plan.out
     swapped: list[tuple[str, Path | None]] = []
-    if not staged and not plan.remove:  # nothing to swap or delete: only the final index
-        _write_index(out, plan.after)
-        return Summary(written=(), unchanged=tuple(unchanged), removed=())
     try:
-        _write_index(out, OwnershipIndex(clusters=claimed))
+        _write_index(out, claimed)
         for name, path in staged.items():
             swapped.append((name, fsswap.swap_in(path, plan.cluster_dir(name))))
     except BaseException as exc:  # an OSError, or an interrupt: undo the swaps done so far
@@ -294,10 +289,11 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
         raise SynthError(
             f"cannot replace {where}: {exc.strerror}; {out} was left unchanged"
         ) from exc
+    return swapped
 
-    for _, old in swapped:
-        if old is not None:
-            fsswap.remove(old)
+
+def _remove_clusters(plan: Plan) -> list[str]:
+    """Remove the folders of the clusters the plan drops; the names of those there were."""
     removed: list[str] = []
     for name in plan.remove:
         folder = plan.cluster_dir(name)
@@ -306,6 +302,34 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
             os.rename(folder, doomed)  # the folder vanishes in one step
             fsswap.remove(doomed)
             removed.append(name)
+    return removed
+
+
+def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
+    out = plan.out
+    original_index = _prepare(plan)
+    changed = [sc for sc in plan.write if cluster_differences(plan, sc.output)]
+    changed_names = {sc.output.name for sc in changed}
+    unchanged = sorted(
+        [sc.output.name for sc in plan.write if sc.output.name not in changed_names] + [*plan.kept]
+    )
+
+    staged = _stage_all(plan, [sc.output for sc in changed], on_staged)
+
+    # Claim every folder we are about to create before it exists; a folder about to be replaced
+    # is known by both its old and its new digests until the final index is written.
+    claimed = dict(plan.before.clusters)
+    for name, entry in plan.after.clusters.items():
+        previous = plan.current.get(name, {}) if name in changed_names else {}
+        claimed[name] = replace(entry, previous=previous)
+    if not staged and not plan.remove:  # nothing to swap or delete: only the final index
+        _write_index(out, plan.after)
+        return Summary(written=(), unchanged=tuple(unchanged), removed=())
+    swapped = _swap_all(plan, staged, OwnershipIndex(clusters=claimed), original_index)
+    for _, old in swapped:
+        if old is not None:
+            fsswap.remove(old)
+    removed = _remove_clusters(plan)
     _write_index(out, plan.after)
 
     return Summary(

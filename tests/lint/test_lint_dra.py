@@ -19,6 +19,7 @@ from gpustack import dra_upstream as upstream
 from gpustack.checker import check_paths
 from gpustack.kube import cel, claims, manifests
 from gpustack.kube.pods import pod_sites
+from gpustack.lint import misreads
 from gpustack.lint.check import lint
 from gpustack.lint.context import LintContext, from_profile, generic
 from tests.lint.test_lint import context
@@ -243,7 +244,7 @@ def test_selectors_are_judged_only_where_read(
 ) -> None:
     pub = claims.published(kind)
     assert pub is not None
-    found = list(claims.misreads(expr, kind, pub))
+    found = list(misreads.misreads(expr, kind, pub))
     if says is None:
         assert found == []
     else:
@@ -254,9 +255,9 @@ def test_a_selector_longer_than_the_api_server_accepts_is_not_read() -> None:
     typo = "device.attributes['gpu.nvidia.com'].productNmae == 'x'"
     pub = claims.published(GPU)
     assert pub is not None
-    assert list(claims.misreads(typo, GPU, pub))
+    assert list(misreads.misreads(typo, GPU, pub))
     padded = typo + " && true" * (cel.MAX_LENGTH // 8)
-    assert len(padded) > cel.MAX_LENGTH and list(claims.misreads(padded, GPU, pub)) == []
+    assert len(padded) > cel.MAX_LENGTH and list(misreads.misreads(padded, GPU, pub)) == []
 
 
 def test_class_kinds_come_from_nvidia_or_the_manifests() -> None:

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 MARK = "GPUSTACK-ACCEPT"
 
@@ -29,37 +30,30 @@ def bus_bandwidth(size_bytes: int, seconds: float, world: int) -> tuple[float, f
     return algbw, algbw * 2 * (world - 1) / world
 
 
-def main(argv: list[str] | None = None) -> int:
-    import torch
-    import torch.distributed as dist
-
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--min-busbw", type=float, required=True, help="GB/s")
     parser.add_argument("--size-mb", type=float, default=256)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--check", default="allreduce-node", help="the result's name")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
-    cuda = torch.cuda.is_available()
-    if not cuda and os.environ.get("GPUSTACK_ALLOW_CPU") != "true":
-        print("CUDA is not available: check the runtime class and the device plugin")
-        return 1
-    local = int(os.environ.get("LOCAL_RANK", "0"))
-    device = torch.device(f"cuda:{local}" if cuda else "cpu")
-    if cuda:
-        torch.cuda.set_device(device)
-    backend = "nccl" if cuda else "gloo"
-    dist.init_process_group(backend)
-    rank, world = dist.get_rank(), dist.get_world_size()
+
+def _sum_is_right(dist: Any, torch: Any, device: Any, rank: int, world: int) -> bool:
+    """All-reduce each rank's ``rank + 1``: every element must be the sum over the ranks."""
+    probe = torch.full((1024,), float(rank + 1), device=device)
+    dist.all_reduce(probe)
+    return bool(torch.all(probe == world * (world + 1) / 2))
+
+
+def _seconds(dist: Any, torch: Any, device: Any, args: argparse.Namespace) -> tuple[int, float]:
+    """``(bytes, seconds)``: the tensor's size and the slowest rank's mean all-reduce time."""
+    cuda = device.type == "cuda"
 
     def sync() -> None:
         if cuda:
             torch.cuda.synchronize(device)
-
-    probe = torch.full((1024,), float(rank + 1), device=device)
-    dist.all_reduce(probe)
-    correct = bool(torch.all(probe == world * (world + 1) / 2))
 
     count = max(1, int(args.size_mb * 1024 * 1024) // 4)
     data = torch.ones(count, dtype=torch.float32, device=device)
@@ -73,8 +67,28 @@ def main(argv: list[str] | None = None) -> int:
     sync()
     took = torch.tensor([(time.perf_counter() - start) / args.iters], device=device)
     dist.all_reduce(took, op=dist.ReduceOp.MAX)  # the slowest rank sets the pace
-    size = count * 4
-    algbw, busbw = bus_bandwidth(size, float(took.item()), world)
+    return count * 4, float(took.item())
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+    import torch.distributed as dist
+
+    args = _arguments(argv)
+    cuda = torch.cuda.is_available()
+    if not cuda and os.environ.get("GPUSTACK_ALLOW_CPU") != "true":
+        print("CUDA is not available: check the runtime class and the device plugin")
+        return 1
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    device = torch.device(f"cuda:{local}" if cuda else "cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    backend = "nccl" if cuda else "gloo"
+    dist.init_process_group(backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    correct = _sum_is_right(dist, torch, device, rank, world)
+    size, seconds = _seconds(dist, torch, device, args)
+    algbw, busbw = bus_bandwidth(size, seconds, world)
     ok = correct and busbw >= args.min_busbw
     problems = [] if correct else ["all-reduce returned a wrong sum"]
     if busbw < args.min_busbw:

@@ -21,12 +21,12 @@ from gpustack.kube.claims import (
     choices,
     class_kind,
     kind_of,
-    misreads,
     published,
     selectors,
 )
 from gpustack.kube.manifests import Manifest
 from gpustack.lint.context import LintContext
+from gpustack.lint.misreads import misreads
 from gpustack.profile.finding import Finding
 
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack import dra_upstream as upstream
-from gpustack.kube.claims import NVIDIA_CLASSES, REQUESTS_AT, choices, looks_nvidia
+from gpustack.kube.claims import NVIDIA_CLASSES, REQUESTS_AT, choices
 from gpustack.kube.manifests import Manifest
 from gpustack.kube.suggest import did_you_mean
 from gpustack.lint.context import LintContext
+from gpustack.lint.misreads import looks_nvidia
 from gpustack.lint.rules.common import in_profile
 from gpustack.profile.finding import Finding
 

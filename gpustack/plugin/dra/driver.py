@@ -14,12 +14,13 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import grpc
+from google.protobuf.message import Message
 
 from gpustack import dra_upstream as upstream
 from gpustack.plugin.devices import Gpu
@@ -94,17 +95,24 @@ class _DraPlugin(dra_grpc.DRAPluginServicer):
         self, request: dra_pb2.NodePrepareResourcesRequest, context: grpc.ServicerContext
     ) -> dra_pb2.NodePrepareResourcesResponse:
         response = dra_pb2.NodePrepareResourcesResponse()
-        for claim in request.claims:
-            response.claims[claim.uid].CopyFrom(self.driver.prepare(claim))
+        _answer_each(response.claims, request.claims, self.driver.prepare)
         return response
 
     def NodeUnprepareResources(
         self, request: dra_pb2.NodeUnprepareResourcesRequest, context: grpc.ServicerContext
     ) -> dra_pb2.NodeUnprepareResourcesResponse:
         response = dra_pb2.NodeUnprepareResourcesResponse()
-        for claim in request.claims:
-            response.claims[claim.uid].CopyFrom(self.driver.unprepare(claim))
+        _answer_each(response.claims, request.claims, self.driver.unprepare)
         return response
+
+
+def _answer_each(
+    answers: Any, claims: Iterable[dra_pb2.Claim], answer: Callable[[dra_pb2.Claim], Message]
+) -> None:
+    """Answer each claim of a request on its own, under its UID (the kubelet reads one answer per
+    claim: one claim's failure is that claim's error, never the whole call's)."""
+    for claim in claims:
+        answers[claim.uid].CopyFrom(answer(claim))
 
 
 class DraDriver:

@@ -19,12 +19,13 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from types import FrameType
 
 from gpustack import dra_upstream as upstream
 from gpustack.plugin.backends.simulated import SimulatedBackend
 from gpustack.plugin.cdi import DEFAULT_CDI_ROOT
-from gpustack.plugin.config import ConfigError, load_config
+from gpustack.plugin.config import ConfigError, PluginConfig, load_config
 from gpustack.plugin.devices import Gpu
 from gpustack.plugin.dra import slices
 from gpustack.plugin.dra.driver import DEFAULT_RESYNC_S, DraDriver, DriverSettings
@@ -113,6 +114,73 @@ def settings_from(values: dict[str, str]) -> DriverSettings:
     )
 
 
+def _client(values: dict[str, str], env: dict[str, str]) -> tuple[PluginConfig, KubeClient]:
+    """The simulated GPUs' config and the API client; raises what the flags or files get wrong."""
+    config = load_config(values["config_file"])
+    if config.extensions.backend != "simulated":
+        raise ValueError(
+            f"{values['config_file']}: gpustack.backend is {config.extensions.backend!r}; "
+            "the DRA driver only simulates GPUs: set gpustack.backend: simulated"
+        )
+    api = (
+        ApiConfig(values["api_server"], values["token_file"], values["ca_file"])
+        if values["api_server"]
+        else ApiConfig.in_cluster(env)
+    )
+    return config, KubeClient(api)
+
+
+@dataclass
+class _Signals:
+    """What the signal handlers recorded: the stop signals, and the reloads (SIGHUP) asked for.
+
+    The handlers take no lock and log nothing themselves (gpustack.plugin.wake): they record
+    the signal and wake the loop of :func:`_serve`. SIGHUP, which killed the driver and left its
+    sockets behind (issue #33), reloads the config file as it does for the device plugin.
+    """
+
+    wake: Waker = field(default_factory=Waker)
+    received: list[str] = field(default_factory=list)
+    reloads: list[str] = field(default_factory=list)
+
+    def install(self) -> None:
+        def on_stop(signum: int, frame: FrameType | None) -> None:
+            self.received.append(signal.Signals(signum).name)
+            self.wake.wake()
+
+        def on_hup(signum: int, frame: FrameType | None) -> None:
+            self.reloads.append(signal.Signals(signum).name)
+            self.wake.wake()
+
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+            signal.signal(sig, on_stop)
+        signal.signal(signal.SIGHUP, on_hup)
+
+
+def _serve(
+    driver: DraDriver, signals: _Signals, config_file: str, gpus: list[Gpu]
+) -> tuple[DraDriver, int]:
+    """Run until a stop signal, restarting the driver on each reload that changes the GPUs;
+    the driver running at the end (to stop) and the exit status."""
+    while not signals.received:
+        signals.wake.sleep(None)
+        if signals.reloads and not signals.received:
+            log.info("received %s: reloading %s", signals.reloads[0], config_file)
+            signals.reloads.clear()  # signals during the reload ask for one more, not one each
+            found = _reload(config_file, gpus)
+            if found is None:
+                continue
+            gpus = found
+            driver.stop()
+            driver = DraDriver(driver.settings, driver.client, gpus)
+            try:
+                driver.start()
+            except (SocketBusyError, OSError) as exc:
+                log.error("restarting with the new configuration failed: %s", exc)
+                return driver, 1
+    return driver, 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
@@ -123,69 +191,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     values = resolve(args, env)
     try:
         settings = settings_from(values)
-        config = load_config(values["config_file"])
-        if config.extensions.backend != "simulated":
-            raise ValueError(
-                f"{values['config_file']}: gpustack.backend is {config.extensions.backend!r}; "
-                "the DRA driver only simulates GPUs: set gpustack.backend: simulated"
-            )
-        api = (
-            ApiConfig(values["api_server"], values["token_file"], values["ca_file"])
-            if values["api_server"]
-            else ApiConfig.in_cluster(env)
-        )
-        client = KubeClient(api)
+        config, client = _client(values, env)
     except (ValueError, ConfigError, ApiError) as exc:
         print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
         return 1
     gpus = SimulatedBackend(config).discover()
     driver = DraDriver(settings, client, gpus)
-    # The handlers take no lock and log nothing themselves (gpustack.plugin.wake): they record
-    # the signal and wake the loop below. SIGHUP, which killed the driver and left its sockets
-    # behind (issue #33), reloads the config file as it does for the device plugin.
-    wake = Waker()
-    received: list[str] = []
-    reloads: list[str] = []
-
-    def on_stop(signum: int, frame: FrameType | None) -> None:
-        received.append(signal.Signals(signum).name)
-        wake.wake()
-
-    def on_hup(signum: int, frame: FrameType | None) -> None:
-        reloads.append(signal.Signals(signum).name)
-        wake.wake()
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
-        signal.signal(sig, on_stop)
-    signal.signal(signal.SIGHUP, on_hup)
+    signals = _Signals()
+    signals.install()
     try:
         driver.start()
     except (SocketBusyError, OSError) as exc:
         print(f"gpustack-dra-plugin: {exc}", file=sys.stderr)
         driver.stop()
         return 1
-    status = 0
-    while not received:
-        wake.sleep(None)
-        if reloads and not received:
-            log.info("received %s: reloading %s", reloads[0], values["config_file"])
-            reloads.clear()  # signals during the reload ask for one more, not one each
-            found = _reload(values["config_file"], gpus)
-            if found is None:
-                continue
-            gpus = found
-            driver.stop()
-            driver = DraDriver(settings, client, gpus)
-            try:
-                driver.start()
-            except (SocketBusyError, OSError) as exc:
-                log.error("restarting with the new configuration failed: %s", exc)
-                status = 1
-                break
-    if received:
-        log.info("received %s", received[0])
+    driver, status = _serve(driver, signals, values["config_file"], gpus)
+    if signals.received:
+        log.info("received %s", signals.received[0])
     driver.stop()
-    wake.close()
+    signals.wake.close()
     return status
 
 

@@ -37,6 +37,11 @@ class RegistrationRefused(RuntimeError):
     """The kubelet would not register this plugin; the message is what it notified."""
 
 
+def _claims(claims: Sequence[tuple[str, str, str]]) -> list[dra_pb2.Claim]:
+    """The request's claims, from (namespace, uid, name)."""
+    return [dra_pb2.Claim(namespace=ns, uid=uid, name=name) for ns, uid, name in claims]
+
+
 @dataclass
 class DraPluginConnection:
     """A registered DRA plugin and the client for its endpoint."""
@@ -51,9 +56,7 @@ class DraPluginConnection:
         self, claims: Sequence[tuple[str, str, str]], timeout: float = 10.0
     ) -> dra_pb2.NodePrepareResourcesResponse:
         """``claims`` as (namespace, uid, name)."""
-        request = dra_pb2.NodePrepareResourcesRequest(
-            claims=[dra_pb2.Claim(namespace=ns, uid=uid, name=name) for ns, uid, name in claims]
-        )
+        request = dra_pb2.NodePrepareResourcesRequest(claims=_claims(claims))
         response: dra_pb2.NodePrepareResourcesResponse = self.stub.NodePrepareResources(
             request, timeout=timeout
         )
@@ -62,9 +65,8 @@ class DraPluginConnection:
     def unprepare(
         self, claims: Sequence[tuple[str, str, str]], timeout: float = 10.0
     ) -> dra_pb2.NodeUnprepareResourcesResponse:
-        request = dra_pb2.NodeUnprepareResourcesRequest(
-            claims=[dra_pb2.Claim(namespace=ns, uid=uid, name=name) for ns, uid, name in claims]
-        )
+        """``claims`` as (namespace, uid, name)."""
+        request = dra_pb2.NodeUnprepareResourcesRequest(claims=_claims(claims))
         response: dra_pb2.NodeUnprepareResourcesResponse = self.stub.NodeUnprepareResources(
             request, timeout=timeout
         )
