@@ -8,7 +8,7 @@ import click
 
 from gpustack.cli.common import color, example, exit_statuses, refusals
 from gpustack.cli.group import main
-from gpustack.nodestate.cli import state_options
+from gpustack.cli.state import state_options
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
