@@ -25,7 +25,7 @@ from typing import Final
 
 import yaml
 
-from gpustack import components, dra_upstream
+from gpustack import dra_upstream
 from gpustack.conformance import checks as c
 from gpustack.constructs import dra_driver as dra
 from gpustack.constructs import mig_manager as mig
@@ -35,6 +35,7 @@ from gpustack.constructs.plugin_config import CONFIG_DIR as PLUGIN_CONFIG_DIR
 from gpustack.constructs.plugin_config import CONFIG_KEY as PLUGIN_CONFIG_KEY
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
 from gpustack.kube.labels import CONTROL_PLANE
+from gpustack.profile import components
 from gpustack.profile.derive import gpu_runtime_class, is_simulated
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least

@@ -29,20 +29,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpustack.fields.declare import camel
+from gpustack.profile import node_label_catalog as catalog
+from gpustack.profile import readiness as decisions
+from gpustack.profile.derive import mig_manager_enabled
+from gpustack.profile.loader import JsonPath
+from gpustack.profile.model import Profile
 
-if TYPE_CHECKING:
-    from gpustack.profile.loader import JsonPath
-    from gpustack.profile.model import Profile
-
-    #: The images a component runs under a profile, each with the profile field that pins it.
-    Images = Callable[[Profile], Iterator[tuple[JsonPath, str]]]
-    #: Host paths of the readiness files its pods wait for, or write, under a profile.
-    Files = Callable[[Profile], frozenset[str]]
-    #: The node labellers (:mod:`gpustack.profile.node_label_catalog` sources) its pods are.
-    Labels = Callable[[Profile], frozenset[str]]
+#: The images a component runs under a profile, each with the profile field that pins it.
+Images = Callable[[Profile], Iterator[tuple[JsonPath, str]]]
+#: Host paths of the readiness files its pods wait for, or write, under a profile.
+Files = Callable[[Profile], frozenset[str]]
+#: The node labellers (:mod:`gpustack.profile.node_label_catalog` sources) its pods are.
+Labels = Callable[[Profile], frozenset[str]]
 
 #: Its pods are placed by ``cluster.nodeSelector`` (and its own deploy label, if it has one).
 GPU_NODES = "gpu-nodes"
@@ -142,20 +143,12 @@ def _gfd_enabled(profile: Profile) -> bool:
     return profile.gpu_feature_discovery.enabled and not simulated
 
 
-def _mig_manager_enabled(profile: Profile) -> bool:
-    from gpustack.profile.derive import mig_manager_enabled  # the model imports this module
-
-    return mig_manager_enabled(profile)
-
-
 def _readiness(decision: str) -> Files:
-    """The :mod:`gpustack.profile.readiness` function ``decision``, imported when called (that
-    module reads the profile model, which imports this one)."""
+    """The :mod:`gpustack.profile.readiness` function ``decision``, looked up when called (so a
+    test that swaps one sees it here too)."""
 
     def files(p: Profile) -> frozenset[str]:
-        from gpustack.profile import readiness
-
-        found: frozenset[str] = getattr(readiness, decision)(p)
+        found: frozenset[str] = getattr(decisions, decision)(p)
         return found
 
     files.__name__ = decision
@@ -163,23 +156,17 @@ def _readiness(decision: str) -> Files:
 
 
 def _nfd_labels(p: Profile) -> frozenset[str]:
-    from gpustack.profile import node_label_catalog as catalog
-
     rule = {catalog.GPU_NODE_RULE} if p.node_feature_discovery.gpu_node_rule else set()
     return frozenset(rule | ({catalog.NFD} if p.node_feature_discovery.enabled else set()))
 
 
 def _gfd_labels(p: Profile) -> frozenset[str]:
-    from gpustack.profile import node_label_catalog as catalog
-
     return frozenset({catalog.GFD})
 
 
 def _manager_labels(p: Profile) -> frozenset[str]:
     # the driver pod's deploy-labels step, the MIG manager's mig.config.state: labels
     # administrators set too, so never the only writer
-    from gpustack.profile import node_label_catalog as catalog
-
     return frozenset({catalog.MANAGERS})
 
 
@@ -298,7 +285,7 @@ REGISTRY: tuple[Component, ...] = (
     Component(
         "mig-manager",
         1,
-        _mig_manager_enabled,
+        mig_manager_enabled,
         "gpustack.constructs.mig_manager:MigManager",
         "gpustack.constructs.mig_manager:MigManagerProps",
         section="mig_manager",
@@ -366,7 +353,7 @@ def get(name: str) -> Component:
     for component in REGISTRY:
         if component.name == name:
             return component
-    raise KeyError(f"component {name!r} is not registered in gpustack.components.REGISTRY")
+    raise KeyError(f"component {name!r} is not registered in gpustack.profile.components.REGISTRY")
 
 
 def for_section(section: str) -> Component:
@@ -375,7 +362,9 @@ def for_section(section: str) -> Component:
     for component in REGISTRY:
         if component.section == section:
             return component
-    raise KeyError(f"no component of gpustack.components.REGISTRY reads section {section!r}")
+    raise KeyError(
+        f"no component of gpustack.profile.components.REGISTRY reads section {section!r}"
+    )
 
 
 def order(name: str) -> int:

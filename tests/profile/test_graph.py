@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from gpustack import components
-from gpustack.profile import readiness, rules
+from gpustack.profile import components, readiness, rules
 from gpustack.profile.graph import graph_edges
 from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
 from gpustack.profile.model import Profile

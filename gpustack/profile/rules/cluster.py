@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
 from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR

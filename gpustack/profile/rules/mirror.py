@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any
 
-from gpustack import components
 from gpustack.fields.declare import camel
+from gpustack.profile import components
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
