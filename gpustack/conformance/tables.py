@@ -38,9 +38,10 @@ from gpustack.kube.labels import CONTROL_PLANE
 from gpustack.profile import components
 from gpustack.profile.derive import gpu_runtime_class, is_simulated
 from gpustack.profile.model import Profile
+from gpustack.profile.model.upstream import GPU_OPERATOR
 from gpustack.profile.versions import tag_at_least
 
-TAG: Final = "v26.7.0"
+TAG: Final = GPU_OPERATOR
 GOLDEN: Final = "internal/state/testdata/golden"
 CONTROLS: Final = "controllers/object_controls.go"
 

@@ -21,6 +21,7 @@ from gpustack.plugin.config import (
     MigStrategy,
 )
 from gpustack.plugin.config.keys import GPU_RESOURCE
+from gpustack.profile.model import upstream
 from gpustack.profile.model.common import (
     DNS_LABEL,
     IMAGE,
@@ -44,7 +45,7 @@ Implementation = Literal["gpustack", "nvidia"]
 #: with gpustack's own version (``make image`` builds it so), declared once in ``gpustack``.
 PLUGIN_IMAGES: dict[str, tuple[str, str]] = {
     "gpustack": ("ghcr.io/gpustack-dev/gpustack-device-plugin", __version__),
-    "nvidia": ("nvcr.io/nvidia/k8s-device-plugin", "v0.20.0"),
+    "nvidia": upstream.DEVICE_PLUGIN.ref,
 }
 
 #: Node label whose value names a device plugin node config (as in NVIDIA's Helm chart).

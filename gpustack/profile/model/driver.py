@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpustack.fields import key
+from gpustack.profile.model import upstream
 from gpustack.profile.model.common import (
     ABS_PATH,
     DNS_SUBDOMAIN,
@@ -171,13 +172,13 @@ class DriverToolkit:
         )
 
 
-#: NVIDIA's driver manager, the driver pod's init container (GPU Operator v26.7.0).
-DRIVER_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-driver-manager", "v0.12.0")
+#: NVIDIA's driver manager, the driver pod's init container.
+DRIVER_MANAGER_IMAGE = upstream.DRIVER_MANAGER.ref
 #: The GPU Operator v25.10.1 image, used only for the ``kubectl`` it ships (NVIDIA's Helm chart
 #: ran its CRD hooks with it): the driver pod's ``deploy-labels`` step. No operator runs. It stays
 #: at v25.10.1: from v26.x the operator image has no kubectl (``docker/Dockerfile`` at v26.7.0
 #: copies only the operator's own binaries; the chart's hooks use ``manage-crds``).
-KUBECTL_IMAGE = ("nvcr.io/nvidia/gpu-operator", "v25.10.1")
+KUBECTL_IMAGE = upstream.KUBECTL.ref
 
 
 @dataclass(frozen=True)
@@ -269,7 +270,7 @@ class Driver:
     version: str = key(
         "Driver version",
         "Driver version (also when preinstalled): compatibility rules check it.",
-        default="595.91.07",
+        default=upstream.DRIVER.tag,
         pattern=DRIVER_VERSION,
         hint=DRIVER_VERSION_HINT,
         examples=["595.91.07", "580.105.08"],
@@ -277,7 +278,7 @@ class Driver:
     image: str = key(
         "Driver image",
         "Driver image repository, without a tag.",
-        default="nvcr.io/nvidia/driver",
+        default=upstream.DRIVER.image,
         pattern=IMAGE,
     )
     os_tag: str = key(
