@@ -41,7 +41,7 @@ def render() -> str:
         BEGIN,
         "",
         f"gpustack holds each operand to NVIDIA's own rendering at GPU Operator {TAG}"
-        f" ({len(FACTS)} facts in `gpustack/conformance/tables.py`, each with its upstream file,"
+        f" ({len(FACTS)} facts in `gpustack/conformance/facts/`, each with its upstream file,"
         " checked on every example profile by `tests/test_conformance.py`). These are the"
         " places where it renders an operand differently on purpose:",
         "",
