@@ -153,6 +153,19 @@ class _Outcome:
     files: tuple[str, ...] = ()
 
 
+@dataclass
+class _Read:
+    """What reading the paths given found: each file's outcome, the files skipped (with why),
+    the bases met, and whether every path given was a whole profiles root (see
+    ``_Accepts.unused``)."""
+
+    outcomes: list[_Outcome] = dataclasses.field(default_factory=list)
+    skipped: list[Skipped] = dataclasses.field(default_factory=list)
+    bases: dict[Path, Skipped] = dataclasses.field(default_factory=dict)
+    seen: set[Path] = dataclasses.field(default_factory=set)
+    whole_roots: bool = True
+
+
 def check_paths(
     paths: Sequence[Path], *, skip: Callable[[Path], bool] | None = None
 ) -> CheckResult:
@@ -163,55 +176,69 @@ def check_paths(
     checked the very same bytes; the run then counts as not covering whole roots.
     """
     loader = ProfileLoader()
-    outcomes: list[_Outcome] = []
-    skipped: list[Skipped] = []
-    bases: dict[Path, Skipped] = {}
-    seen: set[Path] = set()
-    whole_roots = True  # every path given is a whole profiles root (see _Accepts.unused)
+    read = _Read()
     for given in paths:
-        root = profiles_root(given)
-        whole_roots = whole_roots and given.is_dir() and given.resolve() == root
-        found = scan([given])
-        for base in found.bases:
-            name = _cluster_name(base)
-            if name is not None and limits.real_path(base) not in bases:
-                bases[limits.real_path(base)] = Skipped(
-                    display_path(base), base_note(base, given, name)
-                )
-        for folder, why in found.unreadable:
-            shown = display_path(folder)
-            issue = Issue(
-                shown,
-                1,
-                1,
-                "$",
-                f"cannot read this folder: {why}; its profiles were not checked",
-                "make it readable, or move it out of the profiles folder",
-                LOAD.id,
-            )
-            outcomes.append(_Outcome(folder, [(issue, None)]))
-            whole_roots = False
-        for file in found.files:
-            if limits.real_path(file) in seen:
-                continue  # named twice (a folder and a file in it): check it once
-            seen.add(limits.real_path(file))
-            if skip is not None and skip(file):
-                whole_roots = False
-                continue
-            outcome = _check_one(loader, file, root)
-            what = _manifest_kinds(file) if outcome.doc is None and outcome.found else None
-            if what is None:
-                outcomes.append(outcome)
-            elif given.is_dir():
-                skipped.append(Skipped(display_path(file), f"not a gpustack profile ({what})"))
-            else:
-                outcomes.append(_Outcome(file, [(_not_a_profile(file, what), None)]))
-
+        _read_given(loader, given, skip, read)
     accepts = _Accepts()
-    accepted = accepts.apply(outcomes)
-    accepts.report(outcomes, whole_roots=whole_roots)
+    accepted = accepts.apply(read.outcomes)
+    accepts.report(read.outcomes, whole_roots=read.whole_roots)
+    return dataclasses.replace(
+        _gathered(read.outcomes),
+        accepted=tuple(accepted),
+        skipped=tuple(read.skipped),
+        bases=tuple(read.bases.values()),
+    )
 
-    issues: dict[Issue, list[str]] = {}  # each issue once, with the profiles it was found for
+
+def _read_given(
+    loader: ProfileLoader, given: Path, skip: Callable[[Path], bool] | None, read: _Read
+) -> None:
+    """Check each profile file under one path given, adding to ``read``."""
+    root = profiles_root(given)
+    read.whole_roots = read.whole_roots and given.is_dir() and given.resolve() == root
+    found = scan([given])
+    for base in found.bases:
+        name = _cluster_name(base)
+        if name is not None and limits.real_path(base) not in read.bases:
+            read.bases[limits.real_path(base)] = Skipped(
+                display_path(base), base_note(base, given, name)
+            )
+    for folder, why in found.unreadable:
+        read.outcomes.append(_Outcome(folder, [(_unreadable_folder(folder, why), None)]))
+        read.whole_roots = False
+    for file in found.files:
+        if limits.real_path(file) in read.seen:
+            continue  # named twice (a folder and a file in it): check it once
+        read.seen.add(limits.real_path(file))
+        if skip is not None and skip(file):
+            read.whole_roots = False
+            continue
+        outcome = _check_one(loader, file, root)
+        what = _manifest_kinds(file) if outcome.doc is None and outcome.found else None
+        if what is None:
+            read.outcomes.append(outcome)
+        elif given.is_dir():
+            read.skipped.append(Skipped(display_path(file), f"not a gpustack profile ({what})"))
+        else:
+            read.outcomes.append(_Outcome(file, [(_not_a_profile(file, what), None)]))
+
+
+def _unreadable_folder(folder: Path, why: str) -> Issue:
+    return Issue(
+        display_path(folder),
+        1,
+        1,
+        "$",
+        f"cannot read this folder: {why}; its profiles were not checked",
+        "make it readable, or move it out of the profiles folder",
+        LOAD.id,
+    )
+
+
+def _gathered(outcomes: list[_Outcome]) -> CheckResult:
+    """The result of ``outcomes``: each issue once, with the profiles it was found for, the
+    profiles that passed (the cross-profile rules included), and the counts."""
+    issues: dict[Issue, list[str]] = {}
 
     def add(found: _Found) -> None:
         profiles = issues.setdefault(found[0], [])
@@ -240,9 +267,6 @@ def check_paths(
         issues=tuple(_name_profiles(issue, profiles) for issue, profiles in issues.items()),
         files_checked=len(outcomes),
         files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
-        accepted=tuple(accepted),
-        skipped=tuple(skipped),
-        bases=tuple(bases.values()),
     )
 
 
