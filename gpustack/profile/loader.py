@@ -31,6 +31,7 @@ from gpustack.limits import (
     read_limited,
     real_path,
     scalar,
+    syntax_error_at,
 )
 
 #: A position as shown to users: (file, line, column), 1-based.
@@ -212,14 +213,13 @@ def read_document(path: Path, display: str) -> Document:
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = (display, mark.line + 1, mark.column + 1) if mark else (display, 1, 1)
-        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "syntax error"
+        line, col, problem = syntax_error_at(exc)
+        loc = (display, line, col)
         hint = None
         start = exc.context_mark
-        if start is not None and (start.line, start.column) != (loc[1] - 1, loc[2] - 1):
+        if start is not None and (start.line, start.column) != (line - 1, col - 1):
             hint = f"look at line {start.line + 1}, column {start.column + 1}"
-        if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        if _char_at(text, line - 1, col - 1) == "\t":
             problem, hint = "tab character in indentation", "indent with spaces; YAML forbids tabs"
         raise ProfileError(loc, (), f"invalid YAML: {problem}", hint) from None
     except yaml.YAMLError as exc:
