@@ -200,6 +200,41 @@ def _example_images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
         yield ("workloads", "examples", i, "image"), example.image
 
 
+def _gpu_client(
+    name: str,
+    enabled: Callable[[Profile], bool],
+    construct: str,
+    section: str,
+    *,
+    wave: int = 1,
+    turn_on: Mapping[str, Any] | None = None,
+    readiness: Readiness | None = None,
+    waits_for: Files = nothing,
+    writes_files: Files = nothing,
+    writes_labels: Labels = nothing,
+) -> Component:
+    """A component whose pods hold the GPU: placed by its deploy label (so the driver manager
+    pauses it), configured by profile section ``section``, which turns it on and pins its one
+    image. ``construct`` is ``"module:Class:PropsClass"`` under :mod:`gpustack.constructs`."""
+    module, cls, props = construct.split(":")
+    return Component(
+        name,
+        wave,
+        enabled,
+        f"gpustack.constructs.{module}:{cls}",
+        f"gpustack.constructs.{module}:{props}",
+        section=section,
+        turn_on={camel(section): {"enabled": True}} if turn_on is None else turn_on,
+        images=_section_image(section),
+        deploy_label=True,
+        gpu_client=True,
+        readiness=readiness,
+        waits_for=waits_for,
+        writes_files=writes_files,
+        writes_labels=writes_labels,
+    )
+
+
 #: Every component, in the order the stack comes up on a node.
 REGISTRY: tuple[Component, ...] = (
     # The namespace and runtime classes everything else lives in or names.
@@ -238,85 +273,54 @@ REGISTRY: tuple[Component, ...] = (
         writes_files=_readiness("driver_writes"),
         writes_labels=_driver_labels,
     ),
-    Component(
+    _gpu_client(
         "container-toolkit",
-        0,
         lambda p: p.toolkit.enabled,
-        "gpustack.constructs.toolkit:ContainerToolkit",
-        "gpustack.constructs.toolkit:ToolkitProps",
-        section="toolkit",
-        turn_on={"toolkit": {"enabled": True}},
-        images=_section_image("toolkit"),
-        deploy_label=True,
-        gpu_client=True,
+        "toolkit:ContainerToolkit:ToolkitProps",
+        "toolkit",
+        wave=0,
         readiness=Readiness("toolkit-not-ready", "container toolkit"),
         waits_for=_readiness("toolkit_waits"),
         writes_files=_readiness("toolkit_writes"),
     ),
-    Component(
+    _gpu_client(
         "device-plugin",
-        1,
         lambda p: p.device_plugin.enabled,
-        "gpustack.constructs.device_plugin:DevicePlugin",
-        "gpustack.constructs.device_plugin:DevicePluginProps",
-        section="device_plugin",
-        turn_on={"devicePlugin": {"enabled": True}},
-        images=_section_image("device_plugin"),
-        deploy_label=True,
-        gpu_client=True,
+        "device_plugin:DevicePlugin:DevicePluginProps",
+        "device_plugin",
         readiness=Readiness("device-plugin-missing", "device plugin", plugin=True),
         waits_for=_readiness("plugin_waits"),
         writes_files=_readiness("plugin_writes"),
     ),
-    Component(
+    _gpu_client(
         "gpu-feature-discovery",
-        1,
         _gfd_enabled,
-        "gpustack.constructs.gfd:GpuFeatureDiscovery",
-        "gpustack.constructs.gfd:GfdProps",
-        section="gpu_feature_discovery",
-        turn_on={"gpuFeatureDiscovery": {"enabled": True}},
-        images=_section_image("gpu_feature_discovery"),
-        deploy_label=True,
-        gpu_client=True,
+        "gfd:GpuFeatureDiscovery:GfdProps",
+        "gpu_feature_discovery",
         waits_for=_readiness("gpu_client_waits"),
         writes_labels=_gfd_labels,
     ),
-    Component(
+    _gpu_client(
         "mig-manager",
-        1,
         mig_manager_enabled,
-        "gpustack.constructs.mig_manager:MigManager",
-        "gpustack.constructs.mig_manager:MigManagerProps",
-        section="mig_manager",
-        turn_on={"migManager": {"enabled": True}},
-        images=_section_image("mig_manager"),
-        deploy_label=True,
-        gpu_client=True,
+        "mig_manager:MigManager:MigManagerProps",
+        "mig_manager",
         waits_for=_readiness("mig_manager_waits"),
         writes_labels=_manager_labels,
     ),
-    Component(
+    _gpu_client(
         "dcgm-exporter",
-        1,
         lambda p: p.dcgm_exporter.enabled,
-        "gpustack.constructs.dcgm_exporter:DcgmExporter",
-        "gpustack.constructs.dcgm_exporter:DcgmExporterProps",
-        section="dcgm_exporter",
-        turn_on={"dcgmExporter": {"enabled": True}},
-        images=_section_image("dcgm_exporter"),
-        deploy_label=True,
-        gpu_client=True,
+        "dcgm_exporter:DcgmExporter:DcgmExporterProps",
+        "dcgm_exporter",
         waits_for=_readiness("gpu_client_waits"),
     ),
     # NVIDIA's DRA driver: GPUs by ResourceClaims on its node pool, and ComputeDomains.
-    Component(
+    _gpu_client(
         "dra-driver",
-        1,
         lambda p: p.dra.enabled,
-        "gpustack.constructs.dra_driver:DraDriver",
-        "gpustack.constructs.dra_driver:DraDriverProps",
-        section="dra",
+        "dra_driver:DraDriver:DraDriverProps",
+        "dra",
         turn_on={
             "dra": {
                 "enabled": True,
@@ -325,9 +329,6 @@ REGISTRY: tuple[Component, ...] = (
             },
             "cluster": {"kubernetesVersion": "1.34"},
         },
-        images=_section_image("dra"),
-        deploy_label=True,
-        gpu_client=True,
         waits_for=_readiness("dra_plugin_waits"),
     ),
     Component(
