@@ -27,16 +27,10 @@ from typing import Any
 import yaml
 
 from gpustack import limits
+from gpustack.profile.document import Document, ProfileError, format_path
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import (
-    MAX_VALUES,
-    Document,
-    ProfileError,
-    ProfileLoader,
-    format_path,
-    profiles_root,
-)
+from gpustack.profile.loader import MAX_VALUES, ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import accept, cross_profile_findings, rule_findings
 from gpustack.profile.rules.registry import ACCEPT, LOAD, SCHEMA

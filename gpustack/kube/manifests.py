@@ -18,7 +18,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpustack import limits
-from gpustack.profile.loader import JsonPath, Loc
+from gpustack.profile.document import JsonPath, Loc
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"

@@ -15,8 +15,8 @@ from gpustack.kube.nodes import Nodes, node_view, stack_pods
 from gpustack.kube.state import JSON, labels, name
 from gpustack.nodestate import facts
 from gpustack.profile import catalog
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 
 DP = "devicePlugin"

@@ -15,7 +15,8 @@ from gpustack.checker import CheckResult, Issue, display_path
 from gpustack.kube.nodes import Nodes
 from gpustack.kube.state import ClusterState
 from gpustack.nodestate.registry import node_findings
-from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile.document import format_path
+from gpustack.profile.loader import ProfileLoader, profiles_root
 
 
 def check_against(result: CheckResult, cluster: ClusterState) -> CheckResult:

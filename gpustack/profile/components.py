@@ -35,7 +35,7 @@ from gpustack.fields.declare import camel
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile import readiness as decisions
 from gpustack.profile.derive import mig_manager_enabled
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 from gpustack.profile.model import Profile
 
 #: The images a component runs under a profile, each with the profile field that pins it.

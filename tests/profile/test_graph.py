@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from gpustack.profile import components, readiness, rules
+from gpustack.profile.document import format_path
 from gpustack.profile.graph import graph_edges
-from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
 from gpustack.scan import discover
 

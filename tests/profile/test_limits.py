@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from gpustack import limits
 from gpustack.checker import check_paths
 from gpustack.cli import main
-from gpustack.profile.loader import MAX_VALUES, ProfileError, read_document
+from gpustack.profile.document import ProfileError
+from gpustack.profile.loader import MAX_VALUES, read_document
 
 HEAD = "apiVersion: gpustack.dev/v1alpha1\nkind: Profile\nmetadata:\n  name: x\n"
 

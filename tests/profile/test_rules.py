@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from gpustack.profile import catalog, cuda_catalog, derive, rules
-from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile.document import format_path
+from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile, node_config_profile
 from gpustack.profile.rules import reference
 from gpustack.scan import discover

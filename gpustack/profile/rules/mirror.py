@@ -17,8 +17,8 @@ from typing import Any
 
 from gpustack.fields.declare import camel
 from gpustack.profile import components
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
