@@ -202,7 +202,7 @@ def test_rule_ids_are_unique_kebab_case_and_name_their_function() -> None:
     ids = [d.id for d in rules.ALL]
     assert len(ids) == len(set(ids))
     for described in rules.ALL:
-        assert rules.registry.ID_PATTERN.fullmatch(described.id), described.id
+        assert rules.rule.ID_PATTERN.fullmatch(described.id), described.id
         assert described.summary and described.fix and described.section, described.id
     for r in rules.RULES:
         # one name per rule: grep finds the function from the ID a user sees
