@@ -18,22 +18,19 @@ Finding the files is :mod:`gpustack.scan`'s business.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from gpustack import limits
-from gpustack.profile.document import Document, ProfileError, format_path
+from gpustack.profile.document import Document, ProfileError, display_path, format_path
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import MAX_VALUES, ProfileLoader, profiles_root
+from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import accept, cross_profile_findings, rule_findings
 from gpustack.profile.rules.registry import ACCEPT, LOAD, SCHEMA
+from gpustack.profile.strays import base_note, cluster_name, manifest_kinds
 from gpustack.scan import scan
 
 
@@ -130,11 +127,6 @@ def _name_profiles(issue: Issue, profiles: list[str]) -> Issue:
     return dataclasses.replace(issue, message=f"{issue.message} [in {which}]")
 
 
-def display_path(path: Path) -> str:
-    """A profile's path as every report shows it (relative ones normalised)."""
-    return os.path.normpath(path) if not path.is_absolute() else str(path)
-
-
 @dataclass
 class _Outcome:
     """One profile file after load, schema and rules: its issues so far, and for a profile
@@ -192,7 +184,7 @@ def _read_given(
     read.whole_roots = read.whole_roots and given.is_dir() and given.resolve() == root
     found = scan([given])
     for base in found.bases:
-        name = _cluster_name(base)
+        name = cluster_name(base)
         if name is not None and limits.real_path(base) not in read.bases:
             read.bases[limits.real_path(base)] = Skipped(
                 display_path(base), base_note(base, given, name)
@@ -208,7 +200,7 @@ def _read_given(
             read.whole_roots = False
             continue
         outcome = _check_one(loader, file, root)
-        what = _manifest_kinds(file) if outcome.doc is None and outcome.found else None
+        what = manifest_kinds(file) if outcome.doc is None and outcome.found else None
         if what is None:
             read.outcomes.append(outcome)
         elif given.is_dir():
@@ -262,71 +254,6 @@ def _gathered(outcomes: list[_Outcome]) -> CheckResult:
         files_checked=len(outcomes),
         files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
     )
-
-
-def _cluster_name(file: Path) -> str | None:
-    """``metadata.name`` of a YAML file that has one (a complete profile), else ``None`` (a base,
-    or anything unreadable: a base is read only when a profile extends it)."""
-    try:
-        text = limits.read_text(file)
-        data: Any = limits.load_yaml_one(text, max_values=MAX_VALUES)
-    except (limits.Refused, yaml.YAMLError, OSError, UnicodeError):
-        return None
-    if not isinstance(data, dict) or not str(data.get("apiVersion", "")).startswith(
-        f"{_PROFILE_GROUP}/"
-    ):
-        return None
-    meta = data.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-def base_note(file: Path, folder: Path, name: str) -> str:
-    """Why the complete profile ``file`` (``metadata.name`` ``name``) under a ``_`` name inside
-    ``folder`` makes no cluster, and how it would."""
-    parts = file.relative_to(folder).parts
-    hidden = next(p for p in parts if p.startswith("_"))
-    return (
-        f"a complete profile (metadata.name {name!r}) under {hidden!r}: a name starting with"
-        " '_' holds bases for `extends`, which are neither validated nor synthesized as clusters;"
-        f" move it to {display_path(folder / f'{name}.yaml')} to make it a cluster, or drop its"
-        " metadata to keep it a base"
-    )
-
-
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-#: The API group of profiles: a document in it is a (broken) profile, never a manifest to skip.
-_PROFILE_GROUP = "gpustack.dev"
-
-
-def _manifest_kinds(file: Path) -> str | None:
-    """``"a Kubernetes manifest (apps/v1 DaemonSet)"`` when every YAML document in ``file`` is
-    a Kubernetes object that is not a gpustack profile; ``None`` otherwise (then it is a profile
-    with errors, and its errors are reported)."""
-    try:
-        # the loader refused it a moment ago, perhaps for these very limits: reading it again
-        # without them would hang on a FIFO or fill the memory from /dev/zero (issue #21)
-        text = limits.read_text(file)
-        docs: list[Any] = [
-            d for d in limits.load_yaml(text, max_values=MAX_VALUES) if d is not None
-        ]
-    except (limits.Refused, yaml.YAMLError):
-        return None
-    kinds: list[str] = []
-    for d in docs:
-        if not isinstance(d, dict):
-            return None
-        api, kind = d.get("apiVersion"), d.get("kind")
-        if not isinstance(api, str) or not isinstance(kind, str) or not api or not kind:
-            return None
-        if api.split("/")[0] == _PROFILE_GROUP or kind == "Profile":
-            return None
-        kinds.append(f"{api} {kind}")
-    if not kinds:
-        return None
-    more = len(kinds) - 1
-    rest = f", and {more} more document{'s' if more > 1 else ''}" if more else ""
-    return f"a Kubernetes manifest: {kinds[0]}{rest}"
 
 
 def _not_a_profile(file: Path, what: str) -> Issue:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpustack.checker import CheckResult, Issue, display_path
+from gpustack.checker import CheckResult, Issue
 from gpustack.kube.nodes import Nodes
 from gpustack.kube.state import ClusterState
 from gpustack.nodestate.registry import node_findings
-from gpustack.profile.document import format_path
+from gpustack.profile.document import display_path, format_path
 from gpustack.profile.loader import ProfileLoader, profiles_root
 
 

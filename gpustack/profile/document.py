@@ -8,14 +8,21 @@ the Kubernetes object readers) needs these types, not the file reading.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: A position as shown to users: (file, line, column), 1-based.
 Loc = tuple[str, int, int]
 #: A JSON path as a tuple of keys and list indexes; ``()`` is the document root.
 JsonPath = tuple[str | int, ...]
+
+
+def display_path(path: Path) -> str:
+    """A profile's path as every report shows it (relative ones normalised)."""
+    return os.path.normpath(path) if not path.is_absolute() else str(path)
 
 
 class ProfileError(Exception):
