@@ -34,6 +34,7 @@ from gpustack.profile.model.common import (
     digest,
     enabled,
     env,
+    image_ref,
     pull_policy,
     resources,
 )
@@ -321,5 +322,4 @@ class DevicePlugin:
 
     def image_ref(self) -> str:
         image, version = PLUGIN_IMAGES[self.implementation]
-        ref = f"{self.image or image}:{self.version or version}"
-        return f"{ref}@{self.digest}" if self.digest else ref
+        return image_ref(self.image or image, self.version or version, self.digest)

@@ -16,6 +16,7 @@ from gpustack.profile.model.common import (
     digest,
     enabled,
     env,
+    image_ref,
     pull_policy,
     resources,
 )
@@ -74,5 +75,4 @@ class Toolkit:
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        ref = f"{self.image}:{self.version}"
-        return f"{ref}@{self.digest}" if self.digest else ref
+        return image_ref(self.image, self.version, self.digest)
