@@ -213,9 +213,8 @@ def _gpu_client(
     writes_files: Files = nothing,
     writes_labels: Labels = nothing,
 ) -> Component:
-    """A component whose pods hold the GPU: placed by its deploy label (so the driver manager
-    pauses it), configured by profile section ``section``, which turns it on and pins its one
-    image. ``construct`` is ``"module:Class:PropsClass"`` under :mod:`gpustack.constructs`."""
+    """A GPU client, placed by its deploy label (the driver manager pauses it), turned on and its
+    image pinned by profile ``section``; ``construct``: ``"module:Class:Props"`` in constructs."""
     module, cls, props = construct.split(":")
     return Component(
         name,
