@@ -18,28 +18,19 @@ Finding the files is :mod:`gpustack.scan`'s business.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from gpustack import limits
+from gpustack.profile.document import Document, ProfileError, display_path, format_path
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import (
-    MAX_VALUES,
-    Document,
-    ProfileError,
-    ProfileLoader,
-    format_path,
-    profiles_root,
-)
+from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import accept, cross_profile_findings, rule_findings
 from gpustack.profile.rules.registry import ACCEPT, LOAD, SCHEMA
+from gpustack.profile.strays import base_note, cluster_name, manifest_kinds
 from gpustack.scan import scan
 
 
@@ -136,11 +127,6 @@ def _name_profiles(issue: Issue, profiles: list[str]) -> Issue:
     return dataclasses.replace(issue, message=f"{issue.message} [in {which}]")
 
 
-def display_path(path: Path) -> str:
-    """A profile's path as every report shows it (relative ones normalised)."""
-    return os.path.normpath(path) if not path.is_absolute() else str(path)
-
-
 @dataclass
 class _Outcome:
     """One profile file after load, schema and rules: its issues so far, and for a profile
@@ -153,6 +139,19 @@ class _Outcome:
     files: tuple[str, ...] = ()
 
 
+@dataclass
+class _Read:
+    """What reading the paths given found: each file's outcome, the files skipped (with why),
+    the bases met, and whether every path given was a whole profiles root (see
+    ``_Accepts.unused``)."""
+
+    outcomes: list[_Outcome] = dataclasses.field(default_factory=list)
+    skipped: list[Skipped] = dataclasses.field(default_factory=list)
+    bases: dict[Path, Skipped] = dataclasses.field(default_factory=dict)
+    seen: set[Path] = dataclasses.field(default_factory=set)
+    whole_roots: bool = True
+
+
 def check_paths(
     paths: Sequence[Path], *, skip: Callable[[Path], bool] | None = None
 ) -> CheckResult:
@@ -163,55 +162,69 @@ def check_paths(
     checked the very same bytes; the run then counts as not covering whole roots.
     """
     loader = ProfileLoader()
-    outcomes: list[_Outcome] = []
-    skipped: list[Skipped] = []
-    bases: dict[Path, Skipped] = {}
-    seen: set[Path] = set()
-    whole_roots = True  # every path given is a whole profiles root (see _Accepts.unused)
+    read = _Read()
     for given in paths:
-        root = profiles_root(given)
-        whole_roots = whole_roots and given.is_dir() and given.resolve() == root
-        found = scan([given])
-        for base in found.bases:
-            name = _cluster_name(base)
-            if name is not None and limits.real_path(base) not in bases:
-                bases[limits.real_path(base)] = Skipped(
-                    display_path(base), base_note(base, given, name)
-                )
-        for folder, why in found.unreadable:
-            shown = display_path(folder)
-            issue = Issue(
-                shown,
-                1,
-                1,
-                "$",
-                f"cannot read this folder: {why}; its profiles were not checked",
-                "make it readable, or move it out of the profiles folder",
-                LOAD.id,
-            )
-            outcomes.append(_Outcome(folder, [(issue, None)]))
-            whole_roots = False
-        for file in found.files:
-            if limits.real_path(file) in seen:
-                continue  # named twice (a folder and a file in it): check it once
-            seen.add(limits.real_path(file))
-            if skip is not None and skip(file):
-                whole_roots = False
-                continue
-            outcome = _check_one(loader, file, root)
-            what = _manifest_kinds(file) if outcome.doc is None and outcome.found else None
-            if what is None:
-                outcomes.append(outcome)
-            elif given.is_dir():
-                skipped.append(Skipped(display_path(file), f"not a gpustack profile ({what})"))
-            else:
-                outcomes.append(_Outcome(file, [(_not_a_profile(file, what), None)]))
-
+        _read_given(loader, given, skip, read)
     accepts = _Accepts()
-    accepted = accepts.apply(outcomes)
-    accepts.report(outcomes, whole_roots=whole_roots)
+    accepted = accepts.apply(read.outcomes)
+    accepts.report(read.outcomes, whole_roots=read.whole_roots)
+    return dataclasses.replace(
+        _gathered(read.outcomes),
+        accepted=tuple(accepted),
+        skipped=tuple(read.skipped),
+        bases=tuple(read.bases.values()),
+    )
 
-    issues: dict[Issue, list[str]] = {}  # each issue once, with the profiles it was found for
+
+def _read_given(
+    loader: ProfileLoader, given: Path, skip: Callable[[Path], bool] | None, read: _Read
+) -> None:
+    """Check each profile file under one path given, adding to ``read``."""
+    root = profiles_root(given)
+    read.whole_roots = read.whole_roots and given.is_dir() and given.resolve() == root
+    found = scan([given])
+    for base in found.bases:
+        name = cluster_name(base)
+        if name is not None and limits.real_path(base) not in read.bases:
+            read.bases[limits.real_path(base)] = Skipped(
+                display_path(base), base_note(base, given, name)
+            )
+    for folder, why in found.unreadable:
+        read.outcomes.append(_Outcome(folder, [(_unreadable_folder(folder, why), None)]))
+        read.whole_roots = False
+    for file in found.files:
+        if limits.real_path(file) in read.seen:
+            continue  # named twice (a folder and a file in it): check it once
+        read.seen.add(limits.real_path(file))
+        if skip is not None and skip(file):
+            read.whole_roots = False
+            continue
+        outcome = _check_one(loader, file, root)
+        what = manifest_kinds(file) if outcome.doc is None and outcome.found else None
+        if what is None:
+            read.outcomes.append(outcome)
+        elif given.is_dir():
+            read.skipped.append(Skipped(display_path(file), f"not a gpustack profile ({what})"))
+        else:
+            read.outcomes.append(_Outcome(file, [(_not_a_profile(file, what), None)]))
+
+
+def _unreadable_folder(folder: Path, why: str) -> Issue:
+    return Issue(
+        display_path(folder),
+        1,
+        1,
+        "$",
+        f"cannot read this folder: {why}; its profiles were not checked",
+        "make it readable, or move it out of the profiles folder",
+        LOAD.id,
+    )
+
+
+def _gathered(outcomes: list[_Outcome]) -> CheckResult:
+    """The result of ``outcomes``: each issue once, with the profiles it was found for, the
+    profiles that passed (the cross-profile rules included), and the counts."""
+    issues: dict[Issue, list[str]] = {}
 
     def add(found: _Found) -> None:
         profiles = issues.setdefault(found[0], [])
@@ -240,75 +253,7 @@ def check_paths(
         issues=tuple(_name_profiles(issue, profiles) for issue, profiles in issues.items()),
         files_checked=len(outcomes),
         files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
-        accepted=tuple(accepted),
-        skipped=tuple(skipped),
-        bases=tuple(bases.values()),
     )
-
-
-def _cluster_name(file: Path) -> str | None:
-    """``metadata.name`` of a YAML file that has one (a complete profile), else ``None`` (a base,
-    or anything unreadable: a base is read only when a profile extends it)."""
-    try:
-        text = limits.read_text(file)
-        data: Any = limits.load_yaml_one(text, max_values=MAX_VALUES)
-    except (limits.Refused, yaml.YAMLError, OSError, UnicodeError):
-        return None
-    if not isinstance(data, dict) or not str(data.get("apiVersion", "")).startswith(
-        f"{_PROFILE_GROUP}/"
-    ):
-        return None
-    meta = data.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-def base_note(file: Path, folder: Path, name: str) -> str:
-    """Why the complete profile ``file`` (``metadata.name`` ``name``) under a ``_`` name inside
-    ``folder`` makes no cluster, and how it would."""
-    parts = file.relative_to(folder).parts
-    hidden = next(p for p in parts if p.startswith("_"))
-    return (
-        f"a complete profile (metadata.name {name!r}) under {hidden!r}: a name starting with"
-        " '_' holds bases for `extends`, which are neither validated nor synthesized as clusters;"
-        f" move it to {display_path(folder / f'{name}.yaml')} to make it a cluster, or drop its"
-        " metadata to keep it a base"
-    )
-
-
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-#: The API group of profiles: a document in it is a (broken) profile, never a manifest to skip.
-_PROFILE_GROUP = "gpustack.dev"
-
-
-def _manifest_kinds(file: Path) -> str | None:
-    """``"a Kubernetes manifest (apps/v1 DaemonSet)"`` when every YAML document in ``file`` is
-    a Kubernetes object that is not a gpustack profile; ``None`` otherwise (then it is a profile
-    with errors, and its errors are reported)."""
-    try:
-        # the loader refused it a moment ago, perhaps for these very limits: reading it again
-        # without them would hang on a FIFO or fill the memory from /dev/zero (issue #21)
-        text = limits.read_text(file)
-        docs: list[Any] = [
-            d for d in limits.load_yaml(text, max_values=MAX_VALUES) if d is not None
-        ]
-    except (limits.Refused, yaml.YAMLError):
-        return None
-    kinds: list[str] = []
-    for d in docs:
-        if not isinstance(d, dict):
-            return None
-        api, kind = d.get("apiVersion"), d.get("kind")
-        if not isinstance(api, str) or not isinstance(kind, str) or not api or not kind:
-            return None
-        if api.split("/")[0] == _PROFILE_GROUP or kind == "Profile":
-            return None
-        kinds.append(f"{api} {kind}")
-    if not kinds:
-        return None
-    more = len(kinds) - 1
-    rest = f", and {more} more document{'s' if more > 1 else ''}" if more else ""
-    return f"a Kubernetes manifest: {kinds[0]}{rest}"
 
 
 def _not_a_profile(file: Path, what: str) -> Issue:

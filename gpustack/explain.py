@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.graph import Graph, Pods, graph_edges
 from gpustack.profile.model import Profile

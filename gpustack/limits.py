@@ -335,6 +335,14 @@ def expanded(root: Node, budget: Budget, hint: str | None = None) -> None:
     size(root, 0)
 
 
+def syntax_error_at(exc: yaml.MarkedYAMLError) -> tuple[int, int, str]:
+    """Where a YAML syntax error is (1-based line and column of its mark; 1, 1 where PyYAML gives
+    none) and what it is, as every reader of YAML files reports it."""
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    return line, col, " ".join(p for p in (exc.problem, exc.context) if p) or "syntax error"
+
+
 def load_yaml(
     text: str, *, max_values: int, max_depth: int = MAX_DEPTH, what: str = "profile"
 ) -> Iterator[Any]:

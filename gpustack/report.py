@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import click
 
 from gpustack.annotations import github_error
-from gpustack.checker import Accepted, CheckResult, Issue, display_path
+from gpustack.checker import Accepted, CheckResult, Issue
+from gpustack.profile.document import display_path
 
 if TYPE_CHECKING:
     from gpustack.doctor.finding import Diagnosis

@@ -1,7 +1,7 @@
 """Every entry point against hostile files (issue #21, Deliver 2), through its command line.
 
 The loader's own tests (tests/profile/test_limits.py) once passed while ``validate`` hung on a
-FIFO: a second reader (``checker._manifest_kinds``) read the file again without the limits. So
+FIFO: a second reader (``strays.manifest_kinds``) read the file again without the limits. So
 here each command runs as a process, as a user or CI runs it, on each hostile file: a FIFO,
 ``/dev/zero``, a link to it, 3,000-level nesting, a "billion laughs" file of nested aliases, a
 YAML merge key that merges its own mapping, and a 40 MB file. The process runs under a hard

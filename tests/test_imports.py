@@ -248,6 +248,58 @@ def test_the_feature_rule_refuses_an_action_or_cli_import(tmp_path: Path) -> Non
     ]
 
 
+#: All the package modules the profile package may import: what it is built on. The component
+#: registry lives inside it (gpustack.profile.components), so nothing above it is reached for,
+#: at module level or inside a function.
+PROFILE_FLOOR = (
+    "gpustack.profile",
+    "gpustack.fields",
+    "gpustack.limits",
+    "gpustack.dra_upstream",
+    "gpustack.plugin.config",
+)
+
+
+def _above_profile(found: set[str]) -> list[str]:
+    """The package modules in ``found`` above the profile package's floor (``from gpustack
+    import __version__`` reads the package itself)."""
+    return sorted(
+        m
+        for m in found
+        if m.split(".")[0] == "gpustack"
+        and m not in ("gpustack", "gpustack.__version__")
+        and not _hits({m}, PROFILE_FLOOR)
+    )
+
+
+def test_profile_imports_only_its_floor() -> None:
+    wrong = {
+        str(f.relative_to(PACKAGE)): hits
+        for f in sorted((PACKAGE / "profile").rglob("*.py"))
+        if (hits := _above_profile(imports(f)))
+    }
+    assert wrong == {}, f"profile may import only {PROFILE_FLOOR}"
+
+
+def test_the_profile_rule_refuses_the_old_registry_and_a_late_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gpustack import __version__, fields\n"
+        "from gpustack.profile import components\n"
+        "from gpustack import components as old\n"
+        "def f():\n"
+        "    from gpustack.kube.objects import Obj\n"
+        "    import gpustack.doctor\n",
+        encoding="utf-8",
+    )
+    assert _above_profile(imports(probe)) == [
+        "gpustack.components",
+        "gpustack.doctor",
+        "gpustack.kube.objects",
+        "gpustack.kube.objects.Obj",
+    ]
+
+
 def _other_features(feature: str) -> tuple[str, ...]:
     return tuple(f"gpustack.{other}" for other in FEATURES if other != feature)
 

@@ -56,7 +56,8 @@ def color(fmt: str) -> bool:
 def load_profile(path: Path, fmt: str = "text") -> tuple[Profile, str]:
     """The validated profile at ``path`` and its display name; exit 1 with validate's report
     when it is not valid (see :func:`exit_invalid` for ``fmt``)."""
-    from gpustack.checker import check_paths, display_path
+    from gpustack.checker import check_paths
+    from gpustack.profile.document import display_path
 
     result = check_paths([path])
     if not result.ok or len(result.profiles) != 1:

@@ -89,13 +89,20 @@ def runtime_class(expected: Value) -> Check:
     return check
 
 
-def env(container: str, name: str, value: Value | None = None) -> Check:
-    """The container sets ``name`` (to ``value`` when given; a fieldRef counts as set)."""
+def _on_container(container: str, test: Callable[[Rendered, Manifest], str | None]) -> Check:
+    """A check of one container's spec (``test``); a missing container fails it, named."""
 
     def check(r: Rendered) -> str | None:
         c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+        return f"no container {container!r}" if c is None else test(r, c)
+
+    return check
+
+
+def env(container: str, name: str, value: Value | None = None) -> Check:
+    """The container sets ``name`` (to ``value`` when given; a fieldRef counts as set)."""
+
+    def check(r: Rendered, c: Manifest) -> str | None:
         found = {e["name"]: e for e in c.get("env", [])}
         if name not in found:
             return f"{container}: env {name} is not set"
@@ -104,7 +111,7 @@ def env(container: str, name: str, value: Value | None = None) -> Check:
             return f"{container}: env {name}={found[name].get('value')!r}, expected {want!r}"
         return None
 
-    return check
+    return _on_container(container, check)
 
 
 def host_path(
@@ -112,10 +119,7 @@ def host_path(
 ) -> Check:
     """The container mounts the host's ``path`` (at ``at``, with ``propagation``, when given)."""
 
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         want = _value(path, r.profile)
         paths = r.host_paths()
         mounts = [m for m in c.get("volumeMounts", []) if paths.get(m["name"]) == want]
@@ -130,44 +134,35 @@ def host_path(
             return f"{container}: host path {want} is mounted without {propagation} propagation"
         return None
 
-    return check
+    return _on_container(container, check)
 
 
 def privileged(container: str) -> Check:
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         ok = (c.get("securityContext") or {}).get("privileged") is True
         return None if ok else f"{container}: not privileged"
 
-    return check
+    return _on_container(container, check)
 
 
 def not_privileged(container: str) -> Check:
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         bad = (c.get("securityContext") or {}).get("privileged") is True
         return f"{container}: privileged" if bad else None
 
-    return check
+    return _on_container(container, check)
 
 
 def capability(container: str, cap: str) -> Check:
     """The container is privileged or adds ``cap``."""
 
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         sc = c.get("securityContext") or {}
         added = (sc.get("capabilities") or {}).get("add") or []
         ok = sc.get("privileged") is True or cap in added
         return None if ok else f"{container}: neither privileged nor given {cap}"
 
-    return check
+    return _on_container(container, check)
 
 
 def pod_field(field: str, expected: Any) -> Check:
@@ -183,10 +178,7 @@ def pod_field(field: str, expected: Any) -> Check:
 def probe(container: str, kind: str, *, path: str | None = None) -> Check:
     """The container has a ``kind`` probe (``startupProbe``...), on HTTP ``path`` when given."""
 
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         found = c.get(kind)
         if not found:
             return f"{container}: no {kind}"
@@ -194,7 +186,7 @@ def probe(container: str, kind: str, *, path: str | None = None) -> Check:
             return f"{container}: {kind} does not probe {path}"
         return None
 
-    return check
+    return _on_container(container, check)
 
 
 def init_container(name: str) -> Check:
@@ -270,10 +262,7 @@ def grpc_probe(container: str, kind: str, port: int, **fields: int) -> Check:
     """The container has a ``kind`` gRPC probe on ``port`` asking for the ``liveness`` service,
     with the given timing ``fields`` (``periodSeconds``, ``failureThreshold``...)."""
 
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         found = c.get(kind) or {}
         grpc = found.get("grpc") or {}
         if grpc.get("port") != port or grpc.get("service") != "liveness":
@@ -281,20 +270,17 @@ def grpc_probe(container: str, kind: str, port: int, **fields: int) -> Check:
         wrong = [f"{k}={found.get(k)!r}" for k, v in fields.items() if found.get(k) != v]
         return f"{container}: {kind} has {', '.join(wrong)}, expected {fields}" if wrong else None
 
-    return check
+    return _on_container(container, check)
 
 
 def command(container: str, program: str) -> Check:
     """The container runs ``program`` itself (its command's first word)."""
 
-    def check(r: Rendered) -> str | None:
-        c = r.container(container)
-        if c is None:
-            return f"no container {container!r}"
+    def check(r: Rendered, c: Manifest) -> str | None:
         got = (c.get("command") or [None])[0]
         return None if got == program else f"{container}: runs {got!r}, expected {program!r}"
 
-    return check
+    return _on_container(container, check)
 
 
 def workload_field(path: tuple[str, ...], expected: Any) -> Check:

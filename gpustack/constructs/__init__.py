@@ -1,7 +1,7 @@
 """cdk8s constructs that turn a typed profile into the GPU stack's Kubernetes objects.
 
 Public API: :func:`synthesize` (profile → ordered :class:`SynthObject` list) and
-:data:`COMPONENTS` (the names in :mod:`gpustack.components`, the registry of components).
+:data:`COMPONENTS` (the names in :mod:`gpustack.profile.components`, the registry of components).
 Importing this package starts nothing: :func:`synthesize` and :class:`SynthObject` are loaded
 from :mod:`gpustack.constructs.stack` (which imports cdk8s, and so starts a Node.js process) on
 first use, so a pure helper such as :mod:`gpustack.constructs.labels` imports without Node.

@@ -50,12 +50,12 @@ from typing import Final, Protocol
 
 from constructs import Construct
 
-from gpustack import components
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.scripts import SCRIPTS_DIR
+from gpustack.profile import components
 from gpustack.profile.model import DriverToolkit, DriverUpgrade, Profile, Rdma
 from gpustack.profile.versions import tag_at_least
 

@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from gpustack import components
 from gpustack.kube.labels import (
     COMPONENT_LABEL,
     MANAGED_BY_LABEL,
@@ -27,9 +26,10 @@ from gpustack.kube.labels import (
     PART_OF_LABEL,
     VERSION_LABEL,
 )
+from gpustack.profile import components
 
 #: Registered component names in order, and their sync waves: views of
-#: :data:`gpustack.components.REGISTRY` taken at import, for callers that want plain values.
+#: :data:`gpustack.profile.components.REGISTRY` taken at import, for callers that want plain values.
 #: The annotations themselves are looked up in the registry when an object is built.
 COMPONENTS: Final = components.names()
 SYNC_WAVES: Final = {c.name: str(c.sync_wave) for c in components.REGISTRY}

@@ -25,12 +25,12 @@ from typing import Any, Final
 import cdk8s
 from constructs import Construct
 
-from gpustack import components
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import VALIDATIONS_DIR
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.placement import Placement, deploy_selection
 from gpustack.constructs.waits import WaitFor
+from gpustack.profile import components
 
 #: Annotation naming the container ``kubectl logs``/``exec`` pick by default.
 DEFAULT_CONTAINER_ANNOTATION: Final = "kubectl.kubernetes.io/default-container"

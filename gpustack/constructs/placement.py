@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.profile.model import EnvVar, Profile, Resources, Toleration
 
 #: Node label prefix of the per-component deploy labels (``nvidia.com/gpu.deploy.<component>``),
@@ -27,7 +27,7 @@ PAUSED_MIG: Final = "paused-for-mig-change"
 PRE_INSTALLED: Final = "pre-installed"
 #: The components that have a deploy label, under the GPU Operator's label names (which are
 #: gpustack's component names): a view of the registry's ``deploy_label`` rows taken at import
-#: (:func:`gpustack.components.deploy_components` reads the registry when called).
+#: (:func:`gpustack.profile.components.deploy_components` reads the registry when called).
 DEPLOY_COMPONENTS: Final = components.deploy_components()
 
 #: One node selector requirement: (label, operator, values).

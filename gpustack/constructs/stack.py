@@ -15,10 +15,10 @@ from typing import Any
 
 import cdk8s
 
-from gpustack import components
 from gpustack.constructs.memo import CACHE, Manifests, RenderCache
 from gpustack.constructs.release import released
 from gpustack.constructs.stamp import STAND_IN, Labels, find_places, stamp
+from gpustack.profile import components
 from gpustack.profile.model import Profile
 
 
@@ -51,8 +51,8 @@ def load(ref: str) -> Any:
 
 
 def _components(profile: Profile) -> list[tuple[str, str, object]]:
-    """The enabled components in registry order (:mod:`gpustack.components`), each as its name,
-    its construct reference and its props. All props are resolved here, so bad input fails
+    """The enabled components in registry order (:mod:`gpustack.profile.components`), each as its
+    name, its construct reference and its props. All props are resolved here, so bad input fails
     before cdk8s runs."""
     return [
         (c.name, c.construct, load(c.props).from_profile(profile))

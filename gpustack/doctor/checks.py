@@ -2,7 +2,7 @@
 
 Like :mod:`gpustack.profile.rules.registry` for ``validate``: the ID a diagnosis prints and what
 it means are facts about one check, kept side by side. The components' readiness checks come
-from their rows in :mod:`gpustack.components` (a new component with a ``readiness`` gets its
+from their rows in :mod:`gpustack.profile.components` (a new component with a ``readiness`` gets its
 check here without an edit). A :class:`~gpustack.doctor.finding.Diagnosis` with an ID not
 registered here is refused when it is made, and a test keeps the docs' list of checks and the
 recorded failure states in step with this table.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpustack import components
+from gpustack.profile import components
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpustack import components
 from gpustack.doctor.finding import Diagnosis
 from gpustack.kube.labels import COMPONENT_LABEL, PART_OF, PART_OF_LABEL
 from gpustack.kube.state import JSON, ClusterState, get, items, labels, name
+from gpustack.profile import components
 from gpustack.profile.model import Profile
 
 FAILED_CREATE = "FailedCreate"

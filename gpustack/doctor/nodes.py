@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from gpustack import components
 from gpustack.doctor.created import refusal
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.taints import untolerated
@@ -44,7 +43,7 @@ from gpustack.kube.state import (
     name,
     pod_ready,
 )
-from gpustack.profile import derive
+from gpustack.profile import components, derive
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.model import Profile
 

@@ -162,22 +162,7 @@ def _value_decoder(tp: Any, spec: Spec | None, strict: bool) -> Decoder:
     t = analyse(tp)
     base = t.base
     if t.map is not None:
-        (pair,) = [a for a in get_args(base) if a is not Ellipsis]
-        value_dec = _value_decoder(get_args(pair)[1], None, strict)
-        keys = map_keys(spec, t.spec)
-        sort = t.map.sort
-
-        def mapping(value: Any, path: str) -> Any:
-            if strict:
-                value = _mapping(value, path, None)
-                for k in value:
-                    _check_scalar(k, keys, path)
-            pairs = [
-                (str(k), value_dec(v, f"{path}.{k}" if strict else path)) for k, v in value.items()
-            ]
-            return tuple(sorted(pairs) if sort else pairs)
-
-        return mapping
+        return _map_decoder(base, t.spec, t.map.sort, spec, strict)
     if get_origin(base) is tuple:
         item_dec = _value_decoder(get_args(base)[0], None, strict)
         one_or_many = spec is not None and spec.one_or_many
@@ -196,16 +181,7 @@ def _value_decoder(tp: Any, spec: Spec | None, strict: bool) -> Decoder:
     if not strict:
         return _identity
     if get_origin(base) is Literal:
-        choices = get_args(base)
-
-        def literal(value: Any, path: str) -> Any:
-            if value not in choices or type(value) is not type(choices[0]):
-                raise DecodeError(
-                    path, f"{value!r} is not valid; use one of: {', '.join(map(str, choices))}"
-                )
-            return value
-
-        return literal
+        return _literal_decoder(get_args(base))
     inner = t.spec
 
     def scalar(value: Any, path: str) -> Any:
@@ -217,6 +193,41 @@ def _value_decoder(tp: Any, spec: Spec | None, strict: bool) -> Decoder:
         return value
 
     return scalar
+
+
+def _map_decoder(
+    base: Any, own: Spec | None, sort: bool, spec: Spec | None, strict: bool
+) -> Decoder:
+    """The decoder of a map field (a tuple of key/value pairs in the model, a mapping in YAML):
+    ``own`` is the spec its type carries, ``spec`` the field's."""
+    (pair,) = [a for a in get_args(base) if a is not Ellipsis]
+    value_dec = _value_decoder(get_args(pair)[1], None, strict)
+    keys = map_keys(spec, own)
+
+    def mapping(value: Any, path: str) -> Any:
+        if strict:
+            value = _mapping(value, path, None)
+            for k in value:
+                _check_scalar(k, keys, path)
+        pairs = [
+            (str(k), value_dec(v, f"{path}.{k}" if strict else path)) for k, v in value.items()
+        ]
+        return tuple(sorted(pairs) if sort else pairs)
+
+    return mapping
+
+
+def _literal_decoder(choices: tuple[Any, ...]) -> Decoder:
+    """The strict decoder of a ``Literal``: one of ``choices``, of the same type."""
+
+    def literal(value: Any, path: str) -> Any:
+        if value not in choices or type(value) is not type(choices[0]):
+            raise DecodeError(
+                path, f"{value!r} is not valid; use one of: {', '.join(map(str, choices))}"
+            )
+        return value
+
+    return literal
 
 
 def _expected(base: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from gpustack import dra_upstream as upstream
 from gpustack.kube import cel
 from gpustack.kube.manifests import Manifest
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 
 CLAIM = "ResourceClaim"
 TEMPLATE = "ResourceClaimTemplate"

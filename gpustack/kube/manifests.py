@@ -18,7 +18,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpustack import limits
-from gpustack.profile.loader import JsonPath, Loc
+from gpustack.profile.document import JsonPath, Loc
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -150,10 +150,8 @@ def parse(text: str, display: str) -> list[Manifest]:
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = (display, mark.line + 1, mark.column + 1) if mark else (display, 1, 1)
-        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "syntax error"
-        raise ManifestError(loc, f"invalid YAML: {problem}") from None
+        line, col, problem = limits.syntax_error_at(exc)
+        raise ManifestError((display, line, col), f"invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
         raise ManifestError((display, 1, 1), f"invalid YAML: {exc}") from None
     out: list[Manifest] = []

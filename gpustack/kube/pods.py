@@ -17,7 +17,7 @@ from typing import Any
 
 from gpustack.kube.manifests import Manifest
 from gpustack.kube.quantity import add, quantity
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 
 #: kind -> path of its pod template (``spec`` of a Pod is the pod spec itself).
 TEMPLATE_PATHS: dict[str, JsonPath] = {

@@ -16,8 +16,8 @@ from gpustack.kube import claims, manifests
 from gpustack.kube.pods import pod_sites
 from gpustack.lint.context import LintContext
 from gpustack.lint.registry import LOAD, RULES, LintRule
+from gpustack.profile.document import format_path
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import format_path
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from gpustack.kube.state import JSON, labels
 from gpustack.nodestate import facts
 from gpustack.nodestate.mismatch import mismatch, names, node_word
 from gpustack.profile import catalog
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 
 DP = "devicePlugin"

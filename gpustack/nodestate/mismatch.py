@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from gpustack.kube.state import JSON, name
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 
 #: How many node names a message lists before it counts the rest.
 _SHOWN = 4

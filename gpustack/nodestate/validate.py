@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpustack.checker import CheckResult, Issue, display_path
+from gpustack.checker import CheckResult, Issue
 from gpustack.kube.nodes import Nodes
 from gpustack.kube.state import ClusterState
 from gpustack.nodestate.registry import node_findings
-from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile.document import display_path, format_path
+from gpustack.profile.loader import ProfileLoader, profiles_root
 
 
 def check_against(result: CheckResult, cluster: ClusterState) -> CheckResult:

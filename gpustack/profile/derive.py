@@ -9,7 +9,7 @@ this module, which imports only the model and the catalog. Nothing here produces
 from __future__ import annotations
 
 from gpustack import dra_upstream
-from gpustack.profile import catalog
+from gpustack.profile import catalog, cuda_catalog
 from gpustack.profile.model import (
     SELF_CONFIGURING,
     Example,
@@ -84,7 +84,7 @@ def workload_resource(profile: Profile, example: Example) -> str:
 
 def workload_cuda(example: Example) -> str | None:
     """CUDA release of an example: ``cudaVersion`` wins over what the image tag says."""
-    return example.cuda_version or catalog.cuda_from_image(example.image)
+    return example.cuda_version or cuda_catalog.cuda_from_image(example.image)
 
 
 def plugin_configs(profile: Profile) -> list[tuple[str | None, Profile]]:

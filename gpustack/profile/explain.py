@@ -17,8 +17,8 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from gpustack import fields
 from gpustack.profile import catalog
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.schema import validator
 
 _TYPE_NAMES = {
@@ -194,7 +194,7 @@ def schema_findings(
 ) -> list[Finding]:
     """Every schema violation in ``data`` (empty when valid), in document order of paths.
 
-    ``written`` (see :class:`~gpustack.profile.loader.Document`) lets messages quote non-string
+    ``written`` (see :class:`~gpustack.profile.document.Document`) lets messages quote non-string
     values as the file spells them.
     """
     out: dict[Finding, None] = {}

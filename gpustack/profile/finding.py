@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 
 
 @dataclass(frozen=True)

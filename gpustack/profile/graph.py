@@ -6,14 +6,14 @@ label that only a pod placed the same way writes never reaches a fresh node. Bot
 manifests that place or start nothing, which only a real node shows (issue 20: ``a100-mig-mixed``
 selected GFD's ``nvidia.com/gpu.product`` and placed nothing; without the device plugin, GFD,
 the DCGM exporter and the MIG manager waited for ``toolkit-ready`` forever). The graph is read
-from the component registry (:mod:`gpustack.components`: ``waits_for``, ``writes_files``,
+from the component registry (:mod:`gpustack.profile.components`: ``waits_for``, ``writes_files``,
 ``writes_labels``, ``placement``), whose file decisions the constructs share
 (:mod:`gpustack.profile.readiness`); the rules in :mod:`gpustack.profile.rules.readiness` and
 :mod:`gpustack.profile.rules.node_labels` turn it into findings.
 
 Placement, as the profile decides it: every component's pods but NFD's worker are placed by
-``cluster.nodeSelector`` (:data:`~gpustack.components.GPU_NODES`); the worker runs on every node.
-Per-node switches the profile does not decide are taken as on: each component's own deploy
+``cluster.nodeSelector`` (:data:`~gpustack.profile.components.GPU_NODES`); the worker runs on every
+node. Per-node switches the profile does not decide are taken as on: each component's own deploy
 label (the team's and NVIDIA's driver manager's), the driver's OS and kernel pins (the profile
 states the GPU nodes' OS in ``driver.osTag``), and the device plugin's node configs, whose
 DaemonSets together cover every selected node. Pure: no cdk8s.
@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpustack import components
+from gpustack.profile import components, readiness
 from gpustack.profile import node_label_catalog as catalog
-from gpustack.profile import readiness
 from gpustack.profile.model import Profile
 
 

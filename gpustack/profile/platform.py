@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 from gpustack.profile.model import Profile
 
 #: Where GKE's driver installer puts the driver, and where the toolkit installs on GKE.

@@ -4,7 +4,7 @@ Layout rules (the contract GitOps tools and reviewers rely on):
 
 * one object per file: ``<component>/<kind-lowercase>-<metadata.name>.yaml``;
 * ``kustomization.yaml`` at the cluster root lists every file, in the stable object order;
-* the stable order is: component (the order of :data:`gpustack.components.REGISTRY`), then
+* the stable order is: component (the order of :data:`gpustack.profile.components.REGISTRY`), then
   kind (the install order of :data:`KIND_ORDER`, unknown kinds after it alphabetically), then
   namespace, then name. Documents never depend on the order constructs happened to create them in.
 
@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.synth.errors import SynthError
 from gpustack.synth.serialize import dump_yaml
 

@@ -137,7 +137,7 @@ def start_cdk8s() -> None:
         try:
             importlib.import_module("gpustack.constructs.stack")
             # the component modules too, which otherwise waited for the first rendering
-            from gpustack import components
+            from gpustack.profile import components
 
             for c in components.REGISTRY:
                 importlib.import_module(c.construct.partition(":")[0])

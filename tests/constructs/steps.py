@@ -1,10 +1,10 @@
 """The steps of adding a component, each as a check that names the step it finds forgotten.
 
-A component is a registry row (:mod:`gpustack.components`), a profile section and a construct
-module. Each function here takes the registry (and what it needs of the rest) as arguments, so
-``test_component_steps`` runs it on the real registry and on a registry with a dummy component
-that forgets one step at a time. Each returns the problems it found, one message per problem,
-each starting with the step: an empty list is a complete component.
+A component is a registry row (:mod:`gpustack.profile.components`), a profile section and a
+construct module. Each function here takes the registry (and what it needs of the rest) as
+arguments, so ``test_component_steps`` runs it on the real registry and on a registry with a dummy
+component that forgets one step at a time. Each returns the problems it found, one message per
+problem, each starting with the step: an empty list is a complete component.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from gpustack.components import Component
 from gpustack.constructs.placement import DEPLOY_LABEL_PREFIX, OPERANDS_LABEL
 from gpustack.constructs.stack import SynthObject, load
 from gpustack.fields.declare import camel
+from gpustack.profile.components import Component
 from gpustack.profile.model import Profile
 
 ROW = "registry row"
@@ -63,8 +63,8 @@ def unregistered_props(registry: Sequence[Component], modules: Iterable[ModuleTy
         grew = bool(parts)
     return [
         f"{ROW}: {m.__name__}:{cls.__name__} is named by no row of"
-        " gpustack.components.REGISTRY, so a profile that turns its component on synthesizes"
-        " nothing (add a Component with props= naming it)"
+        " gpustack.profile.components.REGISTRY, so a profile that turns its component on"
+        " synthesizes nothing (add a Component with props= naming it)"
         for m, cls in found
         if cls not in covered
     ]
@@ -86,7 +86,7 @@ def unmapped_sections(registry: Sequence[Component], profile_type: type = Profil
     mapped = {c.section for c in registry}
     problems = [
         f"{SECTION}: profile section {camel(name)} has an enabled switch, but no row of"
-        f" gpustack.components.REGISTRY reads it (set section={name!r} on its row)"
+        f" gpustack.profile.components.REGISTRY reads it (set section={name!r} on its row)"
         for name in _sections_with_switch(profile_type)
         if name not in mapped
     ]

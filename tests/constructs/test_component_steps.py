@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 import gpustack.constructs
-from gpustack import components
 from gpustack.checker import check_paths
-from gpustack.components import Component
 from gpustack.constructs import SynthObject, synthesize
+from gpustack.profile import components
+from gpustack.profile.components import Component
 from gpustack.profile.model import Profile
 from gpustack.synth.layout import layout_cluster
 from tests.k8s_schema import assert_valid
@@ -168,7 +168,7 @@ def test_only_the_registry_and_its_construct_spell_a_component_name() -> None:
         if "-" not in c.name:
             continue
         allowed = {
-            package / "components.py",
+            Path(components.__file__),
             package.parent / (c.construct.split(":")[0].replace(".", "/") + ".py"),
         }
         found += [

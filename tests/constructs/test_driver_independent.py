@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from gpustack import components
 from gpustack.fields.declare import camel
+from gpustack.profile import components
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile

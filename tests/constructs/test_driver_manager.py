@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from gpustack import components
 from gpustack.constructs import SynthObject
 from gpustack.constructs.driver_manager import CLUSTER_ROLE, CONTAINER, LABELS_CONTAINER, rules
 from gpustack.constructs.rbac import TOKEN_DIR
+from gpustack.profile import components
 from gpustack.profile.model import DriverUpgrade
 
 from .conftest import Synth, container, env, find, merge, mounts, pod_spec, profile

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpustack import components
 from gpustack.constructs import synthesize
 from gpustack.constructs.memo import RenderCache
+from gpustack.profile import components
 from gpustack.profile.model import Profile
 
 

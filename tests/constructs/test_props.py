@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from gpustack import components
 from gpustack.constructs.device_plugin_props import NodeConfigProps
 from gpustack.constructs.example_job import ExampleJob
 from gpustack.constructs.mps import MpsControlDaemonProps
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.stack import load
 from gpustack.constructs.waits import WaitFor
+from gpustack.profile import components
 from gpustack.profile.model import DRIVER_CONTAINER_ROOT, PLUGIN_IMAGES, Profile
 
 CONSTRUCTS = Path(__file__).resolve().parents[2] / "gpustack" / "constructs"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from gpustack import components
-from gpustack.components import Component
 from gpustack.constructs import synthesize
 from gpustack.constructs.stack import load
+from gpustack.profile import components
+from gpustack.profile.components import Component
 from gpustack.profile.model import Profile
 from gpustack.synth.layout import layout_cluster
 
@@ -34,20 +34,22 @@ def test_entries_are_well_formed() -> None:
     assert waves == sorted(waves), "sync waves must not decrease along the registry order"
 
 
-@pytest.mark.parametrize("ref", ["no-colon", ":Class", "module:", "gpustack.components:Missing"])
+@pytest.mark.parametrize(
+    "ref", ["no-colon", ":Class", "module:", "gpustack.profile.components:Missing"]
+)
 def test_bad_references_fail_loudly(ref: str) -> None:
     with pytest.raises((ValueError, AttributeError)):
         load(ref)
 
 
 def test_unregistered_lookups_name_the_registry() -> None:
-    with pytest.raises(KeyError, match="not registered in gpustack.components.REGISTRY"):
+    with pytest.raises(KeyError, match="not registered in gpustack.profile.components.REGISTRY"):
         components.sync_wave("zeta")
 
 
 def test_registry_and_layout_import_no_cdk8s() -> None:
     code = (
-        "import sys, gpustack.components, gpustack.synth.layout\n"
+        "import sys, gpustack.profile.components, gpustack.synth.layout\n"
         "cdk = {'cdk8s', 'constructs', 'jsii'}\n"
         "bad = sorted(m for m in sys.modules"
         " if m.split('.')[0] in cdk or m.startswith('gpustack.constructs'))\n"

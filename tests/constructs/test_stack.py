@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from gpustack import components, dra_upstream
+from gpustack import dra_upstream
 from gpustack.checker import check_paths
 from gpustack.constructs import COMPONENTS, SYNC_WAVES, SynthObject, synthesize
+from gpustack.profile import components
 from gpustack.profile.model import SUPPORTED_KUBERNETES, Profile
 from tests.k8s_schema import assert_valid, errors
 

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import pytest
 
-from gpustack import components
 from gpustack.constructs import synthesize
 from gpustack.constructs.memo import RenderCache
 from gpustack.constructs.stamp import STAND_IN, STAND_IN_KEY, find_places, stamp
+from gpustack.profile import components
 from gpustack.profile.model import Profile
 
 LABELS = {

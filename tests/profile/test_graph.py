@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from gpustack import components
-from gpustack.profile import readiness, rules
+from gpustack.profile import components, readiness, rules
+from gpustack.profile.document import format_path
 from gpustack.profile.graph import graph_edges
-from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
 from gpustack.scan import discover
 

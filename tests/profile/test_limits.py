@@ -10,12 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from gpustack import limits
 from gpustack.checker import check_paths
 from gpustack.cli import main
-from gpustack.profile.loader import MAX_VALUES, ProfileError, read_document
+from gpustack.profile.document import ProfileError
+from gpustack.profile.loader import MAX_VALUES, read_document
 
 HEAD = "apiVersion: gpustack.dev/v1alpha1\nkind: Profile\nmetadata:\n  name: x\n"
 
@@ -122,3 +124,20 @@ def test_synth_refuses_an_unreadable_folder_without_a_traceback(unreadable: Path
     assert done.exception is None or isinstance(done.exception, SystemExit)
     assert "profiles/team:1:1: $: cannot read this folder" in done.output
     assert not (unreadable.parent / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("a: [1, 2\n", (2, 1, "expected ',' or ']'")), ('a: "x', (1, 6, "found unexpected end"))],
+)
+def test_a_syntax_error_is_placed_at_its_mark(text: str, where: tuple[int, int, str]) -> None:
+    """Both YAML readers (profiles, manifests) place a syntax error with this one function."""
+    with pytest.raises(yaml.MarkedYAMLError) as caught:
+        list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    line, col, problem = limits.syntax_error_at(caught.value)
+    assert (line, col) == where[:2]
+    assert problem.startswith(where[2])
+
+
+def test_a_syntax_error_without_a_mark_is_placed_at_the_start() -> None:
+    assert limits.syntax_error_at(yaml.MarkedYAMLError()) == (1, 1, "syntax error")

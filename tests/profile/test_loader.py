@@ -6,14 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.profile.loader import (
-    ProfileError,
-    ProfileLoader,
-    format_path,
-    merge,
-    profiles_root,
-    read_document,
-)
+from gpustack.profile.document import ProfileError, format_path, merge
+from gpustack.profile.loader import ProfileLoader, profiles_root, read_document
 from gpustack.scan import discover
 
 TEXT = """\

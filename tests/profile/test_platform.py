@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gpustack.profile import platform
-from gpustack.profile.loader import format_path
+from gpustack.profile.document import format_path
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import get
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from gpustack.constructs.plugin_config import build_config
+from gpustack.profile.document import JsonPath
 from gpustack.profile.explain import schema_findings
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import rule_findings
 from gpustack.profile.schema import schema

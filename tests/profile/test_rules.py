@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from gpustack.profile import catalog, derive, rules
-from gpustack.profile.loader import ProfileLoader, format_path, profiles_root
+from gpustack.profile import catalog, cuda_catalog, derive, rules
+from gpustack.profile.document import format_path
+from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile, node_config_profile
 from gpustack.profile.rules import reference
 from gpustack.scan import discover
@@ -201,7 +202,7 @@ def test_rule_ids_are_unique_kebab_case_and_name_their_function() -> None:
     ids = [d.id for d in rules.ALL]
     assert len(ids) == len(set(ids))
     for described in rules.ALL:
-        assert rules.registry.ID_PATTERN.fullmatch(described.id), described.id
+        assert rules.rule.ID_PATTERN.fullmatch(described.id), described.id
         assert described.summary and described.fix and described.section, described.id
     for r in rules.RULES:
         # one name per rule: grep finds the function from the ID a user sees
@@ -412,7 +413,7 @@ def test_rules_need_a_compatible_driver_only_for_known_gpus() -> None:
     ],
 )
 def test_cuda_from_image(image: str, cuda: str | None) -> None:
-    assert catalog.cuda_from_image(image) == cuda
+    assert cuda_catalog.cuda_from_image(image) == cuda
 
 
 def test_driver_versions_compare_numerically() -> None:
@@ -421,15 +422,17 @@ def test_driver_versions_compare_numerically() -> None:
 
 
 def test_cuda_table_is_ordered_and_floors_are_family_minimums() -> None:
-    versions = sorted(catalog.CUDA_GA_DRIVER, key=lambda v: tuple(map(int, v.split("."))))
-    drivers = [catalog.parse_driver(catalog.CUDA_GA_DRIVER[v]) for v in versions]
+    versions = sorted(cuda_catalog.CUDA_GA_DRIVER, key=lambda v: tuple(map(int, v.split("."))))
+    drivers = [catalog.parse_driver(cuda_catalog.CUDA_GA_DRIVER[v]) for v in versions]
     assert drivers == sorted(drivers)
     for cuda in versions:
-        floor = catalog.cuda_family_floor(cuda)
+        floor = cuda_catalog.cuda_family_floor(cuda)
         assert floor is not None
         if not cuda.startswith("11."):  # 11.0 GA predates the minor-compat floor 450.80.02
-            assert catalog.parse_driver(floor) <= catalog.parse_driver(catalog.CUDA_GA_DRIVER[cuda])
-    assert set(catalog.NGC_CUDA.values()) <= set(catalog.CUDA_GA_DRIVER)
+            assert catalog.parse_driver(floor) <= catalog.parse_driver(
+                cuda_catalog.CUDA_GA_DRIVER[cuda]
+            )
+    assert set(cuda_catalog.NGC_CUDA.values()) <= set(cuda_catalog.CUDA_GA_DRIVER)
 
 
 def test_mig_layouts_of_every_product_fit_when_full() -> None:
@@ -568,14 +571,14 @@ def test_default_images_outside_mirror(sections: dict[str, Any], flagged: set[st
      ("570.133.20", "12.8"), ("450.51.05", "11.0"), ("440.33.01", None)],
 )  # fmt: skip
 def test_native_cuda_of_a_driver(driver: str, cuda: str | None) -> None:
-    assert catalog.native_cuda(driver) == cuda
+    assert cuda_catalog.native_cuda(driver) == cuda
 
 
 def test_the_default_driver_runs_every_cuda_family_and_drops_pre_turing() -> None:
     """The v26.7.0 default (R595) runs CUDA 12.x and 13.x, and no longer Maxwell to Volta."""
     default = Profile.from_dict({"metadata": {"name": "d"}}).driver
-    assert catalog.native_cuda(default.version) == "13.2"
-    for family, floor in catalog.CUDA_FAMILY_FLOOR.items():
+    assert cuda_catalog.native_cuda(default.version) == "13.2"
+    for family, floor in cuda_catalog.CUDA_FAMILY_FLOOR.items():
         if family >= 12:
             assert catalog.parse_driver(default.version) >= catalog.parse_driver(floor)
     dropped = {

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.synth.errors import SynthError
 from gpustack.synth.layout import ClusterOutput, layout_cluster
 from gpustack.synth.serialize import PURE_DUMPER, dump_yaml

@@ -9,7 +9,7 @@ from gpustack import dra_upstream as upstream
 from gpustack.kube.claims import class_kind, pod_claims
 from gpustack.kube.pods import Container, PodSite, looks_like_gpu, per_pod
 from gpustack.lint.context import LintContext
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 
 
 def gpu_entries(c: Container, ctx: LintContext) -> Iterator[tuple[str, str, Any, JsonPath]]:

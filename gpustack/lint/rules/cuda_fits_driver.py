@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from gpustack.kube.pods import CUDA_ANNOTATION, PodSite
 from gpustack.lint.context import LintContext
 from gpustack.lint.rules.common import gpu_entries, in_profile
-from gpustack.profile import catalog
+from gpustack.profile import cuda_catalog
 from gpustack.profile.catalog import parse_driver
 from gpustack.profile.finding import Finding
 
@@ -29,13 +29,13 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
         if note is not None:
             cuda, path, said = note[0], note[1], f"annotation {CUDA_ANNOTATION}: {note[0]}"
         else:
-            found = catalog.cuda_from_image(c.image)
+            found = cuda_catalog.cuda_from_image(c.image)
             if found is None:
                 continue
             cuda, path, said = found, (*c.path, "image"), f"image {c.image} (CUDA {found})"
-        floor = catalog.cuda_family_floor(cuda) if cuda[:1].isdigit() else None
+        floor = cuda_catalog.cuda_family_floor(cuda) if cuda[:1].isdigit() else None
         if floor is None:
-            families = ", ".join(f"{m}.x" for m in catalog.CUDA_FAMILY_FLOOR)
+            families = ", ".join(f"{m}.x" for m in cuda_catalog.CUDA_FAMILY_FLOOR)
             yield Finding(
                 path,
                 f"container {c.name}: CUDA {cuda} is unknown to gpustack, which knows {families}",

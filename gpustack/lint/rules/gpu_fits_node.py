@@ -13,8 +13,8 @@ from gpustack.kube.pods import PodSite, per_pod, show
 from gpustack.lint.context import LintContext
 from gpustack.lint.rules.common import gpu_entries, in_profile
 from gpustack.profile.derive import MIG_RESOURCE_PREFIX
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 
 
 def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:

@@ -15,8 +15,8 @@ from typing import Any
 from gpustack.kube.pods import PodSite, listed
 from gpustack.lint.context import LintContext, Pool
 from gpustack.lint.rules.common import in_profile, wants_gpu
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 
 
 def _expression_fits(expr: dict[str, Any], labels: dict[str, str]) -> bool:

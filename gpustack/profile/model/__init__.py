@@ -31,18 +31,9 @@ from gpustack.profile.model.cluster import (
     DEFAULT_NODE_SELECTOR,
     DEFAULT_TOLERATIONS,
     KIND,
-    KUBELET_ROOT_DIRS,
-    SELF_CONFIGURING,
     SUPPORTED_KUBERNETES,
     Cluster,
-    Distribution,
     Metadata,
-    RestartMode,
-    Runtime,
-    RuntimeName,
-    RuntimePaths,
-    k0s_containerd_v3,
-    runtime_paths,
 )
 from gpustack.profile.model.common import EnvVar, PullPolicy, Resources, Taint, Toleration
 from gpustack.profile.model.day2 import (
@@ -77,14 +68,25 @@ from gpustack.profile.model.driver import (
     DRIVER_OS_PATHS,
     KUBECTL_IMAGE,
     Driver,
-    DriverToolkit,
     DriverUpgrade,
     KernelModuleType,
     Rdma,
     StartupProbe,
 )
+from gpustack.profile.model.driver_toolkit import DriverToolkit
 from gpustack.profile.model.gitops import ArgoCd, Flux, GitOps
 from gpustack.profile.model.gpus import Gpus
+from gpustack.profile.model.runtime import (
+    KUBELET_ROOT_DIRS,
+    SELF_CONFIGURING,
+    Distribution,
+    RestartMode,
+    Runtime,
+    RuntimeName,
+    RuntimePaths,
+    k0s_containerd_v3,
+    runtime_paths,
+)
 from gpustack.profile.model.toolkit import Cdi, Toolkit
 from gpustack.profile.model.workloads import Example, ExampleDra, Workloads
 

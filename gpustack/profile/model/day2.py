@@ -5,9 +5,9 @@ Why one module: these sections share one fact, the NVIDIA release they are pinne
 pins the operand images NVIDIA's GPU Operator v26.7.0 ships together with the toolkit
 (v1.20.0), the device plugin (v0.20.0) and driver 595 it already uses
 (``deployments/gpu-operator/values.yaml`` at v26.7.0), so every image in a cluster's output was
-tested together by NVIDIA. GPU feature discovery ships in the device plugin's image, so its
-default is that image's (:data:`gpustack.profile.model.device_plugin.PLUGIN_IMAGES`). Each other
-image is declared once here, as the default of its section's ``image``/``version`` fields.
+tested together by NVIDIA. Each image, with the release that ships it, is declared once in
+:mod:`gpustack.profile.model.upstream` (GPU feature discovery ships in the device plugin's image)
+and read here as the default of its section's ``image``/``version`` fields.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from gpustack.fields import documented, item, key
+from gpustack.profile.model import upstream
 from gpustack.profile.model.common import (
     EnvVar,
     Labels,
@@ -30,12 +31,11 @@ from gpustack.profile.model.common import (
     resources,
     version_field,
 )
-from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 
-#: Node Feature Discovery, the chart version the GPU Operator v26.7.0 chart depends on (0.19.0).
-NFD_IMAGE = ("registry.k8s.io/nfd/node-feature-discovery", "v0.19.0")
-#: NVIDIA's MIG manager (GPU Operator v26.7.0).
-MIG_MANAGER_IMAGE = ("nvcr.io/nvidia/cloud-native/k8s-mig-manager", "v0.15.0")
+#: Node Feature Discovery, the chart version the GPU Operator chart depends on.
+NFD_IMAGE = upstream.NODE_FEATURE_DISCOVERY.ref
+#: NVIDIA's MIG manager.
+MIG_MANAGER_IMAGE = upstream.MIG_MANAGER.ref
 #: The host's systemd services that may hold a GPU, which the MIG manager stops across a MIG mode
 #: change where the driver is the host's: NVIDIA's ``default-gpu-clients``
 #: (``assets/state-mig-manager/0410_configmap.yaml``, GPU Operator v26.7.0).
@@ -56,8 +56,8 @@ SYSTEMD_SERVICE_HINT = (
     "a systemd service name (<name>.service: letters, digits, ':', '_', '.', '@' and '-', no"
     " commas or spaces, e.g. nvidia-dcgm.service)"
 )
-#: NVIDIA's DCGM exporter (GPU Operator v26.7.0).
-DCGM_EXPORTER_IMAGE = ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.6.0-4.8.3-distroless")
+#: NVIDIA's DCGM exporter.
+DCGM_EXPORTER_IMAGE = upstream.DCGM_EXPORTER.ref
 
 
 DeployLabels = Literal["optional", "required"]
@@ -73,8 +73,8 @@ class GpuFeatureDiscovery:
 
     enabled: bool = enabled("Deploy GPU feature discovery (needs Node Feature Discovery).")
     # the device plugin image NVIDIA ships it in: one version fact for both
-    image: str = image_field(PLUGIN_IMAGES["nvidia"][0])
-    version: str = version_field(PLUGIN_IMAGES["nvidia"][1])
+    image: str = image_field(upstream.GPU_FEATURE_DISCOVERY.image)
+    version: str = version_field(upstream.GPU_FEATURE_DISCOVERY.tag)
     digest: str | None = digest("GPU feature discovery")
     image_pull_policy: PullPolicy = pull_policy()
     sleep_interval: str = key(

@@ -21,6 +21,7 @@ from gpustack.plugin.config import (
     MigStrategy,
 )
 from gpustack.plugin.config.keys import GPU_RESOURCE
+from gpustack.profile.model import upstream
 from gpustack.profile.model.common import (
     DNS_LABEL,
     IMAGE,
@@ -33,6 +34,7 @@ from gpustack.profile.model.common import (
     digest,
     enabled,
     env,
+    image_ref,
     pull_policy,
     resources,
 )
@@ -44,7 +46,7 @@ Implementation = Literal["gpustack", "nvidia"]
 #: with gpustack's own version (``make image`` builds it so), declared once in ``gpustack``.
 PLUGIN_IMAGES: dict[str, tuple[str, str]] = {
     "gpustack": ("ghcr.io/gpustack-dev/gpustack-device-plugin", __version__),
-    "nvidia": ("nvcr.io/nvidia/k8s-device-plugin", "v0.20.0"),
+    "nvidia": upstream.DEVICE_PLUGIN.ref,
 }
 
 #: Node label whose value names a device plugin node config (as in NVIDIA's Helm chart).
@@ -320,5 +322,4 @@ class DevicePlugin:
 
     def image_ref(self) -> str:
         image, version = PLUGIN_IMAGES[self.implementation]
-        ref = f"{self.image or image}:{self.version or version}"
-        return f"{ref}@{self.digest}" if self.digest else ref
+        return image_ref(self.image or image, self.version or version, self.digest)

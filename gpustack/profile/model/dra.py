@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpustack.fields import key
+from gpustack.profile.model import upstream
 from gpustack.profile.model.common import (
     EnvVar,
     Labels,
@@ -40,8 +41,8 @@ from gpustack.profile.model.common import (
     version_field,
 )
 
-#: NVIDIA's DRA driver for GPUs (GPU Operator v26.7.0, ``draDriver``).
-DRA_DRIVER_IMAGE = ("nvcr.io/nvidia/dra-driver-nvidia-gpu", "v0.5.0")
+#: NVIDIA's DRA driver for GPUs (the GPU Operator's ``draDriver``).
+DRA_DRIVER_IMAGE = upstream.DRA_DRIVER.ref
 
 
 @dataclass(frozen=True)

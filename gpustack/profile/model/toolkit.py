@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpustack.fields import key
+from gpustack.profile.model import upstream
 from gpustack.profile.model.common import (
     ABS_PATH,
     DNS_SUBDOMAIN,
@@ -15,6 +16,7 @@ from gpustack.profile.model.common import (
     digest,
     enabled,
     env,
+    image_ref,
     pull_policy,
     resources,
 )
@@ -35,14 +37,14 @@ class Toolkit:
     version: str = key(
         "Toolkit version",
         "Toolkit image tag.",
-        default="v1.20.0",
+        default=upstream.TOOLKIT.tag,
         pattern=r"^v\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?$",
         examples=["v1.20.0"],
     )
     image: str = key(
         "Toolkit image",
         "Toolkit image repository, without a tag.",
-        default="nvcr.io/nvidia/k8s/container-toolkit",
+        default=upstream.TOOLKIT.image,
         pattern=IMAGE,
     )
     digest: str | None = digest("toolkit")
@@ -73,5 +75,4 @@ class Toolkit:
     resources: Resources = resources()
 
     def image_ref(self) -> str:
-        ref = f"{self.image}:{self.version}"
-        return f"{ref}@{self.digest}" if self.digest else ref
+        return image_ref(self.image, self.version, self.digest)

@@ -12,7 +12,8 @@ exist, with their IDs, is the table in :mod:`.registry`.
 from __future__ import annotations
 
 from gpustack.profile.rules.profiles import cross_profile_findings
-from gpustack.profile.rules.registry import ALL, RULES, Described, Rule, get, rule_findings
+from gpustack.profile.rules.registry import ALL, RULES, get, rule_findings
+from gpustack.profile.rules.rule import Described, Rule
 
 __all__ = [
     "ALL",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
-from gpustack.profile.model.cluster import K3S_NVIDIA_INSTALL_DIR
+from gpustack.profile.model.runtime import K3S_NVIDIA_INSTALL_DIR
 from gpustack.profile.platform import gke_signals
 
 

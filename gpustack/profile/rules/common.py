@@ -13,7 +13,7 @@ from typing import Literal
 from gpustack.plugin.config.keys import GPU_RESOURCE, MAX_RESOURCE_NAME
 from gpustack.profile import catalog
 from gpustack.profile.derive import architecture_of
-from gpustack.profile.loader import JsonPath
+from gpustack.profile.document import JsonPath
 from gpustack.profile.model import Mps, Profile, TimeSlicing
 
 DP = "devicePlugin"

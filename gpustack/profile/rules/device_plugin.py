@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.plugin.config.keys import GPU_RESOURCE, MAX_RESOURCE_NAME
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 from gpustack.profile.rules.common import (
     DP,

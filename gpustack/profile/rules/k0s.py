@@ -2,7 +2,7 @@
 
 k0s ships its own containerd, so the Kubernetes release names it: containerd 1.7 with version-2
 config snippets up to 1.35, containerd 2.3 with version-3 snippets only from 1.36 (see
-:data:`gpustack.profile.model.cluster.K0S_CONTAINERD_V3_SINCE`). gpustack derives the toolkit's
+:data:`gpustack.profile.model.runtime.K0S_CONTAINERD_V3_SINCE`). gpustack derives the toolkit's
 settings from ``kubernetesVersion``; a ``cluster.runtime.version`` that contradicts it would make
 the installer write a snippet the node's k0s rejects (its worker then does not start) or one its
 containerd cannot read.
@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
-from gpustack.profile.model.cluster import K0S_CONTAINERD_V3_SINCE, k0s_containerd_v3
+from gpustack.profile.model.runtime import K0S_CONTAINERD_V3_SINCE, k0s_containerd_v3
 
 
 def k0s_containerd_matches_release(p: Profile) -> Iterator[Finding]:

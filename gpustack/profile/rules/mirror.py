@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any
 
-from gpustack import components
 from gpustack.fields.declare import camel
+from gpustack.profile import components
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 from gpustack.profile.model.device_plugin import PLUGIN_IMAGES
 

@@ -12,8 +12,8 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import NodeConfig, Profile, node_config_profile
 from gpustack.profile.rules.common import DP, NC
 

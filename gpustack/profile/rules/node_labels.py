@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from gpustack import components
+from gpustack.profile import components
 from gpustack.profile import node_label_catalog as catalog
 from gpustack.profile.finding import Finding
 from gpustack.profile.graph import graph_edges

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from gpustack.profile.document import Document
 from gpustack.profile.finding import Finding
-from gpustack.profile.loader import Document
 from gpustack.profile.model import Profile
 
 #: The ID of the one cross-profile rule (see :data:`gpustack.profile.rules.registry.BUILTIN`).

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.fields.declare import camel
+from gpustack.profile.document import JsonPath
 from gpustack.profile.finding import Finding
 from gpustack.profile.graph import Edge, could_write, graph_edges
-from gpustack.profile.loader import JsonPath
 from gpustack.profile.model import Profile
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from gpustack.fields.generated import write_or_check
 from gpustack.profile.rules.accept import SYNTAX
-from gpustack.profile.rules.registry import ALL, Described, Rule
+from gpustack.profile.rules.registry import ALL
+from gpustack.profile.rules.rule import Described, Rule
 
 REFERENCE_FILE = Path("docs") / "rules.md"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.profile import catalog
+from gpustack.profile import cuda_catalog
 from gpustack.profile.catalog import parse_driver
 from gpustack.profile.derive import (
     MIG_RESOURCE_PREFIX,
@@ -47,9 +47,9 @@ def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
                 'set cudaVersion, e.g. cudaVersion: "12.4"',
             )
             continue
-        floor = catalog.cuda_family_floor(cuda)
+        floor = cuda_catalog.cuda_family_floor(cuda)
         if floor is None:
-            families = ", ".join(f"{m}.x" for m in catalog.CUDA_FAMILY_FLOOR)
+            families = ", ".join(f"{m}.x" for m in cuda_catalog.CUDA_FAMILY_FLOOR)
             yield Finding(
                 at,
                 f"CUDA {cuda} is unknown to gpustack, which knows {families}",
@@ -57,7 +57,7 @@ def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
             )
             continue
         if parse_driver(p.driver.version) < parse_driver(floor):
-            ga = catalog.CUDA_GA_DRIVER.get(cuda)
+            ga = cuda_catalog.CUDA_GA_DRIVER.get(cuda)
             full = f", ideally {ga} for full CUDA {cuda} support" if ga and ga != floor else ""
             yield Finding(
                 at,

@@ -29,20 +29,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpustack.fields.declare import camel
+from gpustack.profile import node_label_catalog as catalog
+from gpustack.profile import readiness as decisions
+from gpustack.profile.derive import mig_manager_enabled
+from gpustack.profile.document import JsonPath
+from gpustack.profile.model import Profile
 
-if TYPE_CHECKING:
-    from gpustack.profile.loader import JsonPath
-    from gpustack.profile.model import Profile
-
-    #: The images a component runs under a profile, each with the profile field that pins it.
-    Images = Callable[[Profile], Iterator[tuple[JsonPath, str]]]
-    #: Host paths of the readiness files its pods wait for, or write, under a profile.
-    Files = Callable[[Profile], frozenset[str]]
-    #: The node labellers (:mod:`gpustack.profile.node_label_catalog` sources) its pods are.
-    Labels = Callable[[Profile], frozenset[str]]
+#: The images a component runs under a profile, each with the profile field that pins it.
+Images = Callable[[Profile], Iterator[tuple[JsonPath, str]]]
+#: Host paths of the readiness files its pods wait for, or write, under a profile.
+Files = Callable[[Profile], frozenset[str]]
+#: The node labellers (:mod:`gpustack.profile.node_label_catalog` sources) its pods are.
+Labels = Callable[[Profile], frozenset[str]]
 
 #: Its pods are placed by ``cluster.nodeSelector`` (and its own deploy label, if it has one).
 GPU_NODES = "gpu-nodes"
@@ -142,20 +143,12 @@ def _gfd_enabled(profile: Profile) -> bool:
     return profile.gpu_feature_discovery.enabled and not simulated
 
 
-def _mig_manager_enabled(profile: Profile) -> bool:
-    from gpustack.profile.derive import mig_manager_enabled  # the model imports this module
-
-    return mig_manager_enabled(profile)
-
-
 def _readiness(decision: str) -> Files:
-    """The :mod:`gpustack.profile.readiness` function ``decision``, imported when called (that
-    module reads the profile model, which imports this one)."""
+    """The :mod:`gpustack.profile.readiness` function ``decision``, looked up when called (so a
+    test that swaps one sees it here too)."""
 
     def files(p: Profile) -> frozenset[str]:
-        from gpustack.profile import readiness
-
-        found: frozenset[str] = getattr(readiness, decision)(p)
+        found: frozenset[str] = getattr(decisions, decision)(p)
         return found
 
     files.__name__ = decision
@@ -163,23 +156,17 @@ def _readiness(decision: str) -> Files:
 
 
 def _nfd_labels(p: Profile) -> frozenset[str]:
-    from gpustack.profile import node_label_catalog as catalog
-
     rule = {catalog.GPU_NODE_RULE} if p.node_feature_discovery.gpu_node_rule else set()
     return frozenset(rule | ({catalog.NFD} if p.node_feature_discovery.enabled else set()))
 
 
 def _gfd_labels(p: Profile) -> frozenset[str]:
-    from gpustack.profile import node_label_catalog as catalog
-
     return frozenset({catalog.GFD})
 
 
 def _manager_labels(p: Profile) -> frozenset[str]:
     # the driver pod's deploy-labels step, the MIG manager's mig.config.state: labels
     # administrators set too, so never the only writer
-    from gpustack.profile import node_label_catalog as catalog
-
     return frozenset({catalog.MANAGERS})
 
 
@@ -211,6 +198,40 @@ def _driver_images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
 def _example_images(p: Profile) -> Iterator[tuple[JsonPath, str]]:
     for i, example in enumerate(p.workloads.examples):
         yield ("workloads", "examples", i, "image"), example.image
+
+
+def _gpu_client(
+    name: str,
+    enabled: Callable[[Profile], bool],
+    construct: str,
+    section: str,
+    *,
+    wave: int = 1,
+    turn_on: Mapping[str, Any] | None = None,
+    readiness: Readiness | None = None,
+    waits_for: Files = nothing,
+    writes_files: Files = nothing,
+    writes_labels: Labels = nothing,
+) -> Component:
+    """A GPU client, placed by its deploy label (the driver manager pauses it), turned on and its
+    image pinned by profile ``section``; ``construct``: ``"module:Class:Props"`` in constructs."""
+    module, cls, props = construct.split(":")
+    return Component(
+        name,
+        wave,
+        enabled,
+        f"gpustack.constructs.{module}:{cls}",
+        f"gpustack.constructs.{module}:{props}",
+        section=section,
+        turn_on={camel(section): {"enabled": True}} if turn_on is None else turn_on,
+        images=_section_image(section),
+        deploy_label=True,
+        gpu_client=True,
+        readiness=readiness,
+        waits_for=waits_for,
+        writes_files=writes_files,
+        writes_labels=writes_labels,
+    )
 
 
 #: Every component, in the order the stack comes up on a node.
@@ -251,85 +272,54 @@ REGISTRY: tuple[Component, ...] = (
         writes_files=_readiness("driver_writes"),
         writes_labels=_driver_labels,
     ),
-    Component(
+    _gpu_client(
         "container-toolkit",
-        0,
         lambda p: p.toolkit.enabled,
-        "gpustack.constructs.toolkit:ContainerToolkit",
-        "gpustack.constructs.toolkit:ToolkitProps",
-        section="toolkit",
-        turn_on={"toolkit": {"enabled": True}},
-        images=_section_image("toolkit"),
-        deploy_label=True,
-        gpu_client=True,
+        "toolkit:ContainerToolkit:ToolkitProps",
+        "toolkit",
+        wave=0,
         readiness=Readiness("toolkit-not-ready", "container toolkit"),
         waits_for=_readiness("toolkit_waits"),
         writes_files=_readiness("toolkit_writes"),
     ),
-    Component(
+    _gpu_client(
         "device-plugin",
-        1,
         lambda p: p.device_plugin.enabled,
-        "gpustack.constructs.device_plugin:DevicePlugin",
-        "gpustack.constructs.device_plugin:DevicePluginProps",
-        section="device_plugin",
-        turn_on={"devicePlugin": {"enabled": True}},
-        images=_section_image("device_plugin"),
-        deploy_label=True,
-        gpu_client=True,
+        "device_plugin:DevicePlugin:DevicePluginProps",
+        "device_plugin",
         readiness=Readiness("device-plugin-missing", "device plugin", plugin=True),
         waits_for=_readiness("plugin_waits"),
         writes_files=_readiness("plugin_writes"),
     ),
-    Component(
+    _gpu_client(
         "gpu-feature-discovery",
-        1,
         _gfd_enabled,
-        "gpustack.constructs.gfd:GpuFeatureDiscovery",
-        "gpustack.constructs.gfd:GfdProps",
-        section="gpu_feature_discovery",
-        turn_on={"gpuFeatureDiscovery": {"enabled": True}},
-        images=_section_image("gpu_feature_discovery"),
-        deploy_label=True,
-        gpu_client=True,
+        "gfd:GpuFeatureDiscovery:GfdProps",
+        "gpu_feature_discovery",
         waits_for=_readiness("gpu_client_waits"),
         writes_labels=_gfd_labels,
     ),
-    Component(
+    _gpu_client(
         "mig-manager",
-        1,
-        _mig_manager_enabled,
-        "gpustack.constructs.mig_manager:MigManager",
-        "gpustack.constructs.mig_manager:MigManagerProps",
-        section="mig_manager",
-        turn_on={"migManager": {"enabled": True}},
-        images=_section_image("mig_manager"),
-        deploy_label=True,
-        gpu_client=True,
+        mig_manager_enabled,
+        "mig_manager:MigManager:MigManagerProps",
+        "mig_manager",
         waits_for=_readiness("mig_manager_waits"),
         writes_labels=_manager_labels,
     ),
-    Component(
+    _gpu_client(
         "dcgm-exporter",
-        1,
         lambda p: p.dcgm_exporter.enabled,
-        "gpustack.constructs.dcgm_exporter:DcgmExporter",
-        "gpustack.constructs.dcgm_exporter:DcgmExporterProps",
-        section="dcgm_exporter",
-        turn_on={"dcgmExporter": {"enabled": True}},
-        images=_section_image("dcgm_exporter"),
-        deploy_label=True,
-        gpu_client=True,
+        "dcgm_exporter:DcgmExporter:DcgmExporterProps",
+        "dcgm_exporter",
         waits_for=_readiness("gpu_client_waits"),
     ),
     # NVIDIA's DRA driver: GPUs by ResourceClaims on its node pool, and ComputeDomains.
-    Component(
+    _gpu_client(
         "dra-driver",
-        1,
         lambda p: p.dra.enabled,
-        "gpustack.constructs.dra_driver:DraDriver",
-        "gpustack.constructs.dra_driver:DraDriverProps",
-        section="dra",
+        "dra_driver:DraDriver:DraDriverProps",
+        "dra",
         turn_on={
             "dra": {
                 "enabled": True,
@@ -338,9 +328,6 @@ REGISTRY: tuple[Component, ...] = (
             },
             "cluster": {"kubernetesVersion": "1.34"},
         },
-        images=_section_image("dra"),
-        deploy_label=True,
-        gpu_client=True,
         waits_for=_readiness("dra_plugin_waits"),
     ),
     Component(
@@ -366,7 +353,7 @@ def get(name: str) -> Component:
     for component in REGISTRY:
         if component.name == name:
             return component
-    raise KeyError(f"component {name!r} is not registered in gpustack.components.REGISTRY")
+    raise KeyError(f"component {name!r} is not registered in gpustack.profile.components.REGISTRY")
 
 
 def for_section(section: str) -> Component:
@@ -375,7 +362,9 @@ def for_section(section: str) -> Component:
     for component in REGISTRY:
         if component.section == section:
             return component
-    raise KeyError(f"no component of gpustack.components.REGISTRY reads section {section!r}")
+    raise KeyError(
+        f"no component of gpustack.profile.components.REGISTRY reads section {section!r}"
+    )
 
 
 def order(name: str) -> int:
