@@ -79,11 +79,19 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "gpustack.profile.rules",
         "gpustack.synth",
         "gpustack.cli",
+        "click",
         "cdk8s",
         "constructs",
     ),
     # the profile against its nodes: the checker's results and doctor's state, never cdk8s
-    "nodestate": ("gpustack.constructs", "gpustack.synth", "cdk8s", "constructs"),
+    "nodestate": (
+        "gpustack.constructs",
+        "gpustack.synth",
+        "gpustack.cli",
+        "click",
+        "cdk8s",
+        "constructs",
+    ),
     # the acceptance run writes plain dicts: no constructs, no cdk8s, no click
     "accept": (
         "gpustack.constructs",
@@ -102,6 +110,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "gpustack.profile.rules",
         "gpustack.synth",
         "gpustack.cli",
+        "click",
         "cdk8s",
         "constructs",
     ),
