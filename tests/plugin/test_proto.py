@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,12 @@ def test_allocate_response_maps_are_string_maps(field: str) -> None:
     assert entry is not None
     assert entry.GetOptions().map_entry
     assert [f.type for f in entry.fields] == [FieldDescriptor.TYPE_STRING] * 2
+
+
+def test_the_generator_is_pinned_to_the_version_that_made_the_stubs() -> None:
+    """The stubs are compared byte for byte with grpcio-tools' output, and the output names the
+    generator's version: a range in the dev extra lets a fresh machine install a newer one and
+    fail the comparison (grpcio-tools 1.85.4 did), so the extra pins the exact version."""
+    dev = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    tools = [r for r in dev["optional-dependencies"]["dev"] if r.startswith("grpcio-tools")]
+    assert tools == [f"grpcio-tools=={api_pb2_grpc.GRPC_GENERATED_VERSION}"], tools
