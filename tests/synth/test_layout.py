@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpustack.profile import components
@@ -230,7 +230,13 @@ DOCS = st.recursive(
 
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(KEYS, DOCS, min_size=1, max_size=4))
+@example({"0": ["\n"], "": None})  # found on a fresh machine: _entries refuses it
 def test_arbitrary_documents_serialize_the_same_by_entry(doc: dict[str, Any]) -> None:
     from gpustack.synth import layout
 
-    assert layout._entries(doc) == dump_yaml(doc, PURE_DUMPER)
+    whole = dump_yaml(doc, PURE_DUMPER)
+    # None is _entries' documented refusal (a part ends as only a document can: a literal block
+    # keeping its trailing newlines, e.g. {'0': ['\n'], '': None}); the file then gets the map
+    # written whole, so what a file holds is checked through the caller
+    assert layout._entries(doc) in (whole, None)
+    assert layout._serialized(doc) == whole
