@@ -145,52 +145,53 @@ def test_imports_run_one_way(folder: str) -> None:
     assert wrong == {}
 
 
-def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("folder", "source", "want"),
+    [
+        # the profile reaching for the checker, or cdk8s, inside a function
+        (
+            "profile",
+            "import os\n"
+            "def f():\n"
+            "    from gpustack.checker import check_paths\n"
+            "    import cdk8s.x\n",
+            ["cdk8s.x", "gpustack.checker", "gpustack.checker.check_paths"],
+        ),
+        # a reader in gpustack.kube that reaches into a feature, even inside a function
+        (
+            "kube",
+            "from gpustack.profile.loader import JsonPath\n"
+            "def f():\n"
+            "    from gpustack.doctor.finding import Diagnosis\n"
+            "    import gpustack.gitops.repo\n",
+            [
+                "gpustack.doctor.finding",
+                "gpustack.doctor.finding.Diagnosis",
+                "gpustack.gitops.repo",
+            ],
+        ),
+        # rendering that reaches up for the action that runs it, or the GitOps delivery built on it
+        (
+            "synth",
+            "from gpustack.synth.plan import Plan\n"
+            "def f():\n"
+            "    from gpustack.gitops.delivery import delivery_files\n"
+            "    import gpustack.actions.synth\n",
+            [
+                "gpustack.actions.synth",
+                "gpustack.gitops.delivery",
+                "gpustack.gitops.delivery.delivery_files",
+            ],
+        ),
+    ],
+)
+def test_a_planted_import_breaks_the_folder_s_rule(
+    tmp_path: Path, folder: str, source: str, want: list[str]
+) -> None:
+    """Each rule of :data:`FORBIDDEN` sees imports inside functions too."""
     probe = tmp_path / "probe.py"
-    probe.write_text(
-        "import os\ndef f():\n    from gpustack.checker import check_paths\n    import cdk8s.x\n",
-        encoding="utf-8",
-    )
-    assert _hits(imports(probe), FORBIDDEN["profile"]) == [
-        "cdk8s.x",
-        "gpustack.checker",
-        "gpustack.checker.check_paths",
-    ]
-
-
-def test_the_kube_rule_refuses_a_feature_import(tmp_path: Path) -> None:
-    """A reader in gpustack.kube that reaches into a feature, even inside a function, fails."""
-    probe = tmp_path / "probe.py"
-    probe.write_text(
-        "from gpustack.profile.loader import JsonPath\n"
-        "def f():\n"
-        "    from gpustack.doctor.finding import Diagnosis\n"
-        "    import gpustack.gitops.repo\n",
-        encoding="utf-8",
-    )
-    assert _hits(imports(probe), FORBIDDEN["kube"]) == [
-        "gpustack.doctor.finding",
-        "gpustack.doctor.finding.Diagnosis",
-        "gpustack.gitops.repo",
-    ]
-
-
-def test_the_synth_rule_refuses_an_action_or_gitops_import(tmp_path: Path) -> None:
-    """Rendering that reaches up for the action that runs it, or for the GitOps delivery built
-    on it, even inside a function, fails."""
-    probe = tmp_path / "probe.py"
-    probe.write_text(
-        "from gpustack.synth.plan import Plan\n"
-        "def f():\n"
-        "    from gpustack.gitops.delivery import delivery_files\n"
-        "    import gpustack.actions.synth\n",
-        encoding="utf-8",
-    )
-    assert _hits(imports(probe), FORBIDDEN["synth"]) == [
-        "gpustack.actions.synth",
-        "gpustack.gitops.delivery",
-        "gpustack.gitops.delivery.delivery_files",
-    ]
+    probe.write_text(source, encoding="utf-8")
+    assert _hits(imports(probe), FORBIDDEN[folder]) == want
 
 
 #: The only packages that may import gpustack.actions: the CLI, which maps options to an
