@@ -97,7 +97,9 @@ class DcgmExporter(Construct):
     def __init__(self, scope: Construct, id: str, props: DcgmExporterProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        self.ident = Identity(NAME, COMPONENT, props.version, props.placement.labels)
+        self.ident = Identity(
+            NAME, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
+        )
         app = NodeApp(self.ident, props.placement)
         ds = NodeDaemonSet.own(self, app)
         ds.add(

@@ -154,7 +154,7 @@ def add_controller(
             replicas=1,
             selector=k8s.LabelSelector(match_labels=ident.selector()),
             template=k8s.PodTemplateSpec(
-                metadata=k8s.ObjectMeta(labels=ident.labels()),
+                metadata=k8s.ObjectMeta(labels=ident.pod_labels(versioned=False)),
                 spec=_controller_pod(_controller_container(container, placement), placement),
             ),
         ),

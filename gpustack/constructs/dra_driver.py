@@ -198,7 +198,13 @@ class DraDriver(Construct):
             add_daemon_access(self, self._ident("compute-domain-daemon"), namespace)
 
     def _ident(self, name: str) -> Identity:
-        return Identity(name, COMPONENT, self.props.version, self.props.placement.labels)
+        return Identity(
+            name,
+            COMPONENT,
+            self.props.version,
+            self.props.placement.labels,
+            self.props.placement.pod_labels,
+        )
 
     def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
         """A cluster-scoped object of a kind :mod:`gpustack.constructs.kube` has no builder for."""

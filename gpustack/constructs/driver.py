@@ -209,7 +209,9 @@ class NvidiaDriver(Construct):
         super().__init__(scope, id)
         self.props = props
         app = NodeApp(
-            Identity(NAME, "driver", props.version, props.placement.labels),
+            Identity(
+                NAME, "driver", props.version, props.placement.labels, props.placement.pod_labels
+            ),
             props.placement,
             deploy_off=(PRE_INSTALLED,),  # the driver manager found a driver on the host
         )

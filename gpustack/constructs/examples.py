@@ -110,7 +110,11 @@ class Examples(Construct):
         ns = props.placement.namespace
         # Shared by every Job: labelled with the first example's image tag.
         sa_ident = Identity(
-            SERVICE_ACCOUNT, "examples", props.jobs[0].version, props.placement.labels
+            SERVICE_ACCOUNT,
+            "examples",
+            props.jobs[0].version,
+            props.placement.labels,
+            props.placement.pod_labels,
         )
         kube.service_account(
             self,
@@ -128,7 +132,13 @@ class Examples(Construct):
 
     def _job(self, job: ExampleJob) -> None:
         props = self.props
-        ident = Identity(label_value(job.name), "examples", job.version, props.placement.labels)
+        ident = Identity(
+            label_value(job.name),
+            "examples",
+            job.version,
+            props.placement.labels,
+            props.placement.pod_labels,
+        )
         volumes, mounts = self._volumes(job, ident)
         container = k8s.Container(
             name=TRAIN_CONTAINER if job.trains else CONTAINER,
@@ -165,7 +175,7 @@ class Examples(Construct):
                 completions=job.nodes if job.multinode else None,
                 parallelism=job.nodes if job.multinode else None,
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=ident.workload_labels()), spec=pod
+                    metadata=k8s.ObjectMeta(labels=ident.pod_labels()), spec=pod
                 ),
             ),
         )

@@ -82,7 +82,10 @@ class GpuFeatureDiscovery(Construct):
         super().__init__(scope, id)
         self.props = props
         app = NodeApp(
-            Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
+            Identity(
+                NAME, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
+            ),
+            props.placement,
         )
         ds = NodeDaemonSet.own(self, app)
         mig = props.mig_strategy != "none"

@@ -83,8 +83,14 @@ class Identity:
 
     Every object the application owns gets :meth:`labels` (with the profile's
     ``metadata.labels`` as ``extra``) and :meth:`annotations`; the workloads that run the
-    version (a DaemonSet, a Job) and their pod templates get :meth:`workload_labels`, which add
-    the version. Its pods are selected by :meth:`selector` only.
+    version (a DaemonSet, a Job) get :meth:`workload_labels`, which add the version, and their
+    pod templates :meth:`pod_labels`. Its pods are selected by :meth:`selector` only.
+
+    A pod template carries the profile's ``metadata.podLabels`` (``pod_extra``), never its
+    ``metadata.labels``: every byte of a template is part of what the workload controller
+    compares, so a label there recreates every pod when it changes (the toolkit's restart
+    restarts the node's container runtime, an example Job's template cannot change at all),
+    while a label on the object itself changes nothing on any node.
     """
 
     def __init__(
@@ -93,11 +99,13 @@ class Identity:
         component: str,
         version: str,
         extra: Iterable[tuple[str, str]] = (),
+        pod_extra: Iterable[tuple[str, str]] = (),
     ) -> None:
         self.name = name
         self.component = component
         self.version = version
         self.extra = tuple(extra)
+        self.pod_extra = tuple(pod_extra)
 
     def labels(self) -> dict[str, str]:
         """The profile's ``metadata.labels`` plus the recommended labels (which win on clash),
@@ -108,6 +116,13 @@ class Identity:
         """:meth:`labels` plus ``app.kubernetes.io/version``: for the workload that runs the
         version, and its pod template."""
         return {**dict(self.extra), **object_labels(self.name, self.component, self.version)}
+
+    def pod_labels(self, versioned: bool = True) -> dict[str, str]:
+        """The labels of the application's pod templates: ``metadata.podLabels`` plus the
+        recommended labels, with the version unless ``versioned`` is false (they win on clash);
+        no ``metadata.labels``."""
+        version = self.version if versioned else ""
+        return {**dict(self.pod_extra), **object_labels(self.name, self.component, version)}
 
     def selector(self) -> dict[str, str]:
         return selector_labels(self.name, self.component)

@@ -219,7 +219,10 @@ class MigManager(Construct):
         super().__init__(scope, id)
         self.props = props
         app = NodeApp(
-            Identity(NAME, COMPONENT, props.version, props.placement.labels), props.placement
+            Identity(
+                NAME, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
+            ),
+            props.placement,
         )
         ds = NodeDaemonSet.own(self, app)
         roles = ((CLUSTER_ROLE, cluster_rules(props.version), True), (ROLE, RULES, False))

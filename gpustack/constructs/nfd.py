@@ -238,7 +238,9 @@ class NodeFeatureDiscovery(Construct):
             self._deployment(MASTER, MASTER_ROLE, MASTER_RULES, master=True)
             self._deployment(GC, GC_ROLE, GC_RULES, master=False)
         if props.gpu_rule and not props.deploy:
-            ident = Identity(MASTER, COMPONENT, props.version, props.placement.labels)
+            ident = Identity(
+                MASTER, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
+            )
             rule = cdk8s.ApiObject(
                 self,
                 "gpu-rule",
@@ -251,7 +253,13 @@ class NodeFeatureDiscovery(Construct):
             rule.add_json_patch(cdk8s.JsonPatch.add("/spec", gpu_rule_spec()))
 
     def _ident(self, name: str) -> Identity:
-        return Identity(name, COMPONENT, self.props.version, self.props.placement.labels)
+        return Identity(
+            name,
+            COMPONENT,
+            self.props.version,
+            self.props.placement.labels,
+            self.props.placement.pod_labels,
+        )
 
     def _crds(self) -> None:
         ident = self._ident("nfd-crds")
@@ -357,7 +365,9 @@ class NodeFeatureDiscovery(Construct):
                 replicas=1,
                 selector=k8s.LabelSelector(match_labels=app.ident.selector()),
                 template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels=app.ident.labels(), annotations=annotations),
+                    metadata=k8s.ObjectMeta(
+                        labels=app.ident.pod_labels(versioned=False), annotations=annotations
+                    ),
                     spec=k8s.PodSpec(
                         service_account_name=name,
                         automount_service_account_token=False,

@@ -205,7 +205,7 @@ class NodeDaemonSet:
             )
             placement["node_selector"] = {**(placement["node_selector"] or {}), **selector}
             pod["affinity"] = with_node_requirements(pod.get("affinity"), requirements)
-        labels = {**ident.workload_labels(), APP_LABEL: app_label or name}
+        labels = {**ident.pod_labels(), APP_LABEL: app_label or name}
         return kube.daemon_set(
             self.scope,
             id,

@@ -72,8 +72,9 @@ class Placement:
     - ``priority_class_name``: DaemonSet priority (by default the profile's keeps the GPU stack
       from being evicted under node pressure); ``None`` sets none.
     - ``image_pull_secrets``: secret names for private registries.
-    - ``labels``: the profile's ``metadata.labels``, put on every object and pod template (never
-      in selectors).
+    - ``labels``: the profile's ``metadata.labels``, put on every object but no pod template
+      (never in selectors).
+    - ``pod_labels``: the profile's ``metadata.podLabels``, put on every pod template.
     - ``deploy_labels``: ``cluster.deployLabels`` (see :func:`deploy_selection`).
     """
 
@@ -84,6 +85,7 @@ class Placement:
     image_pull_secrets: tuple[str, ...]
     labels: tuple[tuple[str, str], ...]
     deploy_labels: str
+    pod_labels: tuple[tuple[str, str], ...]
 
     @classmethod
     def from_profile(cls, profile: Profile) -> Placement:
@@ -96,6 +98,7 @@ class Placement:
             image_pull_secrets=c.image_pull_secrets,
             labels=profile.metadata.labels,
             deploy_labels=c.deploy_labels,
+            pod_labels=profile.metadata.pod_labels,
         )
 
 

@@ -287,7 +287,13 @@ class ContainerToolkit(Construct):
     def __init__(self, scope: Construct, id: str, props: ToolkitProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
+        ident = Identity(
+            NAME,
+            "container-toolkit",
+            props.version,
+            props.placement.labels,
+            props.placement.pod_labels,
+        )
         app = NodeApp(ident, props.placement)
         ds = NodeDaemonSet.own(self, app)
         scripts = ds.scripts(render_scripts(props))

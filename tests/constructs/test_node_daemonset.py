@@ -29,7 +29,7 @@ C = kube.config_map_volume("c", "some-config-map")
 PLACEMENT = Placement.from_profile(
     Profile.from_dict(
         profile(
-            metadata={"labels": {"team": "ml"}},
+            metadata={"labels": {"team": "ml"}, "podLabels": {"billing": "gpu"}},
             cluster={
                 "namespace": "gpu",
                 "imagePullSecrets": ["regcred"],
@@ -45,7 +45,9 @@ def _build(body: Any) -> list[dict[str, Any]]:
     """Synthesize what ``body(chart, ds)`` adds with a DaemonSet builder ``ds`` of app ``x``."""
     app = cdk8s.App()
     chart = cdk8s.Chart(app, "test", disable_resource_name_hashes=True)
-    node_app = NodeApp(Identity("x", "driver", "1.0", PLACEMENT.labels), PLACEMENT)
+    node_app = NodeApp(
+        Identity("x", "driver", "1.0", PLACEMENT.labels, PLACEMENT.pod_labels), PLACEMENT
+    )
     ds = NodeDaemonSet(chart, node_app, service_account=node_app.service_account(chart))
     body(chart, ds)
     manifests: list[dict[str, Any]] = chart.to_json()
@@ -146,7 +148,10 @@ def test_the_pod_skeleton() -> None:
         "app.kubernetes.io/name": "x",
         "app.kubernetes.io/component": "driver",
     }
-    assert labels["team"] == "ml"
+    # the pods carry podLabels, never the object labels (a change of those recreates no pod)
+    assert labels["billing"] == "gpu"
+    assert "team" not in labels
+    assert ds["metadata"]["labels"]["team"] == "ml"
     assert ds["spec"]["template"]["metadata"]["annotations"] == {
         "kubectl.kubernetes.io/default-container": "main"
     }

@@ -1,4 +1,4 @@
-"""Version bumps touch only the files where the version lives.
+"""Version bumps touch only the files where the version lives; a label change recreates no pod.
 
 A reviewer of a toolkit or driver bump should see the objects that run the new version change,
 not every object of the component (the Namespace, ServiceAccounts, RuntimeClasses, ...). For
@@ -9,12 +9,15 @@ version appears in, all of them workloads (DaemonSets, Jobs).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gpustack.kube.manifests import Manifest
+from gpustack.kube.pods import pod_sites
 from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.synth.layout import layout_cluster
 from tests.constructs.conftest import Synth, merge
@@ -81,3 +84,44 @@ def test_a_version_bump_touches_only_the_objects_that_run_it(
     assert any(p.startswith(f"{component}/") for p in changed), f"{component} did not change"
     workloads = [p for p in changed if "/daemonset-" in p or "/job-" in p]
     assert changed == workloads, f"only workloads run a version, but {changed} changed"
+
+
+def _relabel(data: dict[str, Any]) -> dict[str, Any]:
+    """Every label value of the profile changed and one label added: a label-only change."""
+    old = data["metadata"].get("labels", {})
+    labels = {k: f"{v}-renamed" if v else "x" for k, v in old.items()}
+    return merge(data, {"metadata": {"labels": {**labels, "team": "ml-platform-2"}}})
+
+
+def _without_labels(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {**manifest, "metadata": {**manifest["metadata"], "labels": None}}
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
+def test_a_label_only_change_recreates_no_pod(synth: Synth, path: Path) -> None:
+    """``metadata.labels`` describe the objects: changing them changes each object's own
+    labels and nothing else, so every pod template (what a DaemonSet, Deployment or Job
+    compares to decide a rollout) stays byte-identical and no pod on any node is recreated."""
+    data = ProfileLoader().load(path, str(path), profiles_root(path)).data
+    before = {(o.kind, o.name, o.manifest["metadata"].get("namespace")): o for o in synth(data)}
+    after = {
+        (o.kind, o.name, o.manifest["metadata"].get("namespace")): o for o in synth(_relabel(data))
+    }
+    assert sorted(before, key=str) == sorted(after, key=str)
+    templates = 0
+    for key, old in before.items():
+        new = after[key].manifest
+        assert new["metadata"]["labels"]["team"] == "ml-platform-2", key
+        assert _without_labels(old.manifest) == _without_labels(new), key
+        for site in pod_sites(Manifest(old.manifest, {}, str(path))):
+            templates += 1
+            for at in (site.meta_path, site.path):
+                was, now = _at(old.manifest, at), _at(new, at)
+                assert json.dumps(was, sort_keys=True) == json.dumps(now, sort_keys=True), key
+    assert templates > 0
+
+
+def _at(manifest: Any, path: tuple[str | int, ...]) -> Any:
+    for step in path:
+        manifest = manifest[step]
+    return manifest

@@ -28,7 +28,10 @@ REPO = Path(__file__).resolve().parents[2]
 #: Hand-written profiles covering what the repository's examples might not.
 CASES: dict[str, dict[str, Any]] = {
     "defaults": profile(
-        metadata={"labels": {"team": "ml-platform", "app.kubernetes.io/name": "mine"}},
+        metadata={
+            "labels": {"team": "ml-platform", "app.kubernetes.io/name": "mine"},
+            "podLabels": {"cost-center": "gpu", "app.kubernetes.io/name": "mine"},
+        },
         workloads={"examples": [{"name": "smoke"}]},
     ),
     "nvidia-plugin-cdi-off": profile(
@@ -183,15 +186,26 @@ def test_recommended_labels_everywhere(stacks: dict[str, list[SynthObject]]) -> 
             assert labels["app.kubernetes.io/managed-by"] == "gpustack"
 
 
-def test_profile_labels_on_every_object_never_in_selectors(
+def test_profile_labels_on_every_object_pod_labels_on_every_pod_never_in_selectors(
     stacks: dict[str, list[SynthObject]],
 ) -> None:
+    """``metadata.labels`` go on every object and on no pod template (a change of them must
+    recreate no pod), ``metadata.podLabels`` on every pod template; neither in a selector."""
+    templates = 0
     for o in stacks["defaults"]:
-        for meta in [o.manifest["metadata"], *(t["metadata"] for t in _pod_templates(o.manifest))]:
-            assert meta["labels"]["team"] == "ml-platform", f"{o.kind}/{o.name}"
-            assert meta["labels"]["app.kubernetes.io/name"] != "mine"  # ours win
+        meta = o.manifest["metadata"]
+        assert meta["labels"]["team"] == "ml-platform", f"{o.kind}/{o.name}"
+        assert "cost-center" not in meta["labels"], f"{o.kind}/{o.name}"
+        assert meta["labels"]["app.kubernetes.io/name"] != "mine"  # ours win
+        for template in _pod_templates(o.manifest):
+            templates += 1
+            labels = template["metadata"]["labels"]
+            assert "team" not in labels, f"{o.kind}/{o.name}"
+            assert labels["cost-center"] == "gpu", f"{o.kind}/{o.name}"
+            assert labels["app.kubernetes.io/name"] != "mine"
         for selector in _selectors(o.manifest):
-            assert "team" not in selector
+            assert "team" not in selector and "cost-center" not in selector
+    assert templates > 0
 
 
 def test_version_never_in_selectors(stacks: dict[str, list[SynthObject]]) -> None:

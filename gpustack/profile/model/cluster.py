@@ -43,9 +43,20 @@ class Metadata:
     )
     labels: Labels = key(
         "Labels",
-        "Labels copied onto every generated object.",
+        "Labels copied onto every generated object, but not onto the pod templates of its"
+        " workloads: a change relabels the objects and recreates no pod. For labels the pods"
+        " themselves need, use podLabels.",
         factory=tuple,
         examples=[{"team": "ml-platform"}],
+    )
+    pod_labels: Labels = key(
+        "Pod labels",
+        "Labels also put on every pod template (DaemonSets, Deployments, example Jobs), for"
+        " tools that select or bill pods by label. A change to them changes every pod template,"
+        " so every pod is recreated as its workload rolls: the container toolkit restarts the"
+        " node's container runtime and the driver's pods wait for their deletion (OnDelete).",
+        factory=tuple,
+        examples=[{"cost-center": "ml-platform"}],
     )
 
 
