@@ -22,7 +22,7 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "gpustack"
 
 #: The features that read Kubernetes objects, each on the floor above :mod:`gpustack.kube`.
-FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance")
+FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance", "images")
 
 #: What gpustack.kube may never import: a feature, or the writing, synthesis, GitOps and CLI
 #: layers above it (function-level imports too: :func:`imports` reads every one).

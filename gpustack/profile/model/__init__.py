@@ -247,18 +247,24 @@ class Profile:
         return self.metadata.name
 
 
+def names_registry(component: str) -> bool:
+    """Whether an image reference's first path component is a registry host (it holds a ``.``
+    or a ``:``, or is ``localhost``) rather than the start of a Docker Hub path."""
+    return "." in component or ":" in component or component == "localhost"
+
+
 def rehome(image: str, registry: str) -> str:
-    """``image`` pulled from ``registry``: its registry part (a first path component with a
-    ``.`` or ``:``, or ``localhost``) is replaced, or ``registry`` is put in front of it."""
+    """``image`` pulled from ``registry``: its registry part (see :func:`names_registry`) is
+    replaced, or ``registry`` is put in front of it."""
     first, sep, rest = image.partition("/")
-    if sep and ("." in first or ":" in first or first == "localhost"):
+    if sep and names_registry(first):
         return f"{registry}/{rest}"
     return f"{registry}/{image}"
 
 
 #: Fields that name an image by reference (``image``: a repository; ``kubectl_image``: a full
 #: reference); ``cluster.imageRegistry`` rehomes each one left at its default.
-_IMAGE_FIELDS = ("image", "kubectl_image")
+IMAGE_FIELDS = ("image", "kubectl_image")
 
 
 def _rehomed(value: Any, registry: str) -> Any:
@@ -272,7 +278,7 @@ def _rehomed(value: Any, registry: str) -> Any:
     changes: dict[str, Any] = {}
     for f in fields(value):
         current = getattr(value, f.name)
-        if f.name in _IMAGE_FIELDS and isinstance(current, str) and current == f.default:
+        if f.name in IMAGE_FIELDS and isinstance(current, str) and current == f.default:
             changes[f.name] = rehome(current, registry)
         elif is_dataclass(current) or (
             isinstance(current, tuple) and current and is_dataclass(current[0])
