@@ -38,6 +38,11 @@ class Observed:
     #: other controllers' pods (Deployments) not bound at the end
     unbound: list[str] = field(default_factory=list)
     failed_create: list[str] = field(default_factory=list)
+    #: ``kubectl diff --server-side`` of the folder after the rollout: exit status and output
+    diff_rc: int = -1
+    diff_out: str = ""
+    #: objects of the folder whose ``metadata.generation`` a second apply changed
+    regenerated: list[str] = field(default_factory=list)
 
 
 def _pods(cp: ControlPlane, namespaces: list[str]) -> list[dict[str, Any]]:
@@ -178,7 +183,34 @@ def rollout(cp: ControlPlane, folder: Folder) -> Observed:
         for e in events
         if e.get("reason") == "FailedCreate"
     ]
+    _sync_clean(cp, folder, seen)
     return seen
+
+
+def _generations(cp: ControlPlane, folder: Folder) -> dict[str, int]:
+    items = json.loads(cp.kubectl("get", "-k", str(folder.path), "-o", "json"))["items"]
+    return {
+        f"{o['kind']}/{o['metadata'].get('namespace', '')}/{o['metadata']['name']}": o["metadata"][
+            "generation"
+        ]
+        for o in items
+        if "generation" in o["metadata"]
+    }
+
+
+def _sync_clean(cp: ControlPlane, folder: Folder, seen: Observed) -> None:
+    """What a GitOps tool sees on its next sync once controllers have done their work: the
+    server-side dry-run diff of the folder (Argo CD's server-side diff, what NVIDIA advises for
+    the GPU Operator's objects) and a second server-side apply, which must bump no object's
+    generation (a bumped generation is a changed spec: a rollout, or a sync that never ends)."""
+    done = cp.run(
+        "diff", "--server-side", f"--field-manager={FIELD_MANAGER}", "-k", str(folder.path)
+    )
+    seen.diff_rc, seen.diff_out = done.returncode, done.stdout + done.stderr
+    before = _generations(cp, folder)
+    cp.kubectl("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "-k", str(folder.path))
+    after = _generations(cp, folder)
+    seen.regenerated = sorted(k for k in after if before.get(k) != after[k])
 
 
 def teardown(cp: ControlPlane, folder: Folder) -> None:

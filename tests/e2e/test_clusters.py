@@ -69,6 +69,18 @@ def test_applies_in_one_pass(deployed: tuple[ControlPlane, Folder, Observed]) ->
     assert "error" not in seen.apply_stderr.lower(), seen.apply_stderr
 
 
+def test_sync_clean_the_diff_is_empty_and_a_second_apply_changes_nothing(
+    deployed: tuple[ControlPlane, Folder, Observed],
+) -> None:
+    """Issue #35 item 4: after the rollout, ``kubectl diff --server-side`` of the folder reports
+    nothing (exit 0: no difference; 1: differences) and applying it again bumps no object's
+    generation, so Argo CD with server-side diff (and Flux, which applies server-side) shows
+    the folder in sync and rolls nothing on a re-sync."""
+    _, folder, seen = deployed
+    assert seen.diff_rc == 0, f"{folder.name}: kubectl diff --server-side:\n{seen.diff_out[-4000:]}"
+    assert seen.regenerated == [], f"{folder.name}: a second apply changed {seen.regenerated}"
+
+
 def test_no_failed_create(deployed: tuple[ControlPlane, Folder, Observed]) -> None:
     _, folder, seen = deployed
     assert seen.failed_create == []
