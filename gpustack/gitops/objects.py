@@ -101,6 +101,13 @@ def plugin_inputs(profile: Profile, files: Sequence[Path], out: Path) -> tuple[s
 #: docs, operator-manual/high_availability.md, "Manifest Paths Annotation"; ``;`` separates
 #: paths, ``/`` starts one at the repository root, others are relative to ``source.path``).
 GENERATE_PATHS = "argocd.argoproj.io/manifest-generate-paths"
+#: Argo CD compares through a server-side apply dry run (the "Server-Side Diff" strategy, stable
+#: since Argo CD 3.1, chosen per Application by this annotation): the live object is compared
+#: with what the API server would make of the folder's object, defaults and all, which is what
+#: the e2e tier proves empty for every example folder (``kubectl diff --server-side``). Without
+#: it, ``ServerSideApply=true`` selects the structured-merge diff that Argo CD's diff-strategies
+#: page calls discontinued, with known false diffs for CRDs that declare defaults.
+COMPARE_OPTIONS = ("argocd.argoproj.io/compare-options", "ServerSideDiff=true")
 
 
 def _parse(content: bytes) -> dict[str, Any]:
@@ -216,7 +223,7 @@ def _application_set(
             "template": {
                 "metadata": {
                     "name": f"gpustack-{cluster}",
-                    "annotations": {GENERATE_PATHS: paths},
+                    "annotations": {GENERATE_PATHS: paths, COMPARE_OPTIONS[0]: COMPARE_OPTIONS[1]},
                 },
                 "spec": {
                     "project": project,

@@ -307,3 +307,15 @@ def test_a_commit_to_one_profile_re_renders_its_application_only(
     assert touched(apps, "profiles/gamma.yaml") == ["gamma"]
     assert touched(apps, "profiles/_bases/fleet.yaml") == ["alpha", "beta"]
     assert touched(apps, "README.md") == []
+
+
+@pytest.mark.parametrize("app", APPLICATIONS, ids=lambda a: a["metadata"]["name"])
+def test_each_application_diffs_server_side(app: dict[str, Any]) -> None:
+    """Issue #35 item 4: Argo CD compares the way the e2e tier proves clean (a server-side apply
+    dry run, ``kubectl diff --server-side``: empty after every example folder's rollout), so no
+    ``ignoreDifferences`` is needed; without the annotation ``ServerSideApply=true`` would pick
+    the structured-merge diff Argo CD has discontinued (user-guide/diff-strategies.md)."""
+    options = app["metadata"]["annotations"]["argocd.argoproj.io/compare-options"]
+    assert "ServerSideDiff=true" in options.split(",")
+    assert "ServerSideApply=true" in app["spec"]["syncPolicy"]["syncOptions"]
+    assert "ignoreDifferences" not in app["spec"]
