@@ -116,13 +116,44 @@ def apply_first(profile: Profile) -> tuple[Prerequisite, ...]:
     return ()
 
 
+#: The CRDs gpustack ships in a folder that another project's chart installs too, by part:
+#: Node Feature Discovery's three (its own chart, and the GPU Operator's, which deploys NFD as a
+#: dependency: ``deployments/gpu-operator/Chart.yaml`` at v26.7.0) and NVIDIA's DRA driver's two
+#: ComputeDomain CRDs (its Helm chart's ``crds/`` folder, ``deployments/helm/<chart>/crds/`` in
+#: NVIDIA/k8s-dra-driver-gpu).
+NFD_CRDS: Final = tuple(
+    f"{p}.{NFD_GROUP}" for p in ("nodefeaturegroups", "nodefeaturerules", "nodefeatures")
+)
+COMPUTE_DOMAIN_CRDS: Final = (COMPUTE_DOMAIN_CRD, "computedomaincliques.resource.nvidia.com")
+_NFD_CHARTS: Final = "the node-feature-discovery chart, and the GPU Operator chart (nfd.enabled)"
+_DRA_CHART: Final = "NVIDIA's DRA driver Helm chart (its crds/ folder)"
+
+
+def owned(profile: Profile) -> tuple[Prerequisite, ...]:
+    """The CRDs the folder ships that another chart also ships: the folder owns them, so that
+    chart must not install them beside it (two owners of one CRD overwrite each other's schema
+    on every sync, and deleting either deletes every custom resource of it)."""
+    found: list[Prerequisite] = []
+    if profile.node_feature_discovery.enabled:
+        because = "nodeFeatureDiscovery.enabled"
+        found += [Prerequisite("crd", name, _NFD_CHARTS, because) for name in NFD_CRDS]
+    if profile.dra.enabled and profile.dra.compute_domains:
+        because = "dra.computeDomains"
+        found += [Prerequisite("crd", name, _DRA_CHART, because) for name in COMPUTE_DOMAIN_CRDS]
+    return tuple(found)
+
+
 def statement(profile: Profile) -> dict[str, list[dict[str, str]]]:
-    """The folder's statement: ``crds`` and ``files`` it needs from the cluster, and its own
-    CRDs to ``applyFirst``; each a list (empty: none needed)."""
+    """The folder's statement: ``crds`` and ``files`` it needs from the cluster, its own CRDs to
+    ``applyFirst``, and the CRDs it ``owns`` that another chart also ships (``alsoShippedBy``:
+    that chart, to install without them); each a list (empty: none)."""
     found = prerequisites(profile)
     out = {
         kind: [p.as_dict() for p in found if p.kind == singular]
         for kind, singular in (("crds", "crd"), ("files", "file"))
     }
     out["applyFirst"] = [p.as_dict() for p in apply_first(profile)]
+    out["owns"] = [
+        {"name": p.name, "alsoShippedBy": p.provider, "because": p.because} for p in owned(profile)
+    ]
     return out

@@ -47,7 +47,7 @@ def stated(manifests: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, s
 
 def check(manifests: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
     statement = stated(manifests)
-    assert set(statement) == {"crds", "files", "applyFirst"}
+    assert set(statement) == {"crds", "files", "applyFirst", "owns"}
     shipped = {
         (m["spec"]["group"], m["spec"]["names"]["kind"]): m["metadata"]["name"]
         for m in manifests
@@ -58,6 +58,10 @@ def check(manifests: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, st
     # which the statement names (and only then)
     first = {c["name"] for c in statement["applyFirst"]}
     assert {shipped[k] for k in used & set(shipped)} == first, "not one pass, and not stated"
+    # the folder names every CRD it ships as its own (each is also another project's: NFD's,
+    # NVIDIA's DRA driver's), with the chart that must then be installed without it
+    assert sorted(c["name"] for c in statement["owns"]) == sorted(shipped.values())
+    assert all(c["alsoShippedBy"] and c["because"] for c in statement["owns"])
     external = {(g, k) for g, k in used if not builtin(g)} - set(shipped)
     assert {(c["apiVersion"].rpartition("/")[0], c["kind"]) for c in statement["crds"]} == external
     for crd in statement["crds"]:
