@@ -97,3 +97,23 @@ def test_every_variant_states_what_it_needs(synth: Synth, name: str) -> None:
     assert ([c["name"] for c in statement["crds"]], [f["name"] for f in statement["files"]]) == (
         expected
     )
+
+
+@pytest.mark.parametrize("folder", example_folders(), ids=lambda p: p.name)
+def test_every_object_of_a_folder_has_one_owner(folder: Path) -> None:
+    """Issue #35 item 4: no object of a folder is shipped twice (two components writing one
+    object would fight over it on every sync), and each names the one gpustack component that
+    owns it."""
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for m in folder_manifests(folder.name):
+        meta = m["metadata"]
+        key = (
+            m["apiVersion"].rpartition("/")[0],
+            m["kind"],
+            meta.get("namespace", ""),
+            meta["name"],
+        )
+        component = meta["labels"]["app.kubernetes.io/component"]
+        assert key not in seen, f"{key} shipped by {seen[key]} and {component}"
+        seen[key] = component
+    assert seen
