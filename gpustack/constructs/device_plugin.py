@@ -57,6 +57,7 @@ from gpustack.constructs.scripts import (
     RUNTIME_CHECK,
 )
 from gpustack.constructs.waits import WaitFor
+from gpustack.kube.labels import DEVICE_PLUGIN_COMPONENT
 from gpustack.profile.model import (
     Resources,
 )
@@ -119,7 +120,7 @@ class DevicePlugin(Construct):
     def __init__(self, scope: Construct, id: str, props: DevicePluginProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "device-plugin", props.version, props.placement.labels)
+        ident = Identity(NAME, DEVICE_PLUGIN_COMPONENT, props.version, props.placement.labels)
         service_account = NodeApp(ident, props.placement).service_account(self)
         label = props.node_config_label
         names = [nc.name for nc in props.node_configs]
@@ -134,7 +135,9 @@ class DevicePlugin(Construct):
         for nc in props.node_configs:
             # Its own app name keeps the selectors disjoint (the default DaemonSet's selector is
             # immutable, and would otherwise match these pods too).
-            pool = Identity(nc.daemonset, "device-plugin", props.version, props.placement.labels)
+            pool = Identity(
+                nc.daemonset, DEVICE_PLUGIN_COMPONENT, props.version, props.placement.labels
+            )
             own = replace(
                 props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy, mps=nc.mps
             )

@@ -39,6 +39,7 @@ from gpustack.constructs.toolkit_mounts import (
     SOCKET_DIR_CTR,
     runtime_folders,
 )
+from gpustack.kube.labels import TOOLKIT_COMPONENT
 from gpustack.profile.model import (
     SELF_CONFIGURING,
     Profile,
@@ -287,7 +288,7 @@ class ContainerToolkit(Construct):
     def __init__(self, scope: Construct, id: str, props: ToolkitProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(NAME, "container-toolkit", props.version, props.placement.labels)
+        ident = Identity(NAME, TOOLKIT_COMPONENT, props.version, props.placement.labels)
         app = NodeApp(ident, props.placement)
         ds = NodeDaemonSet.own(self, app)
         scripts = ds.scripts(render_scripts(props))
