@@ -22,7 +22,7 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "gpustack"
 
 #: The features that read Kubernetes objects, each on the floor above :mod:`gpustack.kube`.
-FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance")
+FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance", "plan")
 
 #: What gpustack.kube may never import: a feature, or the writing, synthesis, GitOps and CLI
 #: layers above it (function-level imports too: :func:`imports` reads every one).
@@ -95,6 +95,16 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # the acceptance run writes plain dicts: no constructs, no cdk8s, no click
     "accept": (
         "gpustack.constructs",
+        "gpustack.synth",
+        "gpustack.cli",
+        "click",
+        "cdk8s",
+        "constructs",
+    ),
+    # the plan compares rendered objects: it reads them as plain data, never renders them
+    "plan": (
+        "gpustack.constructs",
+        "gpustack.profile.rules",
         "gpustack.synth",
         "gpustack.cli",
         "click",
