@@ -1,0 +1,69 @@
+"""``gpustack plan``: what the profiles' change does on the nodes, against a commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpustack.cli.common import example, exit_invalid, exit_statuses, refusals
+from gpustack.cli.group import main
+
+
+@main.command(short_help="Say what the profiles' change does on the nodes, against a commit.")
+@click.argument(
+    "paths",
+    nargs=-1,
+    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+)
+@click.option(
+    "--base",
+    default="HEAD",
+    show_default=True,
+    help="The git ref whose committed output the change is compared with.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("dist"),
+    show_default=True,
+    help="The output folder (its clusters/ as committed at --base is the base side).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for machines, github for a pull-request comment (Markdown).",
+)
+@exit_statuses("when the plan is printed", "on an invalid profile or a ref that is no commit")
+@example(
+    "gpustack plan --base origin/main --format github > plan.md",
+    "in CI, the plan of a pull request as a comment",
+)
+def plan(paths: tuple[Path, ...], base: str, out: Path, fmt: str) -> None:
+    """Render the profiles (files or folders, default: profiles/) in memory, compare the
+    objects with the output committed at --base, and say for each cluster what the change does
+    on the nodes: which DaemonSets' and Deployments' pods are replaced and how (OnDelete or
+    rolling, maxUnavailable), whether GPU workloads are evicted (a driver reinstall, a MIG
+    layout), whether the container runtime restarts (the toolkit), the dip in allocatable GPUs
+    while a plugin rolls, which ConfigMaps change and whether their readers roll, what is only
+    metadata, and the manual steps with their commands (objects to prune, moved or renamed
+    objects, CRD versions dropped, OnDelete pods to delete). Nothing is written.
+    """
+    import json
+
+    from gpustack.actions.plan import PlanOptions, run
+    from gpustack.plan.render_json import document
+    from gpustack.plan.render_text import github, text
+
+    with refusals():
+        outcome = run(PlanOptions(paths, out=out, base=base))
+    if outcome.refused is not None:
+        exit_invalid(outcome.refused, fmt)
+    assert outcome.plan is not None
+    if fmt == "json":
+        click.echo(json.dumps(document(outcome.plan), indent=2))
+    else:
+        click.echo((github if fmt == "github" else text)(outcome.plan), nl=False)
