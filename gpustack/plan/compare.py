@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from gpustack.plan.configs import config_change, mig_changes
 from gpustack.plan.manual import steps
-from gpustack.plan.model import ClusterPlan, ConfigChange, Plan, Ref, Rollout
+from gpustack.plan.model import ClusterPlan, ConfigChange, Plan, Ref
 from gpustack.plan.objects import Obj, pair, read_objects
 from gpustack.plan.workloads import rollout
 
@@ -86,8 +86,3 @@ def compare(base: Mapping[str, Files], head: Mapping[str, Files], names: tuple[s
                 compare_objects(cluster, read_objects(base[cluster]), read_objects(head[cluster]))
             )
     return Plan(names[0], names[1], tuple(clusters))
-
-
-def rollouts_of(plan: Plan) -> list[tuple[str, Rollout]]:
-    """``(cluster, rollout)`` of every cluster, in order."""
-    return [(c.name, r) for c in plan.clusters for r in c.rollouts]

@@ -1,8 +1,8 @@
 """The plan's values: what one cluster's change does, in frozen dataclasses that the renderers
 (text, JSON, a pull-request comment) and ``synth``'s rollout note read.
 
-The effect names are the JSON format's vocabulary (``docs/plan.md``): stable strings, not enum
-members, so a reader in another language compares them as they are written.
+The effect names are the JSON format's vocabulary (``docs/how-to/plan.md``): stable strings,
+not enum members, so a reader in another language compares them as they are written.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ EVICTS: str = "evicts-gpu-workloads"
 RUNTIME_RESTART: str = "restarts-container-runtime"
 #: While a device-plugin or DRA-plugin pod restarts its node advertises (or prepares) no GPUs.
 GPU_DIP: str = "allocatable-gpus-dip"
-#: A MIG layout changed: nodes labelled with it are repartitioned when their MIG manager starts.
-MIG_REPARTITION: str = "mig-repartition"
 #: An ``OnDelete`` workload's pods keep their old template until someone deletes them.
 WAITS_FOR_DELETE: str = "waits-for-pod-delete"
 

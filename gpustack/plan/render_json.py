@@ -1,5 +1,5 @@
-"""The plan as JSON: a stable structure (documented in ``docs/plan.md``), camelCase keys as in
-the manifests, every object as ``{kind, namespace, name}``."""
+"""The plan as JSON: a stable structure (documented in ``docs/how-to/plan.md``), camelCase keys
+as in the manifests, every object as ``{kind, namespace, name}``."""
 
 from __future__ import annotations
 
