@@ -37,6 +37,18 @@ KUBE_FORBIDDEN = (
     "constructs",
 )
 
+#: What a feature that reads objects and derivations never imports (doctor, lint, plan): the
+#: profile rules, how objects are written or rendered, the CLI.
+READS_OBJECTS = (
+    "gpustack.constructs",
+    "gpustack.profile.rules",
+    "gpustack.synth",
+    "gpustack.cli",
+    "click",
+    "cdk8s",
+    "constructs",
+)
+
 #: folder (relative to gpustack/) -> module prefixes nothing in it may import
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "profile": (
@@ -74,15 +86,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actions": ("gpustack.cli", "click"),
     "gitops": ("gpustack.cli", "click"),
     # doctor reads the cluster's state and derivations: the same limits as lint
-    "doctor": (
-        "gpustack.constructs",
-        "gpustack.profile.rules",
-        "gpustack.synth",
-        "gpustack.cli",
-        "click",
-        "cdk8s",
-        "constructs",
-    ),
+    "doctor": READS_OBJECTS,
     # the profile against its nodes: the checker's results and doctor's state, never cdk8s
     "nodestate": (
         "gpustack.constructs",
@@ -102,28 +106,12 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "constructs",
     ),
     # the plan compares rendered objects: it reads them as plain data, never renders them
-    "plan": (
-        "gpustack.constructs",
-        "gpustack.profile.rules",
-        "gpustack.synth",
-        "gpustack.cli",
-        "click",
-        "cdk8s",
-        "constructs",
-    ),
+    "plan": READS_OBJECTS,
     # the floor for reading Kubernetes objects, below every feature that reads them: it knows
     # none of them, nor how objects are written, synthesized, shipped or asked for
     "kube": KUBE_FORBIDDEN,
     # lint reads manifests and derivations: never the profile rules, the constructs or cdk8s
-    "lint": (
-        "gpustack.constructs",
-        "gpustack.profile.rules",
-        "gpustack.synth",
-        "gpustack.cli",
-        "click",
-        "cdk8s",
-        "constructs",
-    ),
+    "lint": READS_OBJECTS,
 }
 
 
