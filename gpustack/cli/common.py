@@ -122,3 +122,30 @@ def example(command: str, what: str) -> Callable[[F], F]:
 
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def profile_paths(f: F) -> F:
+    """The ``PATHS`` argument of the commands that read profiles: files or folders, each must
+    exist (none: the command's default folder)."""
+    kind = click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path)
+    return click.argument("paths", nargs=-1, type=kind)(f)
+
+
+def format_option(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
+    """``--format`` (as ``fmt``), ``text`` by default."""
+    choice = click.Choice(list(formats))
+    return click.option(
+        "--format", "fmt", type=choice, default="text", show_default=True, help=help
+    )
+
+
+#: The three formats of the commands whose findings go to a person, a program or GitHub.
+REPORT_FORMATS = ("text", "json", "github")
+#: Their ``--format`` help where ``github`` means workflow annotations (validate, lint).
+ANNOTATIONS = "text for people, json for machines, github for Actions annotations."
+
+
+def out_option(help: str) -> Callable[[F], F]:
+    """``--out``: the output folder, ``dist`` by default."""
+    kind = click.Path(file_okay=False, path_type=Path)
+    return click.option("--out", type=kind, default=Path("dist"), show_default=True, help=help)

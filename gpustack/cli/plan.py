@@ -6,36 +6,31 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import example, exit_invalid, exit_statuses, refusals
+from gpustack.cli.common import (
+    REPORT_FORMATS,
+    example,
+    exit_invalid,
+    exit_statuses,
+    format_option,
+    out_option,
+    profile_paths,
+    refusals,
+)
 from gpustack.cli.group import main
 
 
 @main.command(short_help="Say what the profiles' change does on the nodes, against a commit.")
-@click.argument(
-    "paths",
-    nargs=-1,
-    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
-)
+@profile_paths
 @click.option(
     "--base",
     default="HEAD",
     show_default=True,
     help="The git ref whose committed output the change is compared with.",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("dist"),
-    show_default=True,
-    help="The output folder (its clusters/ as committed at --base is the base side).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for machines, github for a pull-request comment (Markdown).",
+@out_option("The output folder (its clusters/ as committed at --base is the base side).")
+@format_option(
+    REPORT_FORMATS,
+    "text for people, json for machines, github for a pull-request comment (Markdown).",
 )
 @exit_statuses("when the plan is printed", "on an invalid profile or a ref that is no commit")
 @example(
