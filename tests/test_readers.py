@@ -50,7 +50,7 @@ NOT_FILES: dict[str, set[str]] = {
     "explain": {"graph"},
     "init": {"name", "product", "gpus_per_node", "example_gpus"},
     "lint": {"fmt", "disabled"},
-    "plan": {"base", "fmt"},
+    "plan": {"base", "fmt", "exit_code"},
     "synth": {
         "check", "base", "full", "force", "prune", "default_profile", "jobs", "quiet", "fmt",
         "diff",

@@ -85,16 +85,22 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def exit_statuses(
-    ok: str | None = None, failed: str | None = None, *, stale: bool = False
+    ok: str | None = None,
+    failed: str | None = None,
+    *,
+    stale: bool = False,
+    disruptive: bool = False,
 ) -> Callable[[F], F]:
     """Append the command's exit statuses, from :mod:`gpustack.exits`, to its docstring (its
-    ``--help``): ``ok`` and ``failed`` say what 0 and 1 mean for it; ``stale`` adds 3."""
+    ``--help``): ``ok`` and ``failed`` say what 0 and 1 mean for it; ``stale`` adds 3,
+    ``disruptive`` 4."""
 
     def add(f: F) -> F:
         import inspect
 
         said = {s: text for s, text in ((Exit.OK, ok), (Exit.FAILED, failed)) if text}
-        f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{statuses(said, stale=stale)}"
+        listed = statuses(said, stale=stale, disruptive=disruptive)
+        f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{listed}"
         return f
 
     return add

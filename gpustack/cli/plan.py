@@ -17,6 +17,7 @@ from gpustack.cli.common import (
     refusals,
 )
 from gpustack.cli.group import main
+from gpustack.exits import Exit
 
 
 @main.command(short_help="Say what the profiles' change does on the nodes, against a commit.")
@@ -32,12 +33,20 @@ from gpustack.cli.group import main
     REPORT_FORMATS,
     "text for people, json for machines, github for a pull-request comment (Markdown).",
 )
-@exit_statuses("when the plan is printed", "on an invalid profile or a ref that is no commit")
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help=f"Exit {int(Exit.DISRUPTIVE)} when the plan replaces a pod, repartitions MIG or needs a "
+    "manual step (for CI).",
+)
+@exit_statuses(
+    "when the plan is printed", "on an invalid profile or a ref that is no commit", disruptive=True
+)
 @example(
     "gpustack plan --base origin/main --format github > plan.md",
     "in CI, the plan of a pull request as a comment",
 )
-def plan(paths: tuple[Path, ...], base: str, out: Path, fmt: str) -> None:
+def plan(paths: tuple[Path, ...], base: str, out: Path, fmt: str, exit_code: bool) -> None:
     """Render the profiles (files or folders, default: profiles/) in memory, compare the
     objects with the output committed at --base, and say for each cluster what the change does
     on the nodes: which DaemonSets' and Deployments' pods are replaced and how (OnDelete or
@@ -62,3 +71,5 @@ def plan(paths: tuple[Path, ...], base: str, out: Path, fmt: str) -> None:
         click.echo(json.dumps(document(outcome.plan), indent=2))
     else:
         click.echo((github if fmt == "github" else text)(outcome.plan), nl=False)
+    if exit_code and outcome.plan.disruptive:
+        raise SystemExit(int(Exit.DISRUPTIVE))

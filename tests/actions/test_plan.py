@@ -4,7 +4,6 @@ dist/ committed in ``tmp_path``, one profile changed in the working tree, the pl
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,28 +13,18 @@ from gpustack.actions.plan import PlanOptions, run
 from gpustack.kube.labels import DRIVER_COMPONENT
 from gpustack.plan.model import EVICTS, ClusterPlan
 from gpustack.plan.render_text import text
+from tests.plan.repo import REPO, committed_copy, edit
 
-REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "a100-mig-mixed"
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "profiles", tmp_path / "profiles")
-    shutil.copytree(REPO / "dist", tmp_path / "dist")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
-    return tmp_path
+    return committed_copy(tmp_path)
 
 
 def plan_of(repo: Path, old: str, new: str) -> ClusterPlan:
-    profile = repo / "profiles" / f"{CLUSTER}.yaml"
-    profile.write_text(profile.read_text().replace(old, new, 1))
+    profile = edit(repo, CLUSTER, old, new)
     dist = {p: p.read_bytes() for p in (repo / "dist").rglob("*") if p.is_file()}
     outcome = run(PlanOptions((profile,), out=repo / "dist", jobs=1))
     assert {p: p.read_bytes() for p in (repo / "dist").rglob("*") if p.is_file()} == dist
