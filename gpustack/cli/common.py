@@ -147,8 +147,10 @@ def format_option(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
 
 #: The three formats of the commands whose findings go to a person, a program or GitHub.
 REPORT_FORMATS = ("text", "json", "github")
-#: Their ``--format`` help where ``github`` means workflow annotations (validate, lint).
-ANNOTATIONS = "text for people, json for machines, github for Actions annotations."
+#: ``--format`` of the commands whose ``github`` format is workflow annotations (validate, lint).
+annotations_format = format_option(
+    REPORT_FORMATS, "text for people, json for machines, github for Actions annotations."
+)
 
 
 def out_option(help: str) -> Callable[[F], F]:

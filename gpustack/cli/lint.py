@@ -7,12 +7,10 @@ from pathlib import Path
 import click
 
 from gpustack.cli.common import (
-    ANNOTATIONS,
-    REPORT_FORMATS,
+    annotations_format,
     color,
     example,
     exit_statuses,
-    format_option,
     load_profile,
 )
 from gpustack.cli.group import main
@@ -26,7 +24,7 @@ from gpustack.cli.group import main
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The cluster's profile: turns on the rules that compare with it.",
 )
-@format_option(REPORT_FORMATS, ANNOTATIONS)
+@annotations_format
 @click.option(
     "--disable",
     "disabled",

@@ -7,12 +7,10 @@ from pathlib import Path
 import click
 
 from gpustack.cli.common import (
-    ANNOTATIONS,
-    REPORT_FORMATS,
+    annotations_format,
     color,
     example,
     exit_statuses,
-    format_option,
     profile_paths,
     refusals,
 )
@@ -22,7 +20,7 @@ from gpustack.cli.state import state_options
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
 @profile_paths
-@format_option(REPORT_FORMATS, ANNOTATIONS)
+@annotations_format
 @state_options
 @exit_statuses("when all are valid", "when any is not")
 @example(
