@@ -16,7 +16,7 @@ from gpustack.plan.configs import config_change, mig_changes
 from gpustack.plan.manual import steps
 from gpustack.plan.model import ClusterPlan, ConfigChange, Plan, Ref
 from gpustack.plan.objects import Obj, pair, read_objects
-from gpustack.plan.workloads import rollout
+from gpustack.plan.workloads import rollout, started
 
 Files = Mapping[str, bytes]
 
@@ -35,6 +35,8 @@ def compare_objects(name: str, base: Mapping[Ref, Obj], head: Mapping[Ref, Obj])
     pairs = pair(base, head)
     differ = [r for r in pairs.both if base[r] != head[r]]
     rollouts = tuple(r for ref in differ if (r := rollout(ref, base[ref], head[ref])))
+    created = sorted([*pairs.added, *(ref for _, ref in (*pairs.moved, *pairs.renamed))])
+    rollouts += tuple(r for ref in created if (r := started(ref, head[ref])))
     rolled = {r.ref for r in rollouts}
     configs: list[ConfigChange] = []
     migs: list[str] = []
@@ -61,7 +63,7 @@ def compare_objects(name: str, base: Mapping[Ref, Obj], head: Mapping[Ref, Obj])
         mig_configs=tuple(sorted(set(migs))),
         in_place=tuple(in_place),
         metadata_only=tuple(metadata),
-        added=tuple(sorted([*pairs.added, *(new for _, new in (*pairs.moved, *pairs.renamed))])),
+        added=tuple(created),
         removed=tuple(sorted([*pairs.removed, *moved])),
         manual=steps(pairs, base, head, rollouts),
     )

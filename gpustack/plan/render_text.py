@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpustack.plan.model import ClusterPlan, ConfigChange, Plan
 from gpustack.plan.words import effect, how, mig, title
+from gpustack.plan.workloads import CREATED
 from gpustack.profile.derive import MIG_CONFIG_LABEL
 
 #: The first line of a pull-request comment: a bot finds its earlier comment by it.
@@ -27,7 +28,9 @@ def _lines(c: ClusterPlan) -> list[tuple[int, str]]:
     """The cluster's plan as (depth, line) pairs, for either rendering to indent."""
     out: list[tuple[int, str]] = []
     for r in c.rollouts:
-        out.append((0, f"rolls {title(r)}: {how(r)}; template changes: {', '.join(r.changed)}"))
+        what = "" if r.changed == ("new",) else f"; template changes: {', '.join(r.changed)}"
+        verb = "starts" if r.strategy == CREATED else "rolls"
+        out.append((0, f"{verb} {title(r)}: {how(r)}{what}"))
         out.append((1, f"nodes: {r.nodes}"))
         out += [(1, effect(r, e)) for e in r.effects]
     if c.mig_configs:

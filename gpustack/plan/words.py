@@ -5,10 +5,13 @@ how a rollout rolls. One place, so the two renderings cannot tell a reviewer dif
 from __future__ import annotations
 
 from gpustack.plan.model import EVICTS, GPU_DIP, RUNTIME_RESTART, WAITS_FOR_DELETE, Rollout
+from gpustack.plan.workloads import CREATED
 
 
 def how(r: Rollout) -> str:
     """``OnDelete``, or ``RollingUpdate (maxUnavailable 1, maxSurge 0)``."""
+    if r.strategy == CREATED:
+        return "new: its pods start on every node it selects at once"
     if r.strategy != "RollingUpdate":
         return r.strategy
     return f"RollingUpdate (maxUnavailable {r.max_unavailable}, maxSurge {r.max_surge})"
@@ -26,8 +29,8 @@ def effect(r: Rollout, name: str) -> str:
         )
     if name == RUNTIME_RESTART:
         return (
-            "the container runtime restarts on each node as its pod is replaced (the "
-            "installer's cleanup restarts containerd or CRI-O)"
+            "the container runtime restarts on each node as its pod starts (the installer "
+            "restarts containerd or CRI-O; a replaced pod's cleanup restarts it too)"
         )
     if name == GPU_DIP:
         return (
@@ -39,7 +42,9 @@ def effect(r: Rollout, name: str) -> str:
 
 def title(r: Rollout) -> str:
     """``DaemonSet ns/name (driver 1 → 2)``."""
-    version = f" {r.version[0]} → {r.version[1]}" if r.version[0] != r.version[1] else ""
+    before, after = r.version
+    version = f" {before} → {after}" if before and before != after else ""
+    version = f" {after}" if after and not before else version
     what = f" ({r.component}{version})" if r.component else ""
     return f"{r.ref}{what}"
 

@@ -11,6 +11,8 @@ from the component label gpustack writes on the object:
   node's GPU pods and reinstalls; the same driver restarts without evicting anything;
 * the container toolkit: its restart runs the installer's cleanup and restarts the runtime;
 * a device plugin or DRA plugin: its node offers no GPUs to new pods while its pod restarts.
+
+A new workload is reported as it starts: no strategy applies, every pod starts at once.
 """
 
 from __future__ import annotations
@@ -167,4 +169,22 @@ def rollout(ref: Ref, old: Obj, new: Obj) -> Rollout | None:
         tuple(effects),
         selector(new),
         (str(labels(old).get(VERSION_LABEL, "")), str(labels(new).get(VERSION_LABEL, ""))),
+    )
+
+
+#: The strategy of a workload that is new: no update strategy applies to a first rollout, a
+#: DaemonSet's pods start on every node it selects at once.
+CREATED = "Create"
+
+
+def started(ref: Ref, new: Obj) -> Rollout | None:
+    """A new workload's pods starting (``None`` for any other kind): a new toolkit restarts the
+    runtime of every node it selects, at once."""
+    if ref.kind not in WORKLOADS:
+        return None
+    comp = component(new)
+    effects = (RUNTIME_RESTART,) if comp == TOOLKIT_COMPONENT else ()
+    version = ("", str(labels(new).get(VERSION_LABEL, "")))
+    return Rollout(
+        ref, comp, CREATED, "", "", nodes(new), ("new",), effects, selector(new), version
     )

@@ -3,6 +3,7 @@ one mutation each: the change kinds of issue #35, each checked by what the plan 
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -103,6 +104,12 @@ def rename_plugin(objs: Objects) -> None:
     obj = objs.pop(PLUGIN)
     obj["metadata"]["name"] = "gpu-plugin"
     objs[ds("gpu-plugin")] = obj
+
+
+def second_toolkit(objs: Objects) -> None:
+    obj = copy.deepcopy(objs[TOOLKIT])
+    obj["metadata"]["name"] = "toolkit-b"
+    objs[ds("toolkit-b")] = obj
 
 
 def rollout(plan: ClusterPlan, ref: Ref) -> Any:
@@ -210,6 +217,13 @@ def check_rename(plan: ClusterPlan) -> None:
     assert (step.kind, step.ref) == ("rename", PLUGIN)
     assert "both run until then" in step.why
     assert plan.added == (ds("gpu-plugin"),)
+    assert rollout(plan, ds("gpu-plugin")).strategy == "Create"  # next to the old one
+
+
+def check_new_toolkit(plan: ClusterPlan) -> None:
+    r = rollout(plan, ds("toolkit-b"))
+    assert (r.strategy, r.changed, r.effects) == ("Create", ("new",), (RUNTIME_RESTART,))
+    assert plan.added == (ds("toolkit-b"),) and plan.manual == ()
 
 
 CASES: dict[str, tuple[str, Any, Any]] = {
@@ -236,6 +250,7 @@ CASES: dict[str, tuple[str, Any, Any]] = {
     "node pool plugin": ("l4-inference-timeslicing", pool_plugin, check_pool),
     "strategy only": ("a100-mig-mixed", strategy_only, check_in_place),
     "DaemonSet renamed": ("a100-mig-mixed", rename_plugin, check_rename),
+    "a new toolkit": ("a100-mig-mixed", second_toolkit, check_new_toolkit),
 }
 
 
