@@ -24,8 +24,18 @@ def _config(c: ConfigChange) -> str:
     return f"{c.ref} changes {', '.join(c.keys)}" + (f": {users}" if users else "")
 
 
+def _whole(c: ClusterPlan) -> list[tuple[int, str]]:
+    """A cluster added or removed in one piece: counted, not listed (the JSON lists each)."""
+    if c.status == "added":
+        return [(0, f"new cluster: {len(c.added)} objects; its first sync installs the stack")]
+    why = f"cluster removed: only a sync that prunes deletes its {len(c.removed)} objects, or"
+    return [(0, why), *((2, command) for step in c.manual for command in step.commands)]
+
+
 def _lines(c: ClusterPlan) -> list[tuple[int, str]]:
     """The cluster's plan as (depth, line) pairs, for either rendering to indent."""
+    if c.status in ("added", "removed"):
+        return _whole(c)
     out: list[tuple[int, str]] = []
     for r in c.rollouts:
         what = "" if r.changed == ("new",) else f"; template changes: {', '.join(r.changed)}"

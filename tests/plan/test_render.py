@@ -88,3 +88,20 @@ def test_json_has_the_documented_structure() -> None:
     assert rollout["version"] == {"before": "595.91.07", "after": "600.10.01"}
     assert [s["kind"] for s in changed["manual"]] == ["prune", "delete-pods"]
     assert changed["removed"] == [{"kind": "RuntimeClass", "namespace": "", "name": "nvidia"}]
+
+
+def test_a_cluster_added_or_removed_is_counted_with_its_commands() -> None:
+    files = folder(CLUSTER)
+    shown = text(compare({"gone": files}, {"new": files}, ("main", "tree"))).splitlines()
+    count = len([p for p in files if p != "kustomization.yaml"])  # one object per file
+    assert shown[1:3] == [
+        "cluster gone: removed",
+        f"  cluster removed: only a sync that prunes deletes its {count} objects, or",
+    ]
+    commands = [line for line in shown if line.startswith("      $ kubectl ")]
+    assert len(commands) == count
+    assert "      $ kubectl -n gpustack-system delete daemonset nvidia-driver-daemonset" in commands
+    assert shown[-2:] == [
+        "cluster new: added",
+        f"  new cluster: {count} objects; its first sync installs the stack",
+    ]
