@@ -16,6 +16,7 @@ class Exit(IntEnum):
     FAILED = 1
     USAGE = 2
     STALE = 3
+    DISRUPTIVE = 4
     INTERRUPTED = 130
 
 
@@ -25,6 +26,7 @@ MEANING: dict[Exit, str] = {
     Exit.FAILED: "on invalid input or a refusal",
     Exit.USAGE: "on a usage error",
     Exit.STALE: "when --check finds the output out of date",
+    Exit.DISRUPTIVE: "when --exit-code is given and the plan replaces a pod or needs a manual step",
     Exit.INTERRUPTED: "when interrupted (Ctrl-C)",
 }
 
@@ -34,8 +36,10 @@ MEANING: dict[Exit, str] = {
 INTERRUPTED = "gpustack: interrupted; no file was left half-written"
 
 
-def statuses(said: dict[Exit, str], *, stale: bool = False) -> str:
+def statuses(said: dict[Exit, str], *, stale: bool = False, disruptive: bool = False) -> str:
     """``Exit status: 0 …, 1 …, 2 on a usage error, 130 when interrupted (Ctrl-C).`` for a command's
-    help: ``said`` gives its own meanings of 0 and 1; ``stale`` includes :attr:`Exit.STALE`."""
-    shown = [s for s in Exit if s is not Exit.STALE or stale]
+    help: ``said`` gives its own meanings of 0 and 1; ``stale`` includes :attr:`Exit.STALE`,
+    ``disruptive`` :attr:`Exit.DISRUPTIVE`."""
+    own = {Exit.STALE: stale, Exit.DISRUPTIVE: disruptive}
+    shown = [s for s in Exit if own.get(s, True)]
     return "Exit status: " + ", ".join(f"{int(s)} {said.get(s, MEANING[s])}" for s in shown) + "."

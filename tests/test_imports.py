@@ -22,7 +22,7 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "gpustack"
 
 #: The features that read Kubernetes objects, each on the floor above :mod:`gpustack.kube`.
-FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance", "images")
+FEATURES = ("lint", "doctor", "nodestate", "accept", "conformance", "images", "plan")
 
 #: What gpustack.kube may never import: a feature, or the writing, synthesis, GitOps and CLI
 #: layers above it (function-level imports too: :func:`imports` reads every one).
@@ -31,6 +31,18 @@ KUBE_FORBIDDEN = (
     "gpustack.constructs",
     "gpustack.synth",
     "gpustack.gitops",
+    "gpustack.cli",
+    "click",
+    "cdk8s",
+    "constructs",
+)
+
+#: What a feature that reads objects and derivations never imports (doctor, lint, plan): the
+#: profile rules, how objects are written or rendered, the CLI.
+READS_OBJECTS = (
+    "gpustack.constructs",
+    "gpustack.profile.rules",
+    "gpustack.synth",
     "gpustack.cli",
     "click",
     "cdk8s",
@@ -74,15 +86,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actions": ("gpustack.cli", "click"),
     "gitops": ("gpustack.cli", "click"),
     # doctor reads the cluster's state and derivations: the same limits as lint
-    "doctor": (
-        "gpustack.constructs",
-        "gpustack.profile.rules",
-        "gpustack.synth",
-        "gpustack.cli",
-        "click",
-        "cdk8s",
-        "constructs",
-    ),
+    "doctor": READS_OBJECTS,
     # the profile against its nodes: the checker's results and doctor's state, never cdk8s
     "nodestate": (
         "gpustack.constructs",
@@ -101,19 +105,13 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "cdk8s",
         "constructs",
     ),
+    # the plan compares rendered objects: it reads them as plain data, never renders them
+    "plan": READS_OBJECTS,
     # the floor for reading Kubernetes objects, below every feature that reads them: it knows
     # none of them, nor how objects are written, synthesized, shipped or asked for
     "kube": KUBE_FORBIDDEN,
     # lint reads manifests and derivations: never the profile rules, the constructs or cdk8s
-    "lint": (
-        "gpustack.constructs",
-        "gpustack.profile.rules",
-        "gpustack.synth",
-        "gpustack.cli",
-        "click",
-        "cdk8s",
-        "constructs",
-    ),
+    "lint": READS_OBJECTS,
 }
 
 

@@ -33,7 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # what stands on the profile: the checker, the floor for reading Kubernetes objects
     ("checker", "kube"),
     # the features side by side, and the constructs that write objects
-    ("accept", "constructs", "doctor", "images", "lint", "nodestate", "scaffold"),
+    ("accept", "constructs", "doctor", "images", "lint", "nodestate", "plan", "scaffold"),
     # rendering to files, reports of findings, the conformance tables
     ("conformance", "report", "synth"),
     # what is built on synthesis: the GitOps delivery; the readiness graph as a drawing

@@ -50,6 +50,7 @@ NOT_FILES: dict[str, set[str]] = {
     "explain": {"graph"},
     "init": {"name", "product", "gpus_per_node", "example_gpus"},
     "lint": {"fmt", "disabled"},
+    "plan": {"base", "fmt", "exit_code"},
     "synth": {
         "check", "base", "full", "force", "prune", "default_profile", "jobs", "quiet", "fmt",
         "diff",
@@ -231,6 +232,7 @@ def _valid(command: str, tmp: Path) -> dict[str, str]:
         "init": {"name": "c1", "product": "H100-SXM5-80GB", "profiles_dir": str(tmp / "p")},
         "lint": {"paths": str(manifest), "profile_path": str(PROFILE)},
         "synth": {"paths": str(PROFILE), "out": str(tmp / "dist"), "check": "true"},
+        "plan": {"paths": str(PROFILE), "out": str(tmp / "dist")},
         "template": {"profile": str(PROFILE)},
         "explain": {"profile": str(PROFILE)},
         "validate": {"paths": str(PROFILE), "state_path": str(STATE)},

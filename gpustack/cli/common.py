@@ -85,16 +85,22 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def exit_statuses(
-    ok: str | None = None, failed: str | None = None, *, stale: bool = False
+    ok: str | None = None,
+    failed: str | None = None,
+    *,
+    stale: bool = False,
+    disruptive: bool = False,
 ) -> Callable[[F], F]:
     """Append the command's exit statuses, from :mod:`gpustack.exits`, to its docstring (its
-    ``--help``): ``ok`` and ``failed`` say what 0 and 1 mean for it; ``stale`` adds 3."""
+    ``--help``): ``ok`` and ``failed`` say what 0 and 1 mean for it; ``stale`` adds 3,
+    ``disruptive`` 4."""
 
     def add(f: F) -> F:
         import inspect
 
         said = {s: text for s, text in ((Exit.OK, ok), (Exit.FAILED, failed)) if text}
-        f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{statuses(said, stale=stale)}"
+        listed = statuses(said, stale=stale, disruptive=disruptive)
+        f.__doc__ = f"{inspect.cleandoc(f.__doc__ or '')}\n\n{listed}"
         return f
 
     return add
@@ -122,3 +128,32 @@ def example(command: str, what: str) -> Callable[[F], F]:
 
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def profile_paths(f: F) -> F:
+    """The ``PATHS`` argument of the commands that read profiles: files or folders, each must
+    exist (none: the command's default folder)."""
+    kind = click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path)
+    return click.argument("paths", nargs=-1, type=kind)(f)
+
+
+def format_option(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
+    """``--format`` (as ``fmt``), ``text`` by default."""
+    choice = click.Choice(list(formats))
+    return click.option(
+        "--format", "fmt", type=choice, default="text", show_default=True, help=help
+    )
+
+
+#: The three formats of the commands whose findings go to a person, a program or GitHub.
+REPORT_FORMATS = ("text", "json", "github")
+#: ``--format`` of the commands whose ``github`` format is workflow annotations (validate, lint).
+annotations_format = format_option(
+    REPORT_FORMATS, "text for people, json for machines, github for Actions annotations."
+)
+
+
+def out_option(help: str) -> Callable[[F], F]:
+    """``--out``: the output folder, ``dist`` by default."""
+    kind = click.Path(file_okay=False, path_type=Path)
+    return click.option("--out", type=kind, default=Path("dist"), show_default=True, help=help)

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 import click
 
 from gpustack.cli import style
-from gpustack.cli.common import NothingToDo, color, count, example, exit_invalid, exit_statuses
+from gpustack.cli.common import (
+    NothingToDo,
+    color,
+    count,
+    example,
+    exit_invalid,
+    exit_statuses,
+    out_option,
+    profile_paths,
+)
 from gpustack.cli.group import main
 from gpustack.exits import Exit
 
@@ -20,17 +29,9 @@ if TYPE_CHECKING:
 
 
 @main.command(short_help="Synthesize profiles into GitOps-ready manifests under dist/.")
-@click.argument(
-    "paths",
-    nargs=-1,
-    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("dist"),
-    show_default=True,
-    help="Output folder; cluster folders go to OUT/clusters/<metadata.name>/.",
+@profile_paths
+@out_option(
+    "Output folder; cluster folders go to OUT/clusters/<metadata.name>/.",
 )
 @click.option(
     "--check",

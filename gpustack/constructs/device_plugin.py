@@ -57,6 +57,7 @@ from gpustack.constructs.scripts import (
     RUNTIME_CHECK,
 )
 from gpustack.constructs.waits import WaitFor
+from gpustack.kube.labels import DEVICE_PLUGIN_COMPONENT
 from gpustack.profile.model import (
     Resources,
 )
@@ -120,7 +121,11 @@ class DevicePlugin(Construct):
         super().__init__(scope, id)
         self.props = props
         ident = Identity(
-            NAME, "device-plugin", props.version, props.placement.labels, props.placement.pod_labels
+            NAME,
+            DEVICE_PLUGIN_COMPONENT,
+            props.version,
+            props.placement.labels,
+            props.placement.pod_labels,
         )
         service_account = NodeApp(ident, props.placement).service_account(self)
         label = props.node_config_label
@@ -138,7 +143,7 @@ class DevicePlugin(Construct):
             # immutable, and would otherwise match these pods too).
             pool = Identity(
                 nc.daemonset,
-                "device-plugin",
+                DEVICE_PLUGIN_COMPONENT,
                 props.version,
                 props.placement.labels,
                 props.placement.pod_labels,

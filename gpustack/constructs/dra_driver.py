@@ -58,10 +58,11 @@ from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.rbac import Access, grant, token_volume
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
 from gpustack.constructs.waits import WaitFor
+from gpustack.kube.labels import DRA_DRIVER_COMPONENT
 from gpustack.profile import derive, readiness
 from gpustack.profile.model import Profile
 
-COMPONENT: Final = "dra-driver"
+COMPONENT: Final = DRA_DRIVER_COMPONENT
 #: The DaemonSet and its pods' ``app`` label: NVIDIA's driver manager waits for these pods.
 KUBELET_PLUGIN: Final = "nvidia-dra-driver-kubelet-plugin"
 #: The plugin's ServiceAccount (the ResourceSlice policy names it).

@@ -46,6 +46,7 @@ from gpustack.constructs.scripts import (
     HOST_ROOT_CTR_PATH,
     SCRIPTS_DIR,
 )
+from gpustack.kube.labels import DRIVER_COMPONENT
 from gpustack.profile.model import (
     DRIVER_CONTAINER_ROOT,
     DRIVER_OS_PATHS,
@@ -210,7 +211,11 @@ class NvidiaDriver(Construct):
         self.props = props
         app = NodeApp(
             Identity(
-                NAME, "driver", props.version, props.placement.labels, props.placement.pod_labels
+                NAME,
+                DRIVER_COMPONENT,
+                props.version,
+                props.placement.labels,
+                props.placement.pod_labels,
             ),
             props.placement,
             deploy_off=(PRE_INSTALLED,),  # the driver manager found a driver on the host

@@ -55,6 +55,7 @@ from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, deploy_label
 from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.scripts import SCRIPTS_DIR
+from gpustack.kube.labels import DRIVER_DIGEST_ENV
 from gpustack.profile import components
 from gpustack.profile.model import DriverToolkit, DriverUpgrade, Profile, Rdma
 from gpustack.profile.versions import tag_at_least
@@ -63,7 +64,7 @@ CONTAINER: Final = "k8s-driver-manager"
 LABELS_CONTAINER: Final = "deploy-labels"
 #: The ClusterRole (and binding) of the driver's ServiceAccount.
 CLUSTER_ROLE: Final = "gpustack-nvidia-driver-manager"
-DIGEST_ENV: Final = "DRIVER_CONFIG_DIGEST"
+DIGEST_ENV: Final = DRIVER_DIGEST_ENV
 SCRIPTS_CHECKSUM: Final = "gpustack.dev/driver-manager-scripts-checksum"
 LABELS_SCRIPT: Final = "deploy-labels.sh"
 _SCRIPTS_MOUNT: Final = f"{SCRIPTS_DIR}/driver-manager"

@@ -68,13 +68,14 @@ from gpustack.constructs.rbac import TOKEN_DIR, Access, grant, token_volume
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH, SCRIPTS_DIR
 from gpustack.constructs.waits import WaitFor, gpu_wait
+from gpustack.kube.labels import MIG_MANAGER_COMPONENT
 from gpustack.profile import readiness
 from gpustack.profile.derive import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_layouts
 from gpustack.profile.model import Profile
 from gpustack.profile.versions import tag_at_least
 
 NAME: Final = "nvidia-mig-manager"
-COMPONENT: Final = "mig-manager"
+COMPONENT: Final = MIG_MANAGER_COMPONENT
 CONFIG_MAP: Final = "nvidia-mig-manager-config"
 CONFIG_KEY: Final = "config.yaml"
 CONFIG_DIR: Final = "/mig-parted-config"

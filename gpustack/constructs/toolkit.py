@@ -39,6 +39,7 @@ from gpustack.constructs.toolkit_mounts import (
     SOCKET_DIR_CTR,
     runtime_folders,
 )
+from gpustack.kube.labels import TOOLKIT_COMPONENT
 from gpustack.profile.model import (
     SELF_CONFIGURING,
     Profile,
@@ -289,7 +290,7 @@ class ContainerToolkit(Construct):
         self.props = props
         ident = Identity(
             NAME,
-            "container-toolkit",
+            TOOLKIT_COMPONENT,
             props.version,
             props.placement.labels,
             props.placement.pod_labels,

@@ -30,3 +30,15 @@ CONTROL_PLANE: Final = "node-role.kubernetes.io/control-plane"
 #: construction (written by :mod:`gpustack.nodestate.aicr`, read by :class:`~gpustack.kube.nodes.
 #: Nodes`).
 ASSUMED_SELECTED: Final = "gpustack.dev/assumed-selected"
+
+#: :data:`COMPONENT_LABEL` values of the components whose pods change what a node does: the
+#: constructs write them, ``plan`` tells by them what a changed DaemonSet does to its nodes.
+DRIVER_COMPONENT: Final = "driver"
+TOOLKIT_COMPONENT: Final = "container-toolkit"
+DEVICE_PLUGIN_COMPONENT: Final = "device-plugin"
+DRA_DRIVER_COMPONENT: Final = "dra-driver"
+MIG_MANAGER_COMPONENT: Final = "mig-manager"
+#: The driver pod's environment variable holding the hash of what decides the installed driver
+#: (version, module type, RDMA, its scripts): the driver manager reinstalls, and so evicts the
+#: node's GPU pods, when it differs from the installed one's.
+DRIVER_DIGEST_ENV: Final = "DRIVER_CONFIG_DIGEST"

@@ -1,50 +1,42 @@
 """What a write changes that no GitOps sync rolls out by itself: the notes ``synth`` prints in
 its summary after a driver or MIG layout change (issue #24, item 4).
 
-* **Driver.** The driver DaemonSet updates ``OnDelete`` (replacing a loaded driver under running
-  GPU jobs is never automatic, :mod:`gpustack.constructs.driver`): after the sync a node keeps
-  its driver until its driver pod is deleted; the new pod's driver manager then pauses the
-  node's GPU clients through their deploy labels, evicts its GPU pods (draining if that is not
-  enough), unloads the old modules and installs the new driver. Found as an ``OnDelete``
-  DaemonSet whose images or ``DRIVER_CONFIG_DIGEST`` changed (the hash of what decides the
-  installed driver: version, module type, RDMA, its scripts;
-  :mod:`gpustack.constructs.driver_manager`); a template that changed otherwise (the deploy
-  labels it seeds, placement) gets no note. The digest's name comes from that module, imported
-  only when such a DaemonSet changed (it loads cdk8s, which a run in workers has not).
-* **MIG layouts.** The mig-parted config (a ConfigMap holding ``mig-configs``) rolls the MIG
-  manager through its checksum, and a manager applies, when it starts, the config its node's
-  ``nvidia.com/mig.config`` label names (mig-parted v0.15.0, ``cmd/nvidia-mig-manager/main.go``:
-  the node informer's ``AddFunc`` hands the label's value to the reconfigure loop in ``start``).
-  So nodes labelled with a changed config repartition as their manager restarts; their GPU jobs
-  on the old instances must be gone first.
+The change is read by :mod:`gpustack.plan`, the comparison ``gpustack plan`` makes, so the note
+and the plan cannot disagree; here only its two disruptions that wait for the user are kept:
 
-Compared with the previous output, file by file, before the write replaces it: only candidate
-files whose bytes changed are parsed, so a fleet's unchanged clusters cost nothing.
+* **Driver.** The driver DaemonSet updates ``OnDelete``: after the sync a node keeps its driver
+  until its driver pod is deleted; the new pod's driver manager then evicts the node's GPU pods
+  and installs the new driver. A template that changed without changing the driver (the deploy
+  labels it seeds) gets no note.
+* **MIG layouts.** A changed mig-parted config rolls the MIG manager, which applies, when it
+  starts, the config its node's ``nvidia.com/mig.config`` label names: those nodes repartition.
+
+Compared with the previous output, file by file, before the write replaces it: only files whose
+bytes changed are parsed, so a fleet's unchanged clusters cost nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from gpustack.kube.labels import VERSION_LABEL
+from gpustack.plan.compare import compare_objects
+from gpustack.plan.model import EVICTS
+from gpustack.plan.objects import read_objects
 from gpustack.profile.derive import MIG_CONFIG_LABEL
 from gpustack.synth.plan import CLUSTERS_DIR, SourcedCluster, read_plain
 
 
 @dataclass(frozen=True)
 class DriverChange:
-    """An ``OnDelete`` DaemonSet whose pods must be deleted to take its new template."""
+    """An ``OnDelete`` DaemonSet whose pods must be deleted to take its new driver."""
 
     cluster: str
     before: str
     after: str
     namespace: str
-    selector: Mapping[str, str]
+    selector: str
 
 
 @dataclass(frozen=True)
@@ -55,23 +47,6 @@ class MigChange:
     configs: tuple[str, ...]
 
 
-def _load(data: bytes | None) -> dict[str, Any]:
-    try:
-        doc = yaml.safe_load(data) if data else None
-    except yaml.YAMLError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
-def _mig_configs(doc: Mapping[str, Any]) -> dict[str, Any]:
-    for text in (doc.get("data") or {}).values():
-        parsed = _load(text.encode() if isinstance(text, str) else None)
-        configs = parsed.get("mig-configs")
-        if isinstance(configs, dict):
-            return configs
-    return {}
-
-
 def changes(
     out: Path, clusters: Sequence[SourcedCluster]
 ) -> tuple[list[DriverChange], list[MigChange]]:
@@ -80,62 +55,25 @@ def changes(
     drivers: list[DriverChange] = []
     migs: list[MigChange] = []
     for sc in clusters:
-        folder = out / CLUSTERS_DIR / sc.output.name
+        name = sc.output.name
+        folder = out / CLUSTERS_DIR / name
+        before: dict[str, bytes] = {}
+        after: dict[str, bytes] = {}
         for f in sc.output.files:
-            ondelete = b"kind: DaemonSet" in f.content and b"OnDelete" in f.content
-            mig = b"kind: ConfigMap" in f.content and b"mig-configs:" in f.content
-            if not (ondelete or mig):
-                continue
             old = read_plain(folder / f.path)
-            if old is None or old == f.content:
-                continue
-            before, after = _load(old), _load(f.content)
-            if ondelete and _driver(before, after, sc.output.name, drivers):
-                continue
-            if mig:
-                was, now = _mig_configs(before), _mig_configs(after)
-                changed = sorted(n for n in now.keys() & was.keys() if now[n] != was[n])
-                changed += sorted(now.keys() - was.keys())
-                if changed:
-                    migs.append(MigChange(sc.output.name, tuple(changed)))
+            if old is not None and old != f.content:
+                before[f.path], after[f.path] = old, f.content
+        if not before:
+            continue
+        plan = compare_objects(name, read_objects(before), read_objects(after))
+        drivers += [
+            DriverChange(name, *r.version, r.ref.namespace, r.selector)
+            for r in plan.rollouts
+            if EVICTS in r.effects
+        ]
+        if plan.mig_configs:
+            migs.append(MigChange(name, plan.mig_configs))
     return drivers, migs
-
-
-def _driver_identity(spec: Mapping[str, Any]) -> list[str]:
-    """The images of the pod template and its driver config digests: what a driver change
-    changes."""
-    from gpustack.constructs.driver_manager import DIGEST_ENV
-
-    pod = (spec.get("template") or {}).get("spec") or {}
-    containers = [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
-    found = []
-    for c in (c for c in containers if isinstance(c, dict)):
-        found.append(str(c.get("image")))
-        found += [str(e.get("value")) for e in c.get("env") or () if e.get("name") == DIGEST_ENV]
-    return found
-
-
-def _driver(
-    before: Mapping[str, Any], after: Mapping[str, Any], cluster: str, found: list[DriverChange]
-) -> bool:
-    spec, old_spec = after.get("spec") or {}, before.get("spec") or {}
-    if (spec.get("updateStrategy") or {}).get("type") != "OnDelete":
-        return False
-    if spec.get("template") == old_spec.get("template"):
-        return True
-    if _driver_identity(spec) == _driver_identity(old_spec):
-        return True
-    meta, old_meta = after.get("metadata") or {}, before.get("metadata") or {}
-    found.append(
-        DriverChange(
-            cluster,
-            str((old_meta.get("labels") or {}).get(VERSION_LABEL, "")),
-            str((meta.get("labels") or {}).get(VERSION_LABEL, "")),
-            str(meta.get("namespace", "")),
-            dict((spec.get("selector") or {}).get("matchLabels") or {}),
-        )
-    )
-    return True
 
 
 def _clusters(names: Sequence[str]) -> str:
@@ -150,14 +88,13 @@ def notes(drivers: Sequence[DriverChange], migs: Sequence[MigChange]) -> list[st
         first = drivers[0]
         versions = sorted({f"{d.before} → {d.after}" for d in drivers if d.before != d.after})
         what = f"the driver changed ({', '.join(versions)})" if versions else "the driver changed"
-        selector = ",".join(f"{k}={v}" for k, v in sorted(first.selector.items()))
         lines.append(
             f"rollout: {what} in {_clusters([d.cluster for d in drivers])}. Its DaemonSet "
             "updates OnDelete, so no node changes when it syncs: a node takes the new driver "
             "when its driver pod is deleted; the driver manager in the new pod then pauses the "
             "node's GPU clients (their deploy labels), evicts its GPU pods, drains it if that is "
             "not enough, and reinstalls. Roll the nodes at your pace, e.g. one at a time: "
-            f"kubectl -n {first.namespace} delete pod -l {selector} "
+            f"kubectl -n {first.namespace} delete pod -l {first.selector} "
             "--field-selector spec.nodeName=<node>"
         )
     if migs:

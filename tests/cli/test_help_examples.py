@@ -23,6 +23,8 @@ from tests.docs.test_snippets import IGNORED
 REPO = Path(__file__).resolve().parents[2]
 #: Examples that need a cluster: the status they exit with here (no cluster, no logs).
 NEEDS_CLUSTER = {("doctor",): Exit.FAILED, ("accept", "report"): Exit.FAILED}
+#: Examples that compare with a commit: the copy is committed, and its commit is ``origin/main``.
+NEEDS_GIT = {("plan",)}
 
 
 def _commands(
@@ -63,7 +65,16 @@ def gpustack_part(line: str) -> list[str]:
 
 def test_every_command_is_covered() -> None:
     names = {" ".join(p) for p, _ in COMMANDS}
-    assert {"validate", "synth", "lint", "doctor", "template", "init", "completion"} <= names
+    assert {
+        "validate",
+        "synth",
+        "lint",
+        "doctor",
+        "template",
+        "init",
+        "completion",
+        "plan",
+    } <= names
     assert {"accept", "accept manifests", "accept report"} <= names
 
 
@@ -76,12 +87,25 @@ def checkout(tmp_path: Path) -> Path:
     return copy
 
 
+def commit(root: Path) -> None:
+    """The checkout as one commit, also named ``origin/main`` (what a CI job compares with)."""
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+        ["update-ref", "refs/remotes/origin/main", "HEAD"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, timeout=120)
+
+
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) for p, _ in COMMANDS])
 def test_the_help_example_works(path: tuple[str, ...], checkout: Path) -> None:
     words = gpustack_part(example_of(path))
     assert words[0] == "gpustack"
     if path[0] != "accept" or len(path) > 1:  # a group's example may show a subcommand
         assert tuple(words[1 : 1 + len(path)]) == path, words
+    if path in NEEDS_GIT:
+        commit(checkout)
     done = subprocess.run(
         [sys.executable, "-m", "gpustack", *words[1:]],
         cwd=checkout,
