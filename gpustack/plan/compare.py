@@ -2,9 +2,10 @@
 
 Each object present on both sides and different is one of: a rollout (its pod template
 changes), a config change (a ConfigMap's or Secret's content), metadata only (labels or
-annotations outside any pod template: nothing is recreated), or a change in place (any other
-field: a DaemonSet's strategy, a role's rules). A MIG layout change is read from the config it
-lives in, whatever its name.
+annotations outside any pod template: nothing is recreated), a replacement (a Job whose spec
+changes: its template is immutable, so it is created again and runs again), or a change in
+place (any other field: a DaemonSet's strategy, a role's rules). A MIG layout change is read
+from the config it lives in, whatever its name.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from gpustack.plan.objects import Obj, pair, read_objects
 from gpustack.plan.workloads import rollout, started
 
 Files = Mapping[str, bytes]
+#: Kinds whose pod template the API server refuses to change (a Job's ``spec.template``): a
+#: change is a delete and a create, and the new object runs its pods again.
+IMMUTABLE_SPECS = frozenset({"Job"})
 
 
 def _without_metadata(obj: Obj) -> Obj:
@@ -40,7 +44,7 @@ def compare_objects(name: str, base: Mapping[Ref, Obj], head: Mapping[Ref, Obj])
     rolled = {r.ref for r in rollouts}
     configs: list[ConfigChange] = []
     migs: list[str] = []
-    metadata, in_place = [], []
+    metadata, in_place, replaced = [], [], []
     for ref in differ:
         old, new = base[ref], head[ref]
         change = config_change(ref, old, new, head, rolled)
@@ -51,6 +55,8 @@ def compare_objects(name: str, base: Mapping[Ref, Obj], head: Mapping[Ref, Obj])
             continue
         elif _without_metadata(old) == _without_metadata(new):
             metadata.append(ref)
+        elif ref.kind in IMMUTABLE_SPECS and old.get("spec") != new.get("spec"):
+            replaced.append(ref)
         else:
             in_place.append(ref)
     moved = [old for old, _ in (*pairs.moved, *pairs.renamed)]
@@ -62,6 +68,7 @@ def compare_objects(name: str, base: Mapping[Ref, Obj], head: Mapping[Ref, Obj])
         configs=tuple(configs),
         mig_configs=tuple(sorted(set(migs))),
         in_place=tuple(in_place),
+        replaced=tuple(replaced),
         metadata_only=tuple(metadata),
         added=tuple(created),
         removed=tuple(sorted([*pairs.removed, *moved])),

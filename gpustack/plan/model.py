@@ -80,7 +80,9 @@ class ManualStep:
 @dataclass(frozen=True)
 class ClusterPlan:
     """One cluster's change. ``status``: ``changed``, ``unchanged``, ``added`` (a new cluster:
-    nothing running changes) or ``removed`` (its folder goes)."""
+    nothing running changes) or ``removed`` (its folder goes). ``replaced``: Jobs whose spec
+    changes; a Job's pod template is immutable, so the sync deletes and creates it again (the
+    example Jobs carry Argo CD's ``Replace=true`` and Flux's ``force``) and it runs again."""
 
     name: str
     status: str
@@ -88,6 +90,7 @@ class ClusterPlan:
     configs: tuple[ConfigChange, ...] = ()
     mig_configs: tuple[str, ...] = ()
     in_place: tuple[Ref, ...] = ()
+    replaced: tuple[Ref, ...] = ()
     metadata_only: tuple[Ref, ...] = ()
     added: tuple[Ref, ...] = ()
     removed: tuple[Ref, ...] = ()
@@ -96,7 +99,7 @@ class ClusterPlan:
     @property
     def disruptive(self) -> bool:
         """Whether a pod is replaced, a node repartitioned or a manual step needed."""
-        return bool(self.rollouts or self.mig_configs or self.manual)
+        return bool(self.rollouts or self.mig_configs or self.manual or self.replaced)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ def _cluster(c: ClusterPlan) -> dict[str, Any]:
             for x in c.configs
         ],
         "inPlace": [_ref(r) for r in c.in_place],
+        "replaced": [_ref(r) for r in c.replaced],
         "metadataOnly": [_ref(r) for r in c.metadata_only],
         "added": [_ref(r) for r in c.added],
         "removed": [_ref(r) for r in c.removed],

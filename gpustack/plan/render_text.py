@@ -48,6 +48,7 @@ def _lines(c: ClusterPlan) -> list[tuple[int, str]]:
     out += [(0, f"config: {_config(x)}") for x in c.configs]
     groups = (
         ("changed in place, no pod recreated", c.in_place),
+        ("replaced, runs again (a Job's template is immutable)", c.replaced),
         ("metadata only, no pod recreated", c.metadata_only),
         ("new", c.added),
         ("removed", c.removed),

@@ -226,7 +226,21 @@ def check_new_toolkit(plan: ClusterPlan) -> None:
     assert plan.added == (ds("toolkit-b"),) and plan.manual == ()
 
 
+JOB = Ref("Job", NS, "pytorch-mig-1g")
+
+
+def job_image(objs: Objects) -> None:
+    for c in containers(objs[JOB]):
+        c["image"] += "-rebuilt"
+
+
+def check_job_replaced(plan: ClusterPlan) -> None:
+    assert plan.replaced == (JOB,) and plan.in_place == () and plan.rollouts == ()
+    assert plan.disruptive
+
+
 CASES: dict[str, tuple[str, Any, Any]] = {
+    "example Job image": ("a100-mig-mixed", job_image, check_job_replaced),
     "driver bump": ("a100-mig-mixed", driver_bump, check_driver),
     "driver template label": ("a100-mig-mixed", driver_labels_only, check_driver_labels),
     "labels outside pod templates": ("a100-mig-mixed", label_everything, check_metadata),

@@ -70,7 +70,10 @@ def test_json_has_the_documented_structure() -> None:
         "name": "same",
         "status": "unchanged",
         "disruptive": False,
-        **{k: [] for k in ("rollouts", "migConfigs", "configs", "inPlace", "metadataOnly")},
+        **{
+            k: []
+            for k in ("rollouts", "migConfigs", "configs", "inPlace", "replaced", "metadataOnly")
+        },
         **{k: [] for k in ("added", "removed", "manual")},
     }
     (rollout,) = changed["rollouts"]
