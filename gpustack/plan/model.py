@@ -18,6 +18,12 @@ RUNTIME_RESTART: str = "restarts-container-runtime"
 GPU_DIP: str = "allocatable-gpus-dip"
 #: An ``OnDelete`` workload's pods keep their old template until someone deletes them.
 WAITS_FOR_DELETE: str = "waits-for-pod-delete"
+#: A DaemonSet whose placement (node selector, node affinity, tolerations) changes: the
+#: controller deletes its pods on the nodes it no longer selects at once, whatever the update
+#: strategy (``OnDelete`` too: placement is not an update), and starts pods on the nodes it
+#: newly selects (the DaemonSet controller's ``nodeShouldRunDaemonPod``, Kubernetes
+#: ``pkg/controller/daemon/daemon_controller.go``; the e2e tier sees it happen).
+PLACEMENT: str = "placement-changes"
 
 
 @dataclass(frozen=True, order=True)

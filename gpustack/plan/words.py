@@ -4,7 +4,14 @@ how a rollout rolls. One place, so the two renderings cannot tell a reviewer dif
 
 from __future__ import annotations
 
-from gpustack.plan.model import EVICTS, GPU_DIP, RUNTIME_RESTART, WAITS_FOR_DELETE, Rollout
+from gpustack.plan.model import (
+    EVICTS,
+    GPU_DIP,
+    PLACEMENT,
+    RUNTIME_RESTART,
+    WAITS_FOR_DELETE,
+    Rollout,
+)
 from gpustack.plan.workloads import CREATED
 
 
@@ -31,6 +38,11 @@ def effect(r: Rollout, name: str) -> str:
         return (
             "the container runtime restarts on each node as its pod starts (the installer "
             "restarts containerd or CRI-O; a replaced pod's cleanup restarts it too)"
+        )
+    if name == PLACEMENT:
+        return (
+            "its placement changes: pods leave the nodes it no longer selects at once, whatever "
+            "its update strategy (OnDelete too), and start on the nodes it newly selects"
         )
     if name == GPU_DIP:
         return (

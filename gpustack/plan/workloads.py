@@ -29,7 +29,15 @@ from gpustack.kube.labels import (
     VERSION_LABEL,
 )
 from gpustack.kube.pods import TEMPLATE_PATHS
-from gpustack.plan.model import EVICTS, GPU_DIP, RUNTIME_RESTART, WAITS_FOR_DELETE, Ref, Rollout
+from gpustack.plan.model import (
+    EVICTS,
+    GPU_DIP,
+    PLACEMENT,
+    RUNTIME_RESTART,
+    WAITS_FOR_DELETE,
+    Ref,
+    Rollout,
+)
 from gpustack.plan.objects import Obj, component, labels
 
 #: Kinds whose pods a controller keeps running (a Job's template is immutable: no rollout).
@@ -41,6 +49,8 @@ _STRATEGY: Mapping[str, tuple[str, str, str]] = {
     "Deployment": ("strategy", "25%", "25%"),
 }
 _PLUGINS = (DEVICE_PLUGIN_COMPONENT, DRA_DRIVER_COMPONENT)
+#: The pod-spec keys that decide which nodes a DaemonSet runs on.
+_PLACEMENT_KEYS = frozenset({"nodeSelector", "affinity", "tolerations"})
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -158,6 +168,9 @@ def rollout(ref: Ref, old: Obj, new: Obj) -> Rollout | None:
         effects.append(RUNTIME_RESTART)
     if comp in _PLUGINS:
         effects.append(GPU_DIP)
+    what = changed(template(old), template(new))
+    if ref.kind == "DaemonSet" and set(what) & _PLACEMENT_KEYS:
+        effects.append(PLACEMENT)
     return Rollout(
         ref,
         comp,
@@ -165,7 +178,7 @@ def rollout(ref: Ref, old: Obj, new: Obj) -> Rollout | None:
         unavailable,
         surge,
         nodes(new),
-        changed(template(old), template(new)),
+        what,
         tuple(effects),
         selector(new),
         (str(labels(old).get(VERSION_LABEL, "")), str(labels(new).get(VERSION_LABEL, ""))),

@@ -14,6 +14,7 @@ from gpustack.plan.compare import compare_objects
 from gpustack.plan.model import (
     EVICTS,
     GPU_DIP,
+    PLACEMENT,
     RUNTIME_RESTART,
     WAITS_FOR_DELETE,
     ClusterPlan,
@@ -229,6 +230,17 @@ def check_new_toolkit(plan: ClusterPlan) -> None:
 JOB = Ref("Job", NS, "pytorch-mig-1g")
 
 
+def narrow_driver_nodes(objs: Objects) -> None:
+    spec = objs[DRIVER]["spec"]["template"]["spec"]
+    spec["nodeSelector"] = {**spec.get("nodeSelector", {}), "pool": "training"}
+
+
+def check_placement(plan: ClusterPlan) -> None:
+    r = rollout(plan, DRIVER)
+    assert r.strategy == "OnDelete" and r.changed == ("nodeSelector",)
+    assert PLACEMENT in r.effects and EVICTS not in r.effects
+
+
 def job_image(objs: Objects) -> None:
     for c in containers(objs[JOB]):
         c["image"] += "-rebuilt"
@@ -241,6 +253,7 @@ def check_job_replaced(plan: ClusterPlan) -> None:
 
 CASES: dict[str, tuple[str, Any, Any]] = {
     "example Job image": ("a100-mig-mixed", job_image, check_job_replaced),
+    "driver placement narrowed": ("a100-mig-mixed", narrow_driver_nodes, check_placement),
     "driver bump": ("a100-mig-mixed", driver_bump, check_driver),
     "driver template label": ("a100-mig-mixed", driver_labels_only, check_driver_labels),
     "labels outside pod templates": ("a100-mig-mixed", label_everything, check_metadata),
