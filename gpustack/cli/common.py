@@ -100,6 +100,27 @@ def exit_statuses(
     return add
 
 
+def format_option(*more: str, help: str | None = None) -> Callable[[F], F]:
+    """The ``--format`` option (into ``fmt``): ``text``, the default, for people, then the
+    machine formats ``more`` this command writes, so every command spells it the same way."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", *more]),
+        default="text",
+        show_default=True,
+        help=help,
+    )
+
+
+#: The profile files and folders a command reads (none: the command's default folder).
+profile_paths = click.argument(
+    "paths",
+    nargs=-1,
+    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+)
+
+
 #: What :func:`example` puts before a command's example in its ``--help``.
 EXAMPLE = "Example, "
 

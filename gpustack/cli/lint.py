@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import color, example, exit_statuses, load_profile
+from gpustack.cli.common import color, example, exit_statuses, format_option, load_profile
 from gpustack.cli.group import main
 
 
@@ -18,13 +18,8 @@ from gpustack.cli.group import main
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The cluster's profile: turns on the rules that compare with it.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for machines, github for Actions annotations.",
+@format_option(
+    "json", "github", help="text for people, json for machines, github for Actions annotations."
 )
 @click.option(
     "--disable",

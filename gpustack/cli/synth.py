@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 import click
 
 from gpustack.cli import style
-from gpustack.cli.common import NothingToDo, color, count, example, exit_invalid, exit_statuses
+from gpustack.cli.common import (
+    NothingToDo,
+    color,
+    count,
+    example,
+    exit_invalid,
+    exit_statuses,
+    format_option,
+    profile_paths,
+)
 from gpustack.cli.group import main
 from gpustack.exits import Exit
 
@@ -20,11 +29,7 @@ if TYPE_CHECKING:
 
 
 @main.command(short_help="Synthesize profiles into GitOps-ready manifests under dist/.")
-@click.argument(
-    "paths",
-    nargs=-1,
-    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
-)
+@profile_paths
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -77,14 +82,7 @@ if TYPE_CHECKING:
     help="Processes synthesizing changed clusters in parallel (default: the CPU count).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: one document on stdout, per cluster its status and files.",
-)
+@format_option("json", help="json: one document on stdout, per cluster its status and files.")
 @click.option("--diff", is_flag=True, help="With --check: show a unified diff of each change.")
 @exit_statuses("when done (or up to date)", stale=True)
 @example(

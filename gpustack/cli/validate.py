@@ -6,24 +6,22 @@ from pathlib import Path
 
 import click
 
-from gpustack.cli.common import color, example, exit_statuses, refusals
+from gpustack.cli.common import (
+    color,
+    example,
+    exit_statuses,
+    format_option,
+    profile_paths,
+    refusals,
+)
 from gpustack.cli.group import main
 from gpustack.cli.state import state_options
 
 
 @main.command(short_help="Check profiles against the schema and the compatibility rules.")
-@click.argument(
-    "paths",
-    nargs=-1,
-    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for machines, github for Actions annotations.",
+@profile_paths
+@format_option(
+    "json", "github", help="text for people, json for machines, github for Actions annotations."
 )
 @state_options
 @exit_statuses("when all are valid", "when any is not")
