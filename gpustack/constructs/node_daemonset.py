@@ -158,18 +158,23 @@ class NodeDaemonSet:
 
     def wait_for(self, wait: WaitFor, name: str) -> k8s.Container:
         """An unprivileged init container ``name`` that blocks until ``wait.file`` exists."""
-        script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
+        validations = self.mount(
+            VALIDATIONS, VALIDATIONS_DIR, read_only=True, propagation="HostToContainer"
+        )
+        return self.wait_container(wait, name, wait.script(), [validations])
+
+    def wait_container(
+        self, wait: WaitFor, name: str, script: str, mounts: list[k8s.VolumeMount]
+    ) -> k8s.Container:
+        """An unprivileged init container ``name`` in the wait's image that runs ``script``
+        with sh: :meth:`wait_for`'s, or a wait that reads more than the validations folder."""
         return k8s.Container(
             name=name,
             image=wait.image,
             image_pull_policy=wait.image_pull_policy,
             command=["sh", "-c", script],
             security_context=kube.unprivileged(),
-            volume_mounts=[
-                self.mount(
-                    VALIDATIONS, VALIDATIONS_DIR, read_only=True, propagation="HostToContainer"
-                )
-            ],
+            volume_mounts=mounts,
         )
 
     def waits(self, wait: WaitFor | None, name: str) -> list[k8s.Container]:
