@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import cdk8s
 from constructs import Construct
@@ -92,6 +92,16 @@ class NodeApp:
         return self.ident.name
 
 
+class NodeProps(Protocol):
+    """What the props of every component that runs on the GPU nodes carry."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def placement(self) -> Placement: ...
+
+
 class NodeDaemonSet:
     """One DaemonSet under construction: collects volumes and pod-template annotations while the
     operand builds its containers, then :meth:`add` creates it in ``scope``.
@@ -112,6 +122,16 @@ class NodeDaemonSet:
         """The usual case: pods that run as the app's own ServiceAccount, made here (no token,
         see :meth:`NodeApp.service_account`)."""
         return cls(scope, app, service_account=app.service_account(scope))
+
+    @classmethod
+    def of(
+        cls, scope: Construct, name: str, component: str, props: NodeProps, **app: Any
+    ) -> NodeDaemonSet:
+        """:meth:`own` for the app ``name`` of ``component``, named and labelled from its props
+        (their version, and the placement's labels and nodes); ``app`` goes to
+        :class:`NodeApp`."""
+        ident = Identity(name, component, props.version, props.placement.labels)
+        return cls.own(scope, NodeApp(ident, props.placement, **app))
 
     def mount(
         self,
