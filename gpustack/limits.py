@@ -30,7 +30,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,39 +73,40 @@ def read_limited(path: str | Path, limit: int = MAX_BYTES, *, what: str = "profi
             raise Refused("this is a folder, not a file", f"name a {what} file")
         if not stat.S_ISREG(info.st_mode):
             raise Refused("not a regular file (a FIFO, socket or device)", f"name a {what} file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:  # the file may grow while it is read: stop past the limit
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        # the file may grow while it is read: stop past the limit
+        data = _read_past(lambda n: os.read(fd, n), limit)
     except OSError as exc:
         raise Refused(f"cannot read the file: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if size > limit:
+    if len(data) > limit:
         raise _too_large(limit, what)
-    return b"".join(chunks)
+    return data
 
 
 def read_stream(stream: IO[bytes], limit: int = MAX_BYTES, *, what: str = "profile") -> bytes:
     """At most ``limit`` bytes of an open stream (standard input, which may be a pipe); refused
     past it without reading on (``yes | gpustack lint -`` would never end)."""
-    chunks: list[bytes] = []
-    size = 0
     try:
-        while size <= limit:
-            chunk = stream.read(min(1 << 16, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = _read_past(lambda n: stream.read(min(1 << 16, n)), limit)
     except OSError as exc:
         raise Refused(f"cannot read: {exc.strerror or exc}") from None
-    if size > limit:
+    if len(data) > limit:
         raise _too_large(limit, what)
+    return data
+
+
+def _read_past(read: Callable[[int], bytes], limit: int) -> bytes:
+    """What ``read(n)`` (at most ``n`` bytes a call, ``b""`` at the end) gives until the end or
+    one byte past ``limit``: more than ``limit`` bytes back means too large, without reading on."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = read(limit + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
     return b"".join(chunks)
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpustack.cli.common import example, exit_invalid, exit_statuses, refusals
+from gpustack.cli.common import example, exit_invalid, exit_statuses, format_option, refusals
 from gpustack.cli.group import main
 
 if TYPE_CHECKING:
@@ -99,13 +99,7 @@ def manifests(profile_path: Path, image: str | None, **kw: Any) -> None:
 @click.argument(
     "logs", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path)
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "junit"]),
-    default="text",
-    show_default=True,
-)
+@format_option("json", "junit")
 @exit_statuses("when every check passed", "on any failure (or an invalid profile or state)")
 @example(
     "kubectl logs -n gpustack-system -l app.kubernetes.io/component=acceptance --all-containers"

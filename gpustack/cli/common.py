@@ -106,6 +106,19 @@ def exit_statuses(
     return add
 
 
+def format_option(*more: str, help: str | None = None) -> Callable[[F], F]:
+    """The ``--format`` option (into ``fmt``): ``text``, the default, for people, then the
+    machine formats ``more`` this command writes, so every command spells it the same way."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", *more]),
+        default="text",
+        show_default=True,
+        help=help,
+    )
+
+
 #: What :func:`example` puts before a command's example in its ``--help``.
 EXAMPLE = "Example, "
 
@@ -137,19 +150,9 @@ def profile_paths(f: F) -> F:
     return click.argument("paths", nargs=-1, type=kind)(f)
 
 
-def format_option(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
-    """``--format`` (as ``fmt``), ``text`` by default."""
-    choice = click.Choice(list(formats))
-    return click.option(
-        "--format", "fmt", type=choice, default="text", show_default=True, help=help
-    )
-
-
-#: The three formats of the commands whose findings go to a person, a program or GitHub.
-REPORT_FORMATS = ("text", "json", "github")
 #: ``--format`` of the commands whose ``github`` format is workflow annotations (validate, lint).
 annotations_format = format_option(
-    REPORT_FORMATS, "text for people, json for machines, github for Actions annotations."
+    "json", "github", help="text for people, json for machines, github for Actions annotations."
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gpustack.cli import style
-from gpustack.cli.common import color, example, exit_invalid, exit_statuses, refusals
+from gpustack.cli.common import color, example, exit_invalid, exit_statuses, format_option, refusals
 from gpustack.cli.group import main
 
 
@@ -28,9 +28,7 @@ from gpustack.cli.group import main
 )
 @click.option("--kubectl", "use_kubectl", is_flag=True, help="Run kubectl to read the state.")
 @click.option("--context", "kube_context", help="kubectl context (with --kubectl).")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("json")
 @exit_statuses("when healthy", "on any finding (or an invalid profile)")
 @example(
     "gpustack doctor --profile profiles/h100-prod-east.yaml --kubectl --context prod-east",

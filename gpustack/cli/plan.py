@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from gpustack.cli.common import (
-    REPORT_FORMATS,
     example,
     exit_invalid,
     exit_statuses,
@@ -30,8 +29,9 @@ from gpustack.exits import Exit
 )
 @out_option("The output folder (its clusters/ as committed at --base is the base side).")
 @format_option(
-    REPORT_FORMATS,
-    "text for people, json for machines, github for a pull-request comment (Markdown).",
+    "json",
+    "github",
+    help="text for people, json for machines, github for a pull-request comment (Markdown).",
 )
 @click.option(
     "--exit-code",

@@ -20,7 +20,6 @@ from typing import Final
 from constructs import Construct
 
 from gpustack.constructs import k8s, kube
-from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import CONFIG_CHECKSUM, NodeApp, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
@@ -97,11 +96,8 @@ class DcgmExporter(Construct):
     def __init__(self, scope: Construct, id: str, props: DcgmExporterProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        self.ident = Identity(
-            NAME, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
-        )
-        app = NodeApp(self.ident, props.placement)
-        ds = NodeDaemonSet.own(self, app)
+        ds = NodeDaemonSet.of(self, NAME, COMPONENT, props)
+        app, self.ident = ds.app, ds.app.ident
         ds.add(
             "daemonset",
             NAME,

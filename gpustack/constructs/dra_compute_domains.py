@@ -247,21 +247,9 @@ def crd_bodies() -> list[tuple[str, str, dict[str, Any]]]:
     """(construct id, name, body) of each CRD: namespaced, one served and stored version."""
     out = []
     for kind, plural, schema, status in CRDS:
-        version: dict[str, Any] = {
-            "name": CRD_VERSION,
-            "served": True,
-            "storage": True,
-            "schema": {"openAPIV3Schema": schema},
-        }
-        if status:
-            version["subresources"] = {"status": {}}
-        names = {
-            "kind": kind,
-            "listKind": f"{kind}List",
-            "plural": plural,
-            "singular": kind.lower(),
-        }
-        spec = {"group": CRD_GROUP, "names": names, "scope": "Namespaced", "versions": [version]}
+        spec = kube.crd_spec(
+            CRD_GROUP, CRD_VERSION, kind, plural, "Namespaced", schema, status=status
+        )
         out.append((f"crd-{plural}", f"{plural}.{CRD_GROUP}", {"spec": spec}))
     return out
 

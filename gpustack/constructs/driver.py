@@ -37,8 +37,7 @@ from gpustack.constructs.driver_toolkit import (
     shared_volume,
 )
 from gpustack.constructs.kube import VALIDATIONS_DIR
-from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
+from gpustack.constructs.node_daemonset import NodeDaemonSet
 from gpustack.constructs.placement import PRE_INSTALLED, ContainerSettings, Placement
 from gpustack.constructs.scripts import (
     DRIVER_ROOT_CTR_PATH,
@@ -209,18 +208,9 @@ class NvidiaDriver(Construct):
     def __init__(self, scope: Construct, id: str, props: DriverProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        app = NodeApp(
-            Identity(
-                NAME,
-                DRIVER_COMPONENT,
-                props.version,
-                props.placement.labels,
-                props.placement.pod_labels,
-            ),
-            props.placement,
-            deploy_off=(PRE_INSTALLED,),  # the driver manager found a driver on the host
-        )
-        ds = NodeDaemonSet.own(self, app)
+        # deploy_off: the driver manager found a driver on the host
+        ds = NodeDaemonSet.of(self, NAME, DRIVER_COMPONENT, props, deploy_off=(PRE_INSTALLED,))
+        app = ds.app
         digest = config_digest(props) if props.manager else None
         digest_env = [(DIGEST_ENV, digest)] if digest else []
         host_mounts = self._host_mounts(ds)

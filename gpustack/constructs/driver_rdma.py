@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.placement import ContainerSettings
+from gpustack.constructs.waits import WaitFor
 from gpustack.profile import readiness
 from gpustack.profile.model import Rdma, StartupProbe
 
@@ -105,26 +106,15 @@ def mofed_wait(rdma: Rdma, container: ContainerSettings, ds: NodeDaemonSet) -> l
     if not rdma.enabled or rdma.use_host_mofed:
         return []
     devices = f"{HOST_SYS_CTR}/bus/pci/devices"
+    wait = WaitFor(MOFED_READY, container.image, container.image_pull_policy)
     script = (
         f"if ! cat {devices}/*/vendor 2>/dev/null | grep -qx {MELLANOX_VENDOR}; then"
         f' echo "no Mellanox device (PCI vendor {MELLANOX_VENDOR}): no MOFED driver to wait for";'
         " exit 0; fi; "
-        f'until [ -f "{MOFED_READY}" ]; do echo "waiting for the MOFED driver ({MOFED_READY})";'
-        " sleep 5; done"
-    )
+    ) + wait.script(f"the MOFED driver ({MOFED_READY})")
     sys = ds.mount(kube.host_path("host-sys", "/sys", "Directory"), HOST_SYS_CTR, read_only=True)
     volume = kube.host_path("run-mellanox-drivers", "/run/mellanox/drivers", "DirectoryOrCreate")
-    wait = k8s.Container(
-        name=MOFED_WAIT_CONTAINER,
-        image=container.image,
-        image_pull_policy=container.image_pull_policy,
-        command=["sh", "-c", script],
-        security_context=kube.unprivileged(),
-        volume_mounts=[
-            ds.mount(
-                volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer"
-            ),
-            sys,
-        ],
+    drivers = ds.mount(
+        volume, "/run/mellanox/drivers", read_only=True, propagation="HostToContainer"
     )
-    return [wait]
+    return [ds.wait_container(wait, MOFED_WAIT_CONTAINER, script, [drivers, sys])]

@@ -26,9 +26,8 @@ from typing import Final
 from constructs import Construct
 
 from gpustack.constructs import k8s, kube
-from gpustack.constructs.labels import Identity
 from gpustack.constructs.nfd import FEATURES_D
-from gpustack.constructs.node_daemonset import NodeApp, NodeDaemonSet
+from gpustack.constructs.node_daemonset import NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import gpu_runtime_class
 from gpustack.constructs.waits import WaitFor, gpu_wait
@@ -81,13 +80,7 @@ class GpuFeatureDiscovery(Construct):
     def __init__(self, scope: Construct, id: str, props: GfdProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        app = NodeApp(
-            Identity(
-                NAME, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
-            ),
-            props.placement,
-        )
-        ds = NodeDaemonSet.own(self, app)
+        ds = NodeDaemonSet.of(self, NAME, COMPONENT, props)
         mig = props.mig_strategy != "none"
         env = [
             ("MIG_STRATEGY", props.mig_strategy),

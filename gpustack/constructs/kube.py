@@ -186,6 +186,39 @@ def object_meta(
     )
 
 
+def crd_spec(
+    group: str,
+    version: str,
+    kind: str,
+    plural: str,
+    scope: str,
+    schema: Mapping[str, Any],
+    *,
+    status: bool = False,
+    short: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The spec of a CustomResourceDefinition with one served and stored ``version`` (the CRDs
+    gpustack installs have one): ``status`` adds the status subresource, ``short`` its short
+    names."""
+    names: dict[str, Any] = {
+        "kind": kind,
+        "listKind": f"{kind}List",
+        "plural": plural,
+        "singular": kind.lower(),
+    }
+    if short:
+        names["shortNames"] = list(short)
+    served: dict[str, Any] = {
+        "name": version,
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": schema},
+    }
+    if status:
+        served["subresources"] = {"status": {}}
+    return {"group": group, "names": names, "scope": scope, "versions": [served]}
+
+
 def data_checksum(data: Mapping[str, str]) -> str:
     """sha256 of a ConfigMap's data, for a pod-template annotation that rolls pods on change."""
     return hashlib.sha256(json.dumps(dict(data), sort_keys=True).encode()).hexdigest()

@@ -56,11 +56,9 @@ from constructs import Construct
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.config_text import config_yaml
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
-from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import (
     CONFIG_CHECKSUM,
     VALIDATIONS,
-    NodeApp,
     NodeDaemonSet,
 )
 from gpustack.constructs.placement import ContainerSettings, Placement
@@ -219,18 +217,12 @@ class MigManager(Construct):
     def __init__(self, scope: Construct, id: str, props: MigManagerProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        app = NodeApp(
-            Identity(
-                NAME, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
-            ),
-            props.placement,
-        )
-        ds = NodeDaemonSet.own(self, app)
+        ds = NodeDaemonSet.of(self, NAME, COMPONENT, props)
         roles = ((CLUSTER_ROLE, cluster_rules(props.version), True), (ROLE, RULES, False))
         for name, rules, cluster in roles:
             grant(
                 self,
-                app.ident,
+                ds.app.ident,
                 name=name,
                 namespace=props.placement.namespace,
                 service_account=ds.service_account,

@@ -264,22 +264,9 @@ class NodeFeatureDiscovery(Construct):
     def _crds(self) -> None:
         ident = self._ident("nfd-crds")
         for kind, plural, scope, short, schema, status in CRDS:
-            names: dict[str, object] = {
-                "kind": kind,
-                "listKind": f"{kind}List",
-                "plural": plural,
-                "singular": kind.lower(),
-            }
-            if short:
-                names["shortNames"] = list(short)
-            version: dict[str, object] = {
-                "name": VERSION,
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": schema},
-            }
-            if status:
-                version["subresources"] = {"status": {}}
+            spec = kube.crd_spec(
+                GROUP, VERSION, kind, plural, scope, schema, status=status, short=short
+            )
             crd = cdk8s.ApiObject(
                 self,
                 f"crd-{plural}",
@@ -291,7 +278,6 @@ class NodeFeatureDiscovery(Construct):
                     annotations=ident.annotations(),
                 ),
             )
-            spec = {"group": GROUP, "names": names, "scope": scope, "versions": [version]}
             crd.add_json_patch(cdk8s.JsonPatch.add("/spec", spec))
 
     def _worker(self) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import cdk8s
 from constructs import Construct
@@ -92,6 +92,16 @@ class NodeApp:
         return self.ident.name
 
 
+class NodeProps(Protocol):
+    """What the props of every component that runs on the GPU nodes carry."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def placement(self) -> Placement: ...
+
+
 class NodeDaemonSet:
     """One DaemonSet under construction: collects volumes and pod-template annotations while the
     operand builds its containers, then :meth:`add` creates it in ``scope``.
@@ -112,6 +122,17 @@ class NodeDaemonSet:
         """The usual case: pods that run as the app's own ServiceAccount, made here (no token,
         see :meth:`NodeApp.service_account`)."""
         return cls(scope, app, service_account=app.service_account(scope))
+
+    @classmethod
+    def of(
+        cls, scope: Construct, name: str, component: str, props: NodeProps, **app: Any
+    ) -> NodeDaemonSet:
+        """:meth:`own` for the app ``name`` of ``component``, named and labelled from its props
+        (their version, and the placement's labels and nodes); ``app`` goes to
+        :class:`NodeApp`."""
+        placement = props.placement
+        ident = Identity(name, component, props.version, placement.labels, placement.pod_labels)
+        return cls.own(scope, NodeApp(ident, placement, **app))
 
     def mount(
         self,
@@ -158,18 +179,23 @@ class NodeDaemonSet:
 
     def wait_for(self, wait: WaitFor, name: str) -> k8s.Container:
         """An unprivileged init container ``name`` that blocks until ``wait.file`` exists."""
-        script = f'until [ -f "{wait.file}" ]; do echo "waiting for {wait.file}"; sleep 5; done'
+        validations = self.mount(
+            VALIDATIONS, VALIDATIONS_DIR, read_only=True, propagation="HostToContainer"
+        )
+        return self.wait_container(wait, name, wait.script(), [validations])
+
+    def wait_container(
+        self, wait: WaitFor, name: str, script: str, mounts: list[k8s.VolumeMount]
+    ) -> k8s.Container:
+        """An unprivileged init container ``name`` in the wait's image that runs ``script``
+        with sh: :meth:`wait_for`'s, or a wait that reads more than the validations folder."""
         return k8s.Container(
             name=name,
             image=wait.image,
             image_pull_policy=wait.image_pull_policy,
             command=["sh", "-c", script],
             security_context=kube.unprivileged(),
-            volume_mounts=[
-                self.mount(
-                    VALIDATIONS, VALIDATIONS_DIR, read_only=True, propagation="HostToContainer"
-                )
-            ],
+            volume_mounts=mounts,
         )
 
     def waits(self, wait: WaitFor | None, name: str) -> list[k8s.Container]:

@@ -36,7 +36,9 @@ SCRIPTS_DIR: Final = "/usr/local/lib/gpustack"
 TOOLKIT_CONFIGURED: Final = readiness.TOOLKIT_CONFIGURED
 TOOLKIT_READY: Final = readiness.TOOLKIT_READY
 
-_ENV = jinja2.Environment(
+#: How every script and Python program gpustack puts into a ConfigMap is rendered: an unknown
+#: name fails the synthesis instead of leaving a blank, and block tags leave no blank lines.
+TEMPLATES = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     trim_blocks=True,
@@ -54,7 +56,7 @@ write_driver_ready() {  # is_host driver_root dev_root dev_root_ctr
 }
 """
 
-DRIVER_STARTUP_PROBE = _ENV.from_string(
+DRIVER_STARTUP_PROBE = TEMPLATES.from_string(
     """\
 #!/bin/sh
 # startupProbe of nvidia-driver-ctr. Succeeds once the kernel module is loaded and nvidia-smi
@@ -91,7 +93,7 @@ fi
 """
 )
 
-TOOLKIT_WAIT_FOR_DRIVER = _ENV.from_string(
+TOOLKIT_WAIT_FOR_DRIVER = TEMPLATES.from_string(
     """\
 #!/bin/sh
 # Init container of the toolkit: block until the driver on this node works.
@@ -130,7 +132,7 @@ cat "{{ validations }}/driver-ready"
 """
 )
 
-TOOLKIT_ENTRYPOINT = _ENV.from_string(
+TOOLKIT_ENTRYPOINT = TEMPLATES.from_string(
     """\
 #!/bin/sh
 # Main container of the toolkit: take the driver paths from driver-ready, then run the installer.
@@ -161,7 +163,7 @@ exec nvidia-toolkit
 #: Seconds between two passes of the toolkit's /dev/char relinking loop.
 DEV_CHAR_RELINK_SECONDS: Final = 30
 
-TOOLKIT_READY_PROBE = _ENV.from_string(
+TOOLKIT_READY_PROBE = TEMPLATES.from_string(
     """\
 #!/bin/sh
 # startupProbe of the toolkit: succeeds once the installer has installed the runtime and

@@ -16,8 +16,7 @@ from constructs import Construct
 
 from gpustack.constructs import k8s, kube
 from gpustack.constructs.kube import CDI_ROOT, VALIDATIONS_DIR
-from gpustack.constructs.labels import Identity
-from gpustack.constructs.node_daemonset import VALIDATIONS, NodeApp, NodeDaemonSet
+from gpustack.constructs.node_daemonset import VALIDATIONS, NodeDaemonSet
 from gpustack.constructs.placement import ContainerSettings, Placement
 from gpustack.constructs.runtime import cdi_only
 from gpustack.constructs.scripts import (
@@ -288,15 +287,7 @@ class ContainerToolkit(Construct):
     def __init__(self, scope: Construct, id: str, props: ToolkitProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(
-            NAME,
-            TOOLKIT_COMPONENT,
-            props.version,
-            props.placement.labels,
-            props.placement.pod_labels,
-        )
-        app = NodeApp(ident, props.placement)
-        ds = NodeDaemonSet.own(self, app)
+        ds = NodeDaemonSet.of(self, NAME, TOOLKIT_COMPONENT, props)
         scripts = ds.scripts(render_scripts(props))
         host_root = kube.host_path("host-root", "/")
         mounts = self._mounts(ds, scripts, host_root)

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Final
 
-import jinja2
-
+from gpustack.constructs.scripts import TEMPLATES
 from gpustack.torchrun import RENDEZVOUS_PORT as RENDEZVOUS_PORT
 from gpustack.torchrun import torchrun
 
@@ -33,15 +32,8 @@ CHECKPOINT_DIR: Final = "/checkpoints"
 STEPS: Final = 30
 BATCH: Final = 64
 
-_ENV = jinja2.Environment(
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
 
-TRAIN_TEMPLATE = _ENV.from_string(
+TRAIN_TEMPLATE = TEMPLATES.from_string(
     '''\
 """gpustack example ({{ kind }}): {{ steps }} steps of a tiny model on synthetic data."""
 

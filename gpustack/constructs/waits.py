@@ -21,6 +21,13 @@ class WaitFor:
     image: str
     image_pull_policy: str
 
+    def script(self, what: str | None = None) -> str:
+        """The sh loop that polls every 5 s until the file exists, saying it waits for ``what``
+        (by default the file)."""
+        return (
+            f'until [ -f "{self.file}" ]; do echo "waiting for {what or self.file}"; sleep 5; done'
+        )
+
     @classmethod
     def on(cls, profile: Profile, file: str | None) -> WaitFor | None:
         """A wait for ``file`` (``None``: no wait) in an image gpustack already pulls onto the

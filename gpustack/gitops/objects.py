@@ -38,6 +38,7 @@ from gpustack.synth.layout import (
     ManifestFile,
     kustomization,
 )
+from gpustack.synth.plan import CLUSTERS_DIR
 from gpustack.synth.serialize import dump_yaml
 
 ARGOCD_API = "argoproj.io/v1alpha1"
@@ -46,7 +47,6 @@ FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 #: Name of the per-cluster Flux objects (each cluster's Flux has its own).
 FLUX_NAME = "gpustack"
 GITOPS_DIR = "gitops"
-CLUSTERS_DIR = "clusters"
 
 
 @dataclass(frozen=True)

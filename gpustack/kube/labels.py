@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from gpustack.profile import components
+
 #: Kubernetes' recommended labels (kubernetes.io/docs/concepts/overview/working-with-objects/
 #: common-labels): selectors use only name and component, never the version.
 NAME_LABEL: Final = "app.kubernetes.io/name"
@@ -32,12 +34,13 @@ CONTROL_PLANE: Final = "node-role.kubernetes.io/control-plane"
 ASSUMED_SELECTED: Final = "gpustack.dev/assumed-selected"
 
 #: :data:`COMPONENT_LABEL` values of the components whose pods change what a node does: the
-#: constructs write them, ``plan`` tells by them what a changed DaemonSet does to its nodes.
-DRIVER_COMPONENT: Final = "driver"
-TOOLKIT_COMPONENT: Final = "container-toolkit"
-DEVICE_PLUGIN_COMPONENT: Final = "device-plugin"
-DRA_DRIVER_COMPONENT: Final = "dra-driver"
-MIG_MANAGER_COMPONENT: Final = "mig-manager"
+#: constructs write them, ``plan`` tells by them what a changed DaemonSet does to its nodes. Read
+#: from the component registry by profile section, so the registry row alone spells each name.
+DRIVER_COMPONENT: Final = components.of_section("driver")
+TOOLKIT_COMPONENT: Final = components.of_section("toolkit")
+DEVICE_PLUGIN_COMPONENT: Final = components.of_section("device_plugin")
+DRA_DRIVER_COMPONENT: Final = components.of_section("dra")
+MIG_MANAGER_COMPONENT: Final = components.of_section("mig_manager")
 #: The driver pod's environment variable holding the hash of what decides the installed driver
 #: (version, module type, RDMA, its scripts): the driver manager reinstalls, and so evicts the
 #: node's GPU pods, when it differs from the installed one's.

@@ -9,19 +9,18 @@ the plugin image's dependencies to grpcio, protobuf, PyYAML and pynvml.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from gpustack.plugin.cdi import DEFAULT_CDI_ROOT, DEFAULT_HOOK_PATH
 from gpustack.plugin.config import ConfigError, PluginConfig, load_config
 from gpustack.plugin.health import EnvError, XidPolicy
+from gpustack.plugin.logs import log_to_stderr
 from gpustack.plugin.manager import PluginManager, Runtime
+from gpustack.plugin.wake import on_signals
 
 DEFAULT_SOCKET_DIR = "/var/lib/kubelet/device-plugins"
 TRUE = ("true", "1", "yes", "on")
@@ -171,9 +170,7 @@ def apply_overrides(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
-    )
+    log_to_stderr()
     parser = build_parser()
     args = parser.parse_args(argv)
     env = dict(os.environ)
@@ -204,18 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         Runtime(socket_dir, kubelet_socket, load, env, cdi_root=cdi_root, cdi_hook_path=hook_path)
     )
 
-    # Handlers take no lock and log nothing themselves (gpustack.plugin.wake): the manager's
-    # loop logs the signals they record.
-    def on_stop(signum: int, frame: FrameType | None) -> None:
-        manager.request_stop(signal.Signals(signum).name)
-
-    def on_hup(signum: int, frame: FrameType | None) -> None:
-        manager.request_reload("SIGHUP")
-
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGQUIT, on_stop)
-    signal.signal(signal.SIGHUP, on_hup)
+    # the manager's loop logs the signals the handlers record
+    on_signals(manager.request_stop, manager.request_reload)
     return manager.run()
 
 

@@ -17,6 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
+from collections.abc import Callable
+from types import FrameType
+
+#: The signals that stop a plugin; SIGHUP reloads its config instead.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
 
 
 class Waker:
@@ -51,3 +57,19 @@ class Waker:
         for fd in (self._read, self._write):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def on_signals(stop: Callable[[str], object], reload: Callable[[str], object]) -> None:
+    """Install both plugins' handlers: ``stop`` on :data:`STOP_SIGNALS`, ``reload`` on SIGHUP,
+    each called with the signal's name. Both run in a signal handler, so they must take no lock
+    and log nothing (above): record, and :meth:`Waker.wake` the loop."""
+
+    def handler(call: Callable[[str], object]) -> Callable[[int, FrameType | None], None]:
+        def handle(signum: int, frame: FrameType | None) -> None:
+            call(signal.Signals(signum).name)
+
+        return handle
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, handler(stop))
+    signal.signal(signal.SIGHUP, handler(reload))

@@ -125,3 +125,10 @@ def cuda_from_image(image: str) -> str | None:
 def cuda_family_floor(cuda: str) -> str | None:
     """The minimum driver for a CUDA release under minor-version compatibility."""
     return CUDA_FAMILY_FLOOR.get(int(cuda.split(".")[0]))
+
+
+def unknown_cuda(cuda: str) -> str:
+    """What a profile's example and a linted container say of a CUDA release with no
+    :func:`cuda_family_floor`: the families gpustack does know, so the reader sees the gap."""
+    families = ", ".join(f"{m}.x" for m in CUDA_FAMILY_FLOOR)
+    return f"CUDA {cuda} is unknown to gpustack, which knows {families}"

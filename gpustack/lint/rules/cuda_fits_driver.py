@@ -35,10 +35,9 @@ def check(site: PodSite, ctx: LintContext) -> Iterator[Finding]:
             cuda, path, said = found, (*c.path, "image"), f"image {c.image} (CUDA {found})"
         floor = cuda_catalog.cuda_family_floor(cuda) if cuda[:1].isdigit() else None
         if floor is None:
-            families = ", ".join(f"{m}.x" for m in cuda_catalog.CUDA_FAMILY_FLOOR)
             yield Finding(
                 path,
-                f"container {c.name}: CUDA {cuda} is unknown to gpustack, which knows {families}",
+                f"container {c.name}: {cuda_catalog.unknown_cuda(cuda)}",
                 "use an image built for a known CUDA release",
             )
         elif parse_driver(ctx.driver) < parse_driver(floor):

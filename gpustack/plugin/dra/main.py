@@ -16,11 +16,9 @@ import argparse
 import logging
 import os
 import re
-import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import FrameType
 
 from gpustack import dra_upstream as upstream
 from gpustack.plugin.backends.simulated import SimulatedBackend
@@ -30,8 +28,9 @@ from gpustack.plugin.devices import Gpu
 from gpustack.plugin.dra import slices
 from gpustack.plugin.dra.driver import DEFAULT_RESYNC_S, DraDriver, DriverSettings
 from gpustack.plugin.dra.kubeapi import ApiConfig, ApiError, KubeClient
+from gpustack.plugin.logs import log_to_stderr
 from gpustack.plugin.server import SocketBusyError
-from gpustack.plugin.wake import Waker
+from gpustack.plugin.wake import Waker, on_signals
 
 log = logging.getLogger("gpustack.plugin.dra")
 
@@ -144,17 +143,14 @@ class _Signals:
     reloads: list[str] = field(default_factory=list)
 
     def install(self) -> None:
-        def on_stop(signum: int, frame: FrameType | None) -> None:
-            self.received.append(signal.Signals(signum).name)
-            self.wake.wake()
+        def record(into: list[str]) -> Callable[[str], None]:
+            def add(name: str) -> None:
+                into.append(name)
+                self.wake.wake()
 
-        def on_hup(signum: int, frame: FrameType | None) -> None:
-            self.reloads.append(signal.Signals(signum).name)
-            self.wake.wake()
+            return add
 
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
-            signal.signal(sig, on_stop)
-        signal.signal(signal.SIGHUP, on_hup)
+        on_signals(record(self.received), record(self.reloads))
 
 
 def _serve(
@@ -182,9 +178,7 @@ def _serve(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
-    )
+    log_to_stderr()
     parser = build_parser()
     args = parser.parse_args(argv)
     env = dict(os.environ)

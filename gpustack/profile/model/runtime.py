@@ -9,7 +9,7 @@ that check a runtime's paths, not by the rest of the cluster section.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from gpustack.fields import key
 from gpustack.profile.model.common import ABS_PATH
@@ -18,6 +18,18 @@ RuntimeName = Literal["containerd", "crio"]
 Distribution = Literal["generic", "k3s", "rke2", "microk8s", "k0s", "openshift"]
 RestartMode = Literal["signal", "systemd", "none"]
 ConfigSource = Literal["command", "file"]
+
+
+def _derived_path(title: str, what: str, example: str) -> Any:
+    """A host path of the runtime that :func:`runtime_paths` derives when the profile leaves it
+    unset (``None``)."""
+    return key(
+        title,
+        f"Host path of {what} (derived when unset).",
+        default=None,
+        pattern=ABS_PATH,
+        examples=[example],
+    )
 
 
 @dataclass(frozen=True)
@@ -48,26 +60,16 @@ class Runtime:
         pattern=r"^\d+\.\d+(\.\d+)?$",
         examples=["2.0", "1.7.27"],
     )
-    config_path: str | None = key(
-        "Config path",
-        "Host path of the runtime's main config (derived when unset).",
-        default=None,
-        pattern=ABS_PATH,
-        examples=["/etc/containerd/config.toml"],
+    config_path: str | None = _derived_path(
+        "Config path", "the runtime's main config", "/etc/containerd/config.toml"
     )
-    drop_in_config_path: str | None = key(
+    drop_in_config_path: str | None = _derived_path(
         "Drop-in config path",
-        "Host path of the drop-in file the toolkit writes (derived when unset).",
-        default=None,
-        pattern=ABS_PATH,
-        examples=["/etc/containerd/conf.d/99-nvidia.toml"],
+        "the drop-in file the toolkit writes",
+        "/etc/containerd/conf.d/99-nvidia.toml",
     )
-    socket_path: str | None = key(
-        "Socket path",
-        "Host path of the runtime socket (derived when unset).",
-        default=None,
-        pattern=ABS_PATH,
-        examples=["/run/containerd/containerd.sock"],
+    socket_path: str | None = _derived_path(
+        "Socket path", "the runtime socket", "/run/containerd/containerd.sock"
     )
     config_source: tuple[ConfigSource, ...] | None = key(
         "Config source",

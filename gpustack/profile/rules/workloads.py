@@ -49,10 +49,9 @@ def workload_cuda_fits_driver(p: Profile) -> Iterator[Finding]:
             continue
         floor = cuda_catalog.cuda_family_floor(cuda)
         if floor is None:
-            families = ", ".join(f"{m}.x" for m in cuda_catalog.CUDA_FAMILY_FLOOR)
             yield Finding(
                 at,
-                f"CUDA {cuda} is unknown to gpustack, which knows {families}",
+                cuda_catalog.unknown_cuda(cuda),
                 "use an image built for a known CUDA release or set cudaVersion",
             )
             continue
