@@ -55,12 +55,13 @@ def text_of(repo: Path, cluster: ClusterPlan) -> str:
     return text(Plan("HEAD", "working tree", (cluster,)))
 
 
-def test_a_label_change_evicts_nothing_and_changes_objects_metadata(repo: Path) -> None:
+def test_a_label_change_is_metadata_only(repo: Path) -> None:
+    """Issue #35's acceptance: a label-only change reports no pod-template change (the
+    profile's labels stay off pod templates), so it replaces no pod and needs no manual step."""
     cluster = plan_of(repo, f"  name: {CLUSTER}\n", f"  name: {CLUSTER}\n  labels:\n    env: x\n")
-    assert cluster.metadata_only  # objects without pod templates: relabelled in place
-    for r in cluster.rollouts:  # pod templates carry the profile's labels (issue #35, item 2)
-        assert r.changed == ("labels",)
-        assert EVICTS not in r.effects
+    assert cluster.metadata_only  # every object relabelled in place
+    assert cluster.rollouts == () and cluster.replaced == () and cluster.manual == ()
+    assert not cluster.disruptive
 
 
 def test_unchanged_profiles_plan_nothing(repo: Path) -> None:
