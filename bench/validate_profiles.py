@@ -52,6 +52,7 @@ def profile_text(i: int, rng: random.Random) -> str:
     ]
     if i % 4 == 0:
         lines.insert(1, "extends: _bases/fleet.yaml")
+    distribution = rng.choice(["generic", "k3s", "rke2", "k0s"])
     lines += [
         "metadata:",
         f"  name: cluster-{i:04d}",
@@ -60,7 +61,10 @@ def profile_text(i: int, rng: random.Random) -> str:
         "cluster:",
         f'  kubernetesVersion: "1.{rng.randint(29, 37)}"',
         "  runtime:",
-        f"    distribution: {rng.choice(['generic', 'k3s', 'rke2', 'k0s'])}",
+        f"    distribution: {distribution}",
+        # the fleet base asks for CDI devices: k3s and RKE2 render containerd's CDI settings
+        # only from containerd 2.0 (rule k3s-cdi-needs-containerd-2)
+        *(['    version: "2.0.5"'] if distribution in ("k3s", "rke2") else []),
         "driver:",
         f'  version: "{rng.choice(["580.105.08", "570.133.20", "595.91.07"])}"',
     ]
