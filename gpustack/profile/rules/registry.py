@@ -15,7 +15,7 @@ Schema), ``profile-names-unique`` (across profiles) and ``accept`` (a broken acc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import date
 
@@ -89,8 +89,14 @@ def rule_findings(profile: Profile, rules: Iterable[Rule] = RULES) -> list[Findi
     return [finding for rule in rules for finding in rule(profile)]
 
 
+#: The rules whose findings depend on the day of the check, each with its check, which is
+#: given that day: ``(p: Profile, today: date) -> Iterator[Finding]``.
+DATED: tuple[tuple[Described, Callable[[Profile, date], Iterator[Finding]]], ...] = (
+    (KUBERNETES_END_OF_LIFE, cluster_rules.kubernetes_end_of_life),
+)
+
+
 def dated_findings(profile: Profile, today: date) -> list[Finding]:
     """The findings that depend on the day of the check (a release's end of life), each with
     its ID; ``today`` is given so that tests and a profile's result do not read the clock."""
-    found = cluster_rules.kubernetes_end_of_life(profile, today)
-    return [replace(f, rule=KUBERNETES_END_OF_LIFE.id) for f in found]
+    return [replace(f, rule=rule.id) for rule, check in DATED for f in check(profile, today)]
