@@ -20,92 +20,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from gpustack import limits
+from gpustack.check_result import Accepted, CheckResult, Issue, LoadedProfile, Skipped
 from gpustack.profile.document import Document, ProfileError, display_path, format_path
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
 from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
-from gpustack.profile.rules import accept, cross_profile_findings, rule_findings
+from gpustack.profile.rules import accept, cross_profile_findings, dated_findings, rule_findings
 from gpustack.profile.rules.registry import ACCEPT, LOAD, SCHEMA
 from gpustack.profile.strays import base_note, cluster_name, manifest_kinds
 from gpustack.scan import scan
 
-
-@dataclass(frozen=True)
-class Issue:
-    """One problem, located: ``file:line:col: json_path: message (hint) (rule: id)``."""
-
-    file: str
-    line: int
-    col: int
-    json_path: str
-    message: str
-    hint: str | None = None
-    rule: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}: {self.json_path}: {self.text()}"
-
-    def text(self, *, rule: bool = True) -> str:
-        """What follows the JSON path: ``message (hint) (rule: id)``; without the rule's ID for
-        reports that show it elsewhere."""
-        hint = f" ({self.hint})" if self.hint else ""
-        rule_id = f" (rule: {self.rule})" if rule and self.rule else ""
-        return f"{self.message}{hint}{rule_id}"
-
-
-@dataclass(frozen=True)
-class Accepted:
-    """A rule's finding that the profile accepts, with the reason its accept comment gives."""
-
-    issue: Issue
-    reason: str
-
-
-@dataclass(frozen=True)
-class LoadedProfile:
-    """A profile that passed every check, with the file it came from."""
-
-    path: Path
-    profile: Profile
-    #: The files it was read from: the profile first, then the bases it was merged from.
-    files: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A file found in a folder that is not a profile: ``what`` says what it is instead."""
-
-    file: str
-    what: str
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """Outcome of one check run.
-
-    ``files_checked`` counts profiles (bases reached through ``extends`` are not counted);
-    ``files_failed`` how many of them had at least one issue. ``accepted`` are findings that
-    accept comments excuse: they fail nothing.
-    """
-
-    profiles: tuple[LoadedProfile, ...]
-    issues: tuple[Issue, ...]
-    files_checked: int
-    files_failed: int = 0
-    accepted: tuple[Accepted, ...] = ()
-    #: Files in the folders checked that are not profiles (Kubernetes manifests); not counted.
-    skipped: tuple[Skipped, ...] = ()
-    #: Complete profiles (with ``metadata.name``) under a ``_`` folder, where bases live: neither
-    #: checked nor synthesized, and each worth a note (:func:`base_note`).
-    bases: tuple[Skipped, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.issues
+__all__ = ["Accepted", "CheckResult", "Issue", "LoadedProfile", "Skipped", "check_paths"]
 
 
 #: An issue and, for a rule's finding located in a base, the profile it was found for.
@@ -116,7 +46,8 @@ def _issue(doc: Document, finding: Finding, *, rule: str, merged: bool = False) 
     """Locate a finding. ``merged``: it is about the profile as a whole (a rule), so when it
     points into a shared base, remember the profile: others extending that base may be fine."""
     file, line, col = doc.locate(finding.path, key=finding.at_key)
-    issue = Issue(file, line, col, format_path(finding.path), finding.message, finding.hint, rule)
+    path = format_path(finding.path)
+    issue = Issue(file, line, col, path, finding.message, finding.hint, rule, finding.notice)
     return issue, (doc.file if merged and file != doc.file else None)
 
 
@@ -150,19 +81,24 @@ class _Read:
     bases: dict[Path, Skipped] = dataclasses.field(default_factory=dict)
     seen: set[Path] = dataclasses.field(default_factory=set)
     whole_roots: bool = True
+    today: date = dataclasses.field(default_factory=date.today)
 
 
 def check_paths(
-    paths: Sequence[Path], *, skip: Callable[[Path], bool] | None = None
+    paths: Sequence[Path],
+    *,
+    skip: Callable[[Path], bool] | None = None,
+    today: date | None = None,
 ) -> CheckResult:
     """Check every profile under ``paths`` and collect all issues (see module docstring).
 
     The profiles root that ``extends`` may not leave is :func:`profiles_root` of each path given.
     ``skip`` (used by ``synth``) names profile files not to read at all, because a previous run
-    checked the very same bytes; the run then counts as not covering whole roots.
+    checked the very same bytes; the run then counts as not covering whole roots. ``today``
+    dates the end-of-life findings (default: the clock's day).
     """
     loader = ProfileLoader()
-    read = _Read()
+    read = _Read(today=today or date.today())
     for given in paths:
         _read_given(loader, given, skip, read)
     accepts = _Accepts()
@@ -199,7 +135,7 @@ def _read_given(
         if skip is not None and skip(file):
             read.whole_roots = False
             continue
-        outcome = _check_one(loader, file, root)
+        outcome = _check_one(loader, file, root, read.today)
         what = manifest_kinds(file) if outcome.doc is None and outcome.found else None
         if what is None:
             read.outcomes.append(outcome)
@@ -236,7 +172,7 @@ def _gathered(outcomes: list[_Outcome]) -> CheckResult:
     for outcome in outcomes:
         for one in sorted(outcome.found, key=_order):
             add(one)
-        if not outcome.found and outcome.doc is not None and outcome.profile is not None:
+        if not _errors(outcome) and outcome.doc is not None and outcome.profile is not None:
             documents.append((outcome.file, outcome.doc, outcome.profile))
             read_from[outcome.file] = tuple(Path(f) for f in outcome.files)
     failed_files: set[Path] = set()
@@ -248,12 +184,18 @@ def _gathered(outcomes: list[_Outcome]) -> CheckResult:
         for file, _doc, profile in documents
         if file not in failed_files
     ]
+    named = [_name_profiles(issue, profiles) for issue, profiles in issues.items()]
     return CheckResult(
         profiles=tuple(loaded),
-        issues=tuple(_name_profiles(issue, profiles) for issue, profiles in issues.items()),
+        issues=tuple(i for i in named if not i.notice),
         files_checked=len(outcomes),
-        files_failed=sum(1 for o in outcomes if o.found) + len(failed_files),
+        files_failed=sum(1 for o in outcomes if _errors(o)) + len(failed_files),
+        notices=tuple(i for i in named if i.notice),
     )
+
+
+def _errors(outcome: _Outcome) -> bool:
+    return any(not issue.notice for issue, _ in outcome.found)
 
 
 def _not_a_profile(file: Path, what: str) -> Issue:
@@ -269,7 +211,7 @@ def _not_a_profile(file: Path, what: str) -> Issue:
     )
 
 
-def _check_one(loader: ProfileLoader, file: Path, root: Path) -> _Outcome:
+def _check_one(loader: ProfileLoader, file: Path, root: Path, today: date) -> _Outcome:
     display = display_path(file)
     try:
         doc = loader.load(file, display, root)
@@ -283,7 +225,8 @@ def _check_one(loader: ProfileLoader, file: Path, root: Path) -> _Outcome:
     if found:
         return _Outcome(file, [_issue(doc, f, rule=SCHEMA.id) for f in found])
     profile = Profile.from_dict(doc.data)
-    rules_found = [_issue(doc, f, rule=f.rule or "", merged=True) for f in rule_findings(profile)]
+    found = [*rule_findings(profile), *dated_findings(profile, today)]
+    rules_found = [_issue(doc, f, rule=f.rule or "", merged=True) for f in found]
     files = {doc.file: None}  # the profile first, then the bases it was merged from
     files.update((value[0], None) for value, _key in doc.where.values())
     return _Outcome(file, rules_found, doc, profile, tuple(files))

@@ -43,6 +43,8 @@ def summary(result: CheckResult) -> str:
         line = f"{errors} in {result.files_failed} of {_plural(result.files_checked, 'profile')}"
     if result.accepted:
         line += f" ({_plural(len(result.accepted), 'finding')} accepted)"
+    if result.notices:
+        line += f" ({_plural(len(result.notices), 'notice')})"
     return line
 
 
@@ -62,20 +64,23 @@ def issues_text(issues: Sequence[Issue], last: str, *, ok: bool, color: bool = F
 
 
 def issues_github(issues: Sequence[Issue], command: str, last: str) -> str:
-    """GitHub Actions workflow commands: one ``::error`` annotation per issue, titled with the
-    command and the rule's ID (as the annotation's heading shows it), then ``last``."""
+    """GitHub Actions workflow commands: one ``::error`` annotation per issue (``::notice`` for
+    a notice), titled with the command and the rule's ID (as the annotation's heading shows
+    it), then ``last``."""
     lines = []
     for issue in issues:
         title = f"{command} ({issue.rule})" if issue.rule else command
         text = f"{issue.json_path}: {issue.text(rule=False)}"
-        lines.append(github_error(issue.file, issue.line, issue.col, title, text))
+        level = "notice" if issue.notice else "error"
+        lines.append(github_error(issue.file, issue.line, issue.col, title, text, level=level))
     lines.append(last)
     return "\n".join(lines) + "\n"
 
 
 def render_text(result: CheckResult, *, color: bool = False) -> str:
-    """validate's issues, then the summary."""
-    return issues_text(result.issues, summary(result), ok=result.ok, color=color)
+    """validate's notices and issues, then the summary."""
+    found = (*result.notices, *result.issues)
+    return issues_text(found, summary(result), ok=result.ok, color=color)
 
 
 def issue_json(issue: Issue) -> dict[str, object]:
@@ -95,13 +100,14 @@ def _accepted_json(accepted: Accepted) -> dict[str, object]:
 
 
 def render_json(result: CheckResult, *, color: bool = False) -> str:
-    """A JSON object for machines: ``ok``, counts, issues, accepted findings (each with its
+    """A JSON object for machines: ``ok``, counts, issues, notices, accepted findings (each with its
     ``reason``), valid profiles and the summary."""
     doc = {
         "ok": result.ok,
         "filesChecked": result.files_checked,
         "filesFailed": result.files_failed,
         "issues": [issue_json(i) for i in result.issues],
+        "notices": [issue_json(i) for i in result.notices],
         "accepted": [_accepted_json(a) for a in result.accepted],
         "profiles": [
             {"file": display_path(p.path), "name": p.profile.name} for p in result.profiles
@@ -113,7 +119,8 @@ def render_json(result: CheckResult, *, color: bool = False) -> str:
 
 def render_github(result: CheckResult, *, color: bool = False) -> str:
     """validate's issues as GitHub annotations, then the summary."""
-    return issues_github(result.issues, "gpustack validate", summary(result))
+    found = (*result.notices, *result.issues)
+    return issues_github(found, "gpustack validate", summary(result))
 
 
 REPORTERS: dict[str, Callable[..., str]] = {

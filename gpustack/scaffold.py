@@ -24,7 +24,7 @@ import yaml
 from gpustack import limits
 from gpustack.checker import CheckResult, check_paths
 from gpustack.profile import catalog
-from gpustack.profile.model import API_VERSION, KIND, Driver
+from gpustack.profile.model import API_VERSION, DEFAULT_KUBERNETES, KIND, Driver
 from gpustack.profile.schema import (
     BASE_SCHEMA_FILE,
     SCHEMA_FILE,
@@ -95,6 +95,8 @@ def profile_text(
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {"name": name},
+        # written, not left to the default: the release is the one field a team must check
+        "cluster": {"kubernetesVersion": DEFAULT_KUBERNETES},
         "driver": {"version": Driver().version},
         "gpus": {"product": product, "perNode": per_node},
         "workloads": {

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from gpustack.checker import check_paths
 from gpustack.cli import main
 from gpustack.profile import catalog
+from gpustack.profile.model.upstream import GPU_OPERATOR_KUBERNETES
 from gpustack.profile.schema import BASE_SCHEMA_ID, render
 from gpustack.scaffold import products
 from tests.k8s_schema import assert_valid
@@ -55,6 +56,8 @@ def test_writes_a_valid_profile_and_its_schemas(
     )
     (job,) = yaml.safe_load(text)["workloads"]["examples"]
     assert job["gpus"] == 1 and f"cuda{cuda}" in job["image"]  # one GPU, not the whole node
+    # the release is written out, and it is the newest the pinned GPU Operator supports
+    assert yaml.safe_load(text)["cluster"] == {"kubernetesVersion": GPU_OPERATOR_KUBERNETES[-1]}
     from gpustack.constructs import synthesize  # starts Node: only here
 
     objects = synthesize(profile)

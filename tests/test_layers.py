@@ -31,6 +31,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # and the rules
     ("profile",),
     # what stands on the profile: the checker, the floor for reading Kubernetes objects
+    # what a check of profiles returns (issues, accepted findings, the profiles that passed)
+    ("check_result",),
     ("checker", "kube"),
     # the features side by side, and the constructs that write objects
     ("accept", "constructs", "doctor", "images", "lint", "nodestate", "plan", "scaffold"),

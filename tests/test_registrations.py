@@ -42,8 +42,9 @@ LINT_HELPERS = {"common"}
 
 
 def profile_rule_problems() -> list[str]:
+    dated = [check for _, check in rule_registry.DATED]
     return unregistered_profile_rules(
-        gpustack.profile.rules, [r.check for r in rule_registry.RULES]
+        gpustack.profile.rules, [*(r.check for r in rule_registry.RULES), *dated]
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -131,7 +132,9 @@ def test_all_invalid_cases_exit_1_and_valid_cases_exit_0(monkeypatch: pytest.Mon
     code, out = run("invalid")
     assert code == 1
     expected = sum(len(p.read_text().splitlines()) for p in (CASES / "invalid").glob("*.expected"))
-    assert len(out.splitlines()) == expected + 1  # deduplicated issues, then the summary
+    # the cases on a release past its end of life also get a notice each, which .expected omits
+    issues = [line for line in out.splitlines() if ": notice: " not in line]
+    assert len(issues) == expected + 1  # deduplicated issues, then the summary
 
 
 def _on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
@@ -204,4 +207,5 @@ def test_installed_entry_point_matches() -> None:
         [exe, "validate", "profiles"], capture_output=True, text=True, cwd=REPO, timeout=120
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.endswith("profiles valid\n")
+    # the example profiles on a release past its end of life print notices, and stay valid
+    assert re.search(r"\d+ profiles valid \(\d+ notices\)\n$", proc.stdout), proc.stdout

@@ -58,7 +58,9 @@ class SynthOptions:
     - ``jobs``: processes rendering changed clusters (``None``: the CPU count).
     - ``progress``: a progress line on stderr while rendering.
     - ``on_note``: gets each one-line note for the user when it arises: why the GitOps folder
-      was left alone, and (unless ``quiet``) that the packaged default profile is used.
+      was left alone, and (unless ``quiet``) that the packaged default profile is used and
+      each notice of the profiles checked (a Kubernetes release past its end of life; a cluster
+      that is not checked again because nothing changed prints none).
       ``on_wait``: called when another run holds the output folder.
     """
 
@@ -130,6 +132,8 @@ def run(options: SynthOptions) -> SynthOutcome:
                 options.on_note(f"{base.file}: note: {base.what}")
             if not result.ok:
                 raise _Refused(result)  # leaves the lock as a failure: no folder created stays
+            for notice in result.notices if not options.quiet else ():
+                options.on_note(str(notice))
             if not result.profiles and not fresh:
                 paths = ", ".join(map(str, inputs.paths))
                 raise NoProfiles(f"no *.yaml profiles found in {paths}")

@@ -17,7 +17,9 @@ class Finding:
 
     ``at_key`` points at the key rather than its value (unknown or duplicate keys). ``rule`` is
     the ID of the rule that found it (see :mod:`gpustack.profile.rules.registry`); the registry
-    stamps it, so a rule function never spells its own ID a second time.
+    stamps it, so a rule function never spells its own ID a second time. ``notice``: the finding
+    informs and fails nothing (a Kubernetes release past its end of life, by default); it is
+    printed with the issues and the profile stays valid.
     """
 
     path: JsonPath
@@ -25,3 +27,4 @@ class Finding:
     hint: str | None = None
     at_key: bool = False
     rule: str | None = None
+    notice: bool = False

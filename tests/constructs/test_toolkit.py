@@ -90,7 +90,6 @@ RUNTIME_CASES: list[tuple[str, dict[str, Any], dict[str, str], dict[str, str]]] 
             "RUNTIME_CONFIG": "/runtime/config-dir/containerd-imports.toml",
             "RUNTIME_DROP_IN_CONFIG_HOST_PATH": "/etc/k0s/containerd.d/nvidia.toml",
             "RUNTIME_EXECUTABLE_PATH": "/var/lib/k0s/bin/containerd",
-            "RUNTIME_CONFIG_SOURCE": "file",
             "CONTAINERD_SOCKET": "/runtime/sock-dir/containerd.sock",
         },
         {
@@ -187,6 +186,23 @@ def test_crio_has_no_socket_and_containerd_only_env(synth: Synth) -> None:
     ):
         assert name not in e
     assert "/runtime/sock-dir/" not in mounts(c)
+
+
+K0S_136_SOURCE = "file=/host/etc/k0s/containerd.toml"
+
+
+@pytest.mark.parametrize(
+    ("release", "source"), [("1.35", "file"), ("1.36", K0S_136_SOURCE), (None, K0S_136_SOURCE)]
+)
+def test_k0s_config_source_follows_its_release(
+    synth: Synth, release: str | None, source: str
+) -> None:
+    """k0s 1.36 ships containerd 2.x, whose config the toolkit reads from k0s's own file; a
+    profile without kubernetesVersion (None) gets the default release's, 1.36's."""
+    cluster: dict[str, Any] = {"runtime": {"distribution": "k0s"}}
+    if release is not None:
+        cluster["kubernetesVersion"] = release
+    assert env(container(toolkit(synth, cluster=cluster), CTR))["RUNTIME_CONFIG_SOURCE"] == source
 
 
 DISTRIBUTIONS = [{"distribution": d} for d in ("generic", "k3s", "rke2", "microk8s", "k0s")] + [

@@ -8,6 +8,7 @@ depend on where the repository lives). Folders starting with ``_`` hold bases fo
 from __future__ import annotations
 
 import re
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from gpustack.scan import discover
 CASES = Path(__file__).parent / "cases"
 VALID = sorted(p.name for p in discover([CASES / "valid"]))
 INVALID = sorted(p.stem for p in (CASES / "invalid").glob("*.yaml"))
+#: The day the cases are checked on (end-of-life findings are dated): fixed, not the clock's.
+TODAY = date(2026, 12, 6)
 
 
 @pytest.fixture
@@ -29,7 +32,7 @@ def in_cases(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("name", VALID)
 def test_valid_case_has_no_issues(in_cases: Path, name: str) -> None:
-    result = check_paths([Path("valid") / name])
+    result = check_paths([Path("valid") / name], today=TODAY)
     assert [str(i) for i in result.issues] == []
     assert [p.profile.name for p in result.profiles] == [Path(name).stem]
 
@@ -37,7 +40,7 @@ def test_valid_case_has_no_issues(in_cases: Path, name: str) -> None:
 @pytest.mark.parametrize("case", INVALID)
 def test_invalid_case_reports_expected_lines(in_cases: Path, case: str) -> None:
     expected = (CASES / "invalid" / f"{case}.expected").read_text(encoding="utf-8").splitlines()
-    result = check_paths([Path("invalid") / f"{case}.yaml"])
+    result = check_paths([Path("invalid") / f"{case}.yaml"], today=TODAY)
     assert [str(i) for i in result.issues] == expected
     assert not result.ok
     assert result.profiles == ()

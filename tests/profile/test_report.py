@@ -38,6 +38,16 @@ ACCEPTED = Accepted(
 GOOD = LoadedProfile(Path("profiles/ok.yaml"), Profile.from_dict({"metadata": {"name": "ok"}}))
 FAILED = CheckResult(profiles=(GOOD,), issues=ISSUES, files_checked=3, files_failed=2)
 PASSED = CheckResult(profiles=(GOOD,), issues=(), files_checked=1)
+NOTICE = Issue(
+    "profiles/ok.yaml",
+    6,
+    22,
+    "$.cluster.kubernetesVersion",
+    "Kubernetes 1.33 reached its upstream end of life on 2026-06-28",
+    rule="kubernetes-end-of-life",
+    notice=True,
+)
+NOTICED = CheckResult(profiles=(GOOD,), issues=(), files_checked=1, notices=(NOTICE,))
 
 
 @pytest.mark.parametrize(
@@ -45,6 +55,7 @@ PASSED = CheckResult(profiles=(GOOD,), issues=(), files_checked=1)
     [
         (FAILED, "2 errors in 2 of 3 profiles"),
         (PASSED, "1 profile valid"),
+        (NOTICED, "1 profile valid (1 notice)"),
         (CheckResult((), ISSUES[:1], 1, 1), "1 error in 1 of 1 profile"),
         (CheckResult((GOOD,), (), 1, accepted=(ACCEPTED,)), "1 profile valid (1 finding accepted)"),
         (
@@ -99,6 +110,7 @@ def test_json() -> None:
                 "rule": "load",
             },
         ],
+        "notices": [],
         "accepted": [],
         "profiles": [{"file": "profiles/ok.yaml", "name": "ok"}],
         "summary": "2 errors in 2 of 3 profiles",
@@ -131,3 +143,30 @@ def test_json_lists_accepted_findings_with_their_reason() -> None:
         }
     ]
     assert doc["summary"] == "1 profile valid (1 finding accepted)"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "first"),
+    [
+        (
+            "text",
+            "profiles/ok.yaml:6:22: $.cluster.kubernetesVersion: notice: Kubernetes 1.33 reached"
+            " its upstream end of life on 2026-06-28 (rule: kubernetes-end-of-life)",
+        ),
+        (
+            "github",
+            "::notice file=profiles/ok.yaml,line=6,col=22,title=gpustack validate"
+            " (kubernetes-end-of-life)::$.cluster.kubernetesVersion: notice: Kubernetes 1.33"
+            " reached its upstream end of life on 2026-06-28",
+        ),
+    ],
+)
+def test_a_notice_is_printed_and_fails_nothing(fmt: str, first: str) -> None:
+    assert NOTICED.ok
+    assert render(NOTICED, fmt).splitlines() == [first, "1 profile valid (1 notice)"]
+
+
+def test_json_lists_notices_apart_from_issues() -> None:
+    doc = json.loads(render(NOTICED, "json"))
+    assert (doc["ok"], doc["issues"]) == (True, [])
+    assert [n["rule"] for n in doc["notices"]] == ["kubernetes-end-of-life"]

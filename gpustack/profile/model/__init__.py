@@ -28,6 +28,7 @@ from gpustack.plugin.config import (
 )
 from gpustack.profile.model.cluster import (
     API_VERSION,
+    DEFAULT_KUBERNETES,
     DEFAULT_NODE_SELECTOR,
     DEFAULT_TOLERATIONS,
     KIND,
@@ -116,6 +117,7 @@ __all__ = [
     "KIND",
     "KUBELET_ROOT_DIRS",
     "PLUGIN_IMAGES",
+    "DEFAULT_KUBERNETES",
     "SUPPORTED_KUBERNETES",
     "AllocationPolicy",
     "ArgoCd",

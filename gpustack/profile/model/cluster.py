@@ -17,6 +17,7 @@ from gpustack.profile.model.common import (
     Toleration,
 )
 from gpustack.profile.model.runtime import KUBELET_ROOT_DIRS, Runtime
+from gpustack.profile.model.upstream import GPU_OPERATOR, GPU_OPERATOR_KUBERNETES
 from gpustack.profile.node_label_catalog import platform_wide
 
 API_VERSION = "gpustack.dev/v1alpha1"
@@ -24,6 +25,9 @@ KIND = "Profile"
 
 #: Kubernetes minor versions a profile may target (kubernetes-validate ships schemas for them).
 SUPPORTED_KUBERNETES = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+#: A new profile's release: the newest the pinned GPU Operator supports (not the newest
+#: gpustack accepts: NVIDIA has not tested its defaults on a release it does not list).
+DEFAULT_KUBERNETES = GPU_OPERATOR_KUBERNETES[-1]
 
 Platform = Literal["generic", "gke"]
 #: Priority classes GKE admits outside kube-system only under a ResourceQuota naming them.
@@ -73,10 +77,21 @@ class Cluster:
     kubernetes_version: str = key(
         "Kubernetes version",
         "Kubernetes minor version of the cluster, quoted (supported: "
-        f"{SUPPORTED_KUBERNETES[0]} to {SUPPORTED_KUBERNETES[-1]}).",
-        default="1.33",
+        f"{SUPPORTED_KUBERNETES[0]} to {SUPPORTED_KUBERNETES[-1]}; the default is the newest"
+        f" release the GPU Operator {GPU_OPERATOR} supports,"
+        f" {GPU_OPERATOR_KUBERNETES[0]} to {GPU_OPERATOR_KUBERNETES[-1]}). A release past its"
+        " upstream end of life gets a notice with the date (rule kubernetes-end-of-life).",
+        default=DEFAULT_KUBERNETES,
         pattern=r"^1\.\d+$",
-        examples=["1.33"],
+        examples=[DEFAULT_KUBERNETES],
+    )
+    end_of_life: Literal["notice", "error"] = key(
+        "End-of-life Kubernetes",
+        "What a kubernetesVersion past its upstream end of life (kubernetes.io release pages)"
+        " gets: notice prints the date and passes (managed platforms support releases longer);"
+        " error fails validation, for teams that run only supported releases.",
+        default="notice",
+        examples=["error"],
     )
     namespace: str = key(
         "Namespace",

@@ -73,7 +73,8 @@ class Dra:
     extended_resource_name: bool = key(
         "Extended resource name",
         "Let pods that ask for nvidia.com/gpu in their limits get a GPU of the gpu.nvidia.com"
-        " DeviceClass (needs the DRAExtendedResource feature gate: beta from Kubernetes 1.36).",
+        " DeviceClass (needs the DRAExtendedResource feature gate: beta and on by default in"
+        " Kubernetes 1.36, GA from 1.37, where no gate is needed).",
         default=False,
     )
     image: str = image_field(DRA_DRIVER_IMAGE[0])

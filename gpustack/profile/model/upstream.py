@@ -18,6 +18,11 @@ from typing import Final
 
 #: The GPU Operator release gpustack's defaults come from (and its conformance tables cite).
 GPU_OPERATOR: Final = "v26.7.0"
+#: The Kubernetes minor releases that GPU Operator release supports, oldest first (its
+#: platform-support page; ``shared/reference/nvidia-stack-2026.md``: "The GPU Operator v26.7.0
+#: supports 1.33-1.36"). The profile's default ``cluster.kubernetesVersion`` is the newest of them,
+#: so a new profile starts on a release NVIDIA tested the defaults on.
+GPU_OPERATOR_KUBERNETES: Final = ("1.33", "1.34", "1.35", "1.36")
 
 #: What each GPU Operator release ships, image repository -> tag, as its
 #: ``deployments/gpu-operator/values.yaml`` pins them (Node Feature Discovery: the chart its

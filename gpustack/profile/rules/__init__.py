@@ -12,7 +12,7 @@ exist, with their IDs, is the table in :mod:`.registry`.
 from __future__ import annotations
 
 from gpustack.profile.rules.profiles import cross_profile_findings
-from gpustack.profile.rules.registry import ALL, RULES, get, rule_findings
+from gpustack.profile.rules.registry import ALL, RULES, dated_findings, get, rule_findings
 from gpustack.profile.rules.rule import Described, Rule
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Described",
     "Rule",
     "cross_profile_findings",
+    "dated_findings",
     "get",
     "rule_findings",
 ]

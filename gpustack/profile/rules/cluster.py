@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import date
 
-from gpustack.profile import components
+from gpustack.profile import components, kubernetes_releases
 from gpustack.profile.finding import Finding
-from gpustack.profile.model import SELF_CONFIGURING, SUPPORTED_KUBERNETES, Profile
+from gpustack.profile.model import (
+    DEFAULT_KUBERNETES,
+    SELF_CONFIGURING,
+    SUPPORTED_KUBERNETES,
+    Profile,
+)
 from gpustack.profile.model.runtime import K3S_NVIDIA_INSTALL_DIR
 from gpustack.profile.platform import gke_signals
 
@@ -19,6 +25,25 @@ def kubernetes_version_supported(p: Profile) -> Iterator[Finding]:
             f"Kubernetes {version} is not supported",
             f"use {SUPPORTED_KUBERNETES[0]} to {SUPPORTED_KUBERNETES[-1]}",
         )
+
+
+def kubernetes_end_of_life(p: Profile, today: date) -> Iterator[Finding]:
+    """A release past its upstream end of life: a notice, or an error where the profile asks
+    (``cluster.endOfLife: error``). Dated, so ``today`` is given, not read."""
+    version = p.cluster.kubernetes_version
+    end = kubernetes_releases.ended(version, today)
+    if end is None:
+        return
+    notice = p.cluster.end_of_life == "notice"
+    switch = "error makes this an error" if notice else "notice where a platform still supports it"
+    yield Finding(
+        ("cluster", "kubernetesVersion"),
+        f"Kubernetes {version} reached its upstream end of life on {end.isoformat()}"
+        f" ({kubernetes_releases.SOURCE}{version}/)",
+        f'upgrade the cluster and set kubernetesVersion: "{DEFAULT_KUBERNETES}" or another'
+        f" supported release; cluster.endOfLife: {switch}",
+        notice=notice,
+    )
 
 
 def runtime_matches_distribution(p: Profile) -> Iterator[Finding]:

@@ -12,7 +12,10 @@ GPU Operator v26.7.0's DRA documentation; see :mod:`gpustack.dra_upstream`):
 - A GPU is handed out by the device plugin or by DRA, never both: two allocators of one GPU
   give it to two pods.
 - ``extendedResourceName`` on a DeviceClass has an effect only with the ``DRAExtendedResource``
-  feature gate (alpha in 1.35, beta and on by default from 1.36).
+  feature gate (alpha in 1.35, beta and on by default in 1.36); Kubernetes 1.37 made it GA
+  (KEP-5004), so from 1.37 there is no gate to turn on (``shared/reference/nvidia-stack-2026.md``).
+- The DRA API gpustack renders, ``resource.k8s.io/v1``, is served by every release from 1.34,
+  1.37 included.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from gpustack.profile.rules.common import example_path
 #: The first Kubernetes minor release that serves ``resource.k8s.io/v1``; NVIDIA's floor patch.
 DRA_KUBERNETES: Final = (1, 34)
 DRA_KUBERNETES_PATCH: Final = "1.34.2"
-#: The first minor release whose DRAExtendedResource gate is on by default (beta).
+#: The first minor release whose DRAExtendedResource gate is on by default (beta; from 1.37 the
+#: feature is GA and has no gate, so every later release passes too).
 EXTENDED_RESOURCE_KUBERNETES: Final = (1, 36)
 #: NVIDIA's driver floors: GPU allocation, ComputeDomains.
 GPU_ALLOCATION_DRIVER: Final = "565.0.0"
@@ -111,8 +115,8 @@ def dra_extended_resource_gate(p: Profile) -> Iterator[Finding]:
         yield Finding(
             ("dra", "extendedResourceName"),
             "a DeviceClass's extendedResourceName needs the DRAExtendedResource feature gate,"
-            f" which is on by default only from Kubernetes 1.36; the cluster runs"
-            f" {p.cluster.kubernetes_version}",
+            " which is on by default from Kubernetes 1.36 (GA, with no gate, from 1.37); the"
+            f" cluster runs {p.cluster.kubernetes_version}",
             "set dra.extendedResourceName: false, or turn the gate on in the API server,"
             " scheduler and kubelets and accept this finding",
         )

@@ -15,10 +15,13 @@ Schema), ``profile-names-unique`` (across profiles) and ``accept`` (a broken acc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from datetime import date
 
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
+from gpustack.profile.rules import cluster as cluster_rules
 from gpustack.profile.rules import profiles
 from gpustack.profile.rules.rows import cluster, device_plugin, driver, workloads
 from gpustack.profile.rules.rule import Described, Rule
@@ -44,6 +47,15 @@ PROFILE_NAMES_UNIQUE = Described(
     " dist/clusters/<name>/)",
     fix="give every profile its own name",
 )
+KUBERNETES_END_OF_LIFE = Described(
+    id="kubernetes-end-of-life",
+    section="cluster",
+    summary="`kubernetesVersion` is a release upstream still supports on the day of the check"
+    " (kubernetes.io's end-of-life dates): a notice by default, an error with"
+    " `cluster.endOfLife: error`",
+    fix="upgrade the cluster and its `kubernetesVersion`; where a platform's extended support"
+    " covers the release, leave `cluster.endOfLife` at notice",
+)
 ACCEPT = Described(
     id="accept",
     section="comments",
@@ -55,7 +67,14 @@ ACCEPT = Described(
 #: Every rule, area by area in the order the reference lists them.
 RULES: tuple[Rule, ...] = (*cluster.RULES, *driver.RULES, *device_plugin.RULES, *workloads.RULES)
 #: Every kind of finding, in the order the reference lists them.
-ALL: tuple[Described, ...] = (LOAD, SCHEMA, *RULES, PROFILE_NAMES_UNIQUE, ACCEPT)
+ALL: tuple[Described, ...] = (
+    LOAD,
+    SCHEMA,
+    *RULES,
+    KUBERNETES_END_OF_LIFE,
+    PROFILE_NAMES_UNIQUE,
+    ACCEPT,
+)
 
 _BY_ID: dict[str, Described] = {d.id: d for d in ALL}
 
@@ -68,3 +87,16 @@ def get(rule_id: str) -> Described | None:
 def rule_findings(profile: Profile, rules: Iterable[Rule] = RULES) -> list[Finding]:
     """Every rule's findings for one (schema-valid) profile, in rule order, each with its ID."""
     return [finding for rule in rules for finding in rule(profile)]
+
+
+#: The rules whose findings depend on the day of the check, each with its check, which is
+#: given that day: ``(p: Profile, today: date) -> Iterator[Finding]``.
+DATED: tuple[tuple[Described, Callable[[Profile, date], Iterator[Finding]]], ...] = (
+    (KUBERNETES_END_OF_LIFE, cluster_rules.kubernetes_end_of_life),
+)
+
+
+def dated_findings(profile: Profile, today: date) -> list[Finding]:
+    """The findings that depend on the day of the check (a release's end of life), each with
+    its ID; ``today`` is given so that tests and a profile's result do not read the clock."""
+    return [replace(f, rule=rule.id) for rule, check in DATED for f in check(profile, today)]

@@ -111,7 +111,7 @@ RULES: tuple[Rule, ...] = (
         check=dra.dra_extended_resource_gate,
         section="dra",
         summary="`dra.extendedResourceName` only where the DRAExtendedResource gate is on by"
-        " default (Kubernetes 1.36 or later)",
+        " default (Kubernetes 1.36, beta) or the feature is GA (1.37 and later, no gate)",
         fix="set `dra.extendedResourceName: false`, or accept it where the gate is turned on",
         acceptable=True,
     ),
