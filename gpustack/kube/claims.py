@@ -137,13 +137,22 @@ class Defined:
         return self.claims if kind == CLAIM else self.templates
 
     def find(self, kind: str, name: str, namespace: str | None) -> Named | None:
-        """The claim or template ``name`` in ``namespace`` (either unset: any namespace)."""
+        """The claim or template ``name`` in ``namespace``: a pod uses only claims and
+        templates of its own namespace, and an object without one is applied to ``default``
+        (what ``kubectl apply`` does without ``-n``)."""
         for one in self.of(kind):
-            if one.name == name and (
-                None in (namespace, one.namespace) or one.namespace == namespace
-            ):
+            if one.name == name and in_namespace(one.namespace) == in_namespace(namespace):
                 return one
         return None
+
+
+#: The namespace of an object whose manifest names none.
+DEFAULT_NAMESPACE = "default"
+
+
+def in_namespace(namespace: str | None) -> str:
+    """The namespace an object lands in (``default`` when its manifest names none)."""
+    return namespace or DEFAULT_NAMESPACE
 
 
 #: NVIDIA's ComputeDomain controller makes, for each ComputeDomain, a ResourceClaimTemplate named

@@ -137,7 +137,7 @@ RULES: tuple[LintRule, ...] = (
     ),
     LintRule(
         id="claim-reference-known",
-        summary="A pod's resourceClaims name a claim or template the manifests define.",
+        summary="A pod's resourceClaims name a claim or template defined in its namespace.",
         check=claim_reference_known.check,
     ),
     LintRule(
