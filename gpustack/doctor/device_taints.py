@@ -20,8 +20,13 @@ from collections.abc import Iterator
 
 from gpustack import dra_upstream as upstream
 from gpustack.doctor.finding import Diagnosis
-from gpustack.kube.device_taints import BLOCKING, TaintRule, device_taints, taint_rule
-from gpustack.kube.state import JSON, ClusterState, get, items, name
+from gpustack.kube.device_taints import (
+    BLOCKING,
+    TaintRule,
+    slice_devices,
+    taint_rule,
+)
+from gpustack.kube.state import JSON, ClusterState, get, name
 
 SLICE_CHECK = "devices-tainted"
 RULE_CHECK = "device-taint-rule"
@@ -64,14 +69,12 @@ def _effect(effects: set[str]) -> str:
 
 
 def _all_tainted(res_slice: JSON) -> Diagnosis | None:
-    devices = [d for d in items(res_slice, "spec", "devices") if isinstance(d, dict)]
     shown, effects = [], set()
-    for device in devices:
-        taints = device_taints(device)
-        if not taints:
+    for device in slice_devices(res_slice):
+        if not device.taints:
             return None
-        effects |= {t.effect for t in taints if t.blocking} or {"None"}
-        shown.append(f"{_str(device.get('name'))}: {', '.join(str(t) for t in taints)}")
+        effects |= {t.effect for t in device.taints if t.blocking} or {"None"}
+        shown.append(f"{device.name}: {', '.join(str(t) for t in device.taints)}")
     if not shown:
         return None
     driver = _str(get(res_slice, "spec", "driver"))
@@ -90,15 +93,12 @@ def _all_tainted(res_slice: JSON) -> Diagnosis | None:
 
 def _matched(rule: TaintRule, state: ClusterState) -> list[str]:
     """``pool/device`` of each published device ``rule`` selects."""
-    found = []
-    for res_slice in state.resourceslices:
-        driver = _str(get(res_slice, "spec", "driver"))
-        pool = _str(get(res_slice, "spec", "pool", "name"))
-        for device in items(res_slice, "spec", "devices"):
-            dev = _str(device.get("name")) if isinstance(device, dict) else "?"
-            if rule.matches(driver, pool, dev):
-                found.append(f"{pool}/{dev}")
-    return found
+    return [
+        f"{d.pool}/{d.name}"
+        for res_slice in state.resourceslices
+        for d in slice_devices(res_slice)
+        if rule.matches(d.driver, d.pool, d.name)
+    ]
 
 
 def _rule(data: JSON, state: ClusterState) -> Diagnosis | None:

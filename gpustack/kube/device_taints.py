@@ -93,6 +93,15 @@ class TaintRule:
         wanted = ((self.driver, driver), (self.pool, pool), (self.device, device))
         return self.selects and all(w is None or w == got for w, got in wanted)
 
+    def covers(self, driver: str) -> bool:
+        """Whether it taints every device of ``driver``, whatever the pools and devices."""
+        return (
+            self.selects
+            and self.pool is None
+            and self.device is None
+            and self.driver in (None, driver)
+        )
+
     @property
     def scope(self) -> str:
         """What it taints, for messages: ``devices of driver gpu.nvidia.com, pool gpu-1``."""
@@ -148,3 +157,37 @@ def untolerated(taints: Iterable[DeviceTaint], tolerations: Iterable[Any]) -> li
     """The blocking taints none of ``tolerations`` matches."""
     tols = list(tolerations)
     return [t for t in taints if t.blocking and not tolerates(tols, t)]
+
+
+@dataclass(frozen=True)
+class SliceDevice:
+    """One device a ResourceSlice publishes, with the taints its driver gave it."""
+
+    driver: str
+    pool: str
+    name: str
+    taints: tuple[DeviceTaint, ...]
+
+
+def slice_devices(data: Any) -> list[SliceDevice]:
+    """The devices of the ResourceSlice ``data`` (``spec.devices``, its ``spec.driver`` and
+    ``spec.pool.name``)."""
+    driver, pool = _str(_get(data, "spec", "driver")), _str(_get(data, "spec", "pool", "name"))
+    return [
+        SliceDevice(driver, pool, _str(d.get("name")) or "?", tuple(device_taints(d)))
+        for d in _list(_get(data, "spec", "devices"))
+        if isinstance(d, dict)
+    ]
+
+
+def blocking(
+    device: SliceDevice, rules: Iterable[TaintRule], tolerations: Iterable[Any]
+) -> list[tuple[DeviceTaint, str]]:
+    """The taints that keep ``device`` from a request with ``tolerations``, each with whose it
+    is: its own (``its driver's``) and those of the ``rules`` that select it."""
+    tols = list(tolerations)
+    found = [(t, "its driver's") for t in untolerated(device.taints, tols)]
+    for rule in rules:
+        if rule.matches(device.driver, device.pool, device.name):
+            found += [(t, f"DeviceTaintRule {rule.name}") for t in untolerated([rule.taint], tols)]
+    return found
