@@ -70,7 +70,7 @@ CHECKS: tuple[DoctorCheck, ...] = (
         "claim-unallocated",
         "pod",
         "why a Pending pod's ResourceClaim gets no device (no claim, no DeviceClass, no "
-        "ResourceSlice of its driver, no device that matches, all taken)",
+        "ResourceSlice of its driver, no device that matches, all tainted, all taken)",
     ),
     DoctorCheck(
         "pods-not-created",

@@ -191,3 +191,8 @@ def blocking(
         if rule.matches(device.driver, device.pool, device.name):
             found += [(t, f"DeviceTaintRule {rule.name}") for t in untolerated([rule.taint], tols)]
     return found
+
+
+def said(found: Iterable[tuple[DeviceTaint, str]]) -> str:
+    """:func:`blocking`'s taints for a message: ``key=value:effect (whose), ...``."""
+    return ", ".join(f"{t} ({whose})" for t, whose in found)

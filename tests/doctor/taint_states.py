@@ -91,12 +91,29 @@ def informational_rule() -> list[JSON]:
     return _with(taint_rule("note-gpu-2", {**DRAIN, "effect": "None"}, {"pool": "gpu-2"}))
 
 
+def claim_kept_out() -> list[JSON]:
+    """Every GPU of the driver drained, and a Pending pod whose request tolerates no drain."""
+    req = dra_states.request(upstream.GPU_DEVICE_CLASS)
+    made = f"{dra_states.POD}-gpu-x7k2q"
+    return [
+        *dra_states.device_classes(),
+        dra_states.resource_slice("gpu-1"),
+        dra_states.resource_slice("gpu-2"),
+        taint_rule("drain-all-gpus", DRAIN, {"driver": upstream.GPU_DRIVER}),
+        dra_states.template("single-gpu", req),
+        dra_states.claim(made, req),
+        dra_states.pod(dra_states.POD, "single-gpu", made),
+        dra_states.unschedulable(dra_states.CANNOT),
+    ]
+
+
 SCENARIOS: dict[str, Callable[[], list[JSON]]] = {
     "taint-gpu-lost": gpu_lost,
     "taint-xid-evicts": xid_evicts,
     "taint-one-xid": one_xid,
     "taint-drain-rule": drain_rule,
     "taint-informational-rule": informational_rule,
+    "taint-claim-kept-out": claim_kept_out,
 }
 
 

@@ -19,7 +19,7 @@ from tests.doctor import dra_states, taint_states
 from tests.doctor.dra_states import DRA_FIXTURES
 from tests.doctor.test_doctor import L4, MIG, profile
 
-CHECKS = ("devices-tainted", "device-taint-rule")
+CHECKS = ("devices-tainted", "device-taint-rule", "claim-unallocated")
 #: scenario -> (subject, check, what the message says) of each finding.
 FOUND: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "taint-gpu-lost": [
@@ -57,6 +57,23 @@ FOUND: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         )
     ],
     "taint-informational-rule": [],  # effect None
+    "taint-claim-kept-out": [
+        (
+            "devicetaintrule/drain-all-gpus",
+            "device-taint-rule",
+            ("taints every device of driver gpu.nvidia.com with example.com/maintenance",),
+        ),
+        (
+            "pod/ml/infer",
+            "claim-unallocated",
+            (
+                "claim infer-gpu-x7k2q request gpu: every one of the 4 matching devices carries a "
+                "taint the request does not tolerate (gpu-1/gpu-0: example.com/maintenance=drain:"
+                "NoSchedule (DeviceTaintRule drain-all-gpus);",
+                "; 1 more)",
+            ),
+        ),
+    ],
 }
 
 
@@ -113,3 +130,22 @@ def test_a_slice_of_the_older_api_is_read_too() -> None:
             for device in item["spec"]["devices"]:
                 device["basic"] = {"taints": device.pop("taints")}
     assert [d.subject for d in diagnose(state.load(json.dumps(doc)), profile(L4))] == ["node/gpu-2"]
+
+
+@pytest.mark.parametrize(
+    ("toleration", "kept_out"),
+    [
+        (None, True),
+        ({"key": "example.com/maintenance", "operator": "Exists"}, False),
+        ({"key": "example.com/maintenance", "value": "drain", "effect": "NoExecute"}, True),
+    ],
+)
+def test_a_tolerating_request_is_not_kept_out(
+    toleration: dict[str, str] | None, kept_out: bool
+) -> None:
+    doc = taint_states.build("taint-claim-kept-out")
+    for item in doc["items"]:
+        if item["kind"] == "ResourceClaim" and toleration is not None:
+            item["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [toleration]
+    found = [d.message for d in diagnose(state.load(json.dumps(doc)), profile(L4))]
+    assert any("carries a taint the request does not tolerate" in m for m in found) is kept_out

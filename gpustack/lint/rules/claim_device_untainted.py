@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.kube.claims import Choice, Defined, PodClaim, class_kind, pod_claims
-from gpustack.kube.device_taints import DeviceTaint, blocking, untolerated
+from gpustack.kube.device_taints import DeviceTaint, blocking, said, untolerated
 from gpustack.kube.pods import PodSite
 from gpustack.lint.context import LintContext
 from gpustack.lint.rules.common import namespace_of
@@ -63,10 +63,7 @@ def _kept_out(choice: Choice, defined: Defined) -> list[_Kept] | None:
 
 def _finding(site: PodSite, claim: PodClaim, request: str, kept: list[_Kept]) -> Finding:
     rest = len(kept) - _SHOWN
-    shown = "; ".join(
-        f"{where}: {', '.join(f'{t} ({whose})' for t, whose in why)}"
-        for where, why in kept[:_SHOWN]
-    )
+    shown = "; ".join(f"{where}: {said(why)}" for where, why in kept[:_SHOWN])
     shown += f"; {rest} more" if rest > 0 else ""
     keys = ", ".join(dict.fromkeys(t.key for _, why in kept for t, _ in why))
     return Finding(
