@@ -185,11 +185,13 @@ def doctor_summary(found: Sequence[Diagnosis], state: ClusterState) -> str:
         return f"healthy: {_plural(len(state.nodes), 'node')}, no Pending GPU pod"
     nodes = sum(d.subject.startswith("node/") or d.subject == "cluster" for d in found)
     pods = sum(d.subject.startswith("pod/") for d in found)
-    refused = len(found) - nodes - pods
+    rules = sum(d.subject.startswith("devicetaintrule/") for d in found)
+    refused = len(found) - nodes - pods - rules
     return (
         f"{_plural(len(found), 'finding')}: {_plural(nodes, 'node')}, "
         f"{_plural(pods, 'Pending GPU pod')}"
         + (f", {_plural(refused, 'controller')} refused pods" if refused else "")
+        + (f", {_plural(rules, 'DeviceTaintRule')}" if rules else "")
     )
 
 

@@ -24,7 +24,8 @@ from gpustack.cli.group import main
     "state_path",
     type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
     help="Output of `kubectl get nodes,pods,daemonsets,events,resourceclaims,resourceslices,"
-    "deviceclasses -A -o json` (- for stdin; without the last three on clusters before 1.34).",
+    "deviceclasses,devicetaintrules -A -o json` (- for stdin; without devicetaintrules where "
+    "device taints are not served, without the last four on clusters before 1.34).",
 )
 @click.option("--kubectl", "use_kubectl", is_flag=True, help="Run kubectl to read the state.")
 @click.option("--context", "kube_context", help="kubectl context (with --kubectl).")

@@ -104,7 +104,8 @@ def doctor_checks() -> str:
         ),
         "",
         "`gpustack doctor` runs the node checks in this order and reports the first that fails",
-        "on each node (the later ones follow from it), then one finding per Pending GPU pod and",
+        "on each node (the later ones follow from it), then one finding per ResourceSlice whose",
+        "devices are all tainted and per DeviceTaintRule, then one per Pending GPU pod and",
         "per controller whose pods the API server refuses. See [Diagnose a cluster]"
         "(../how-to/doctor.md).",
         "",

@@ -17,7 +17,8 @@ from gpustack.profile import components
 
 @dataclass(frozen=True)
 class DoctorCheck:
-    """One check: ``id`` as printed, ``subject`` (``node`` or ``pod``), and what it finds."""
+    """One check: ``id`` as printed, ``subject`` (``node``, ``pod``, ``controller`` or
+    ``cluster``), and what it finds."""
 
     id: str
     subject: str
@@ -54,12 +55,22 @@ CHECKS: tuple[DoctorCheck, ...] = (
         "the node offers none of a resource its plugin config advertises",
     ),
     DoctorCheck("mig-not-applied", "node", "fewer MIG devices than gpus.mig x perNode"),
+    DoctorCheck(
+        "devices-tainted",
+        "node",
+        "a DRA driver tainted every device of a node's ResourceSlice (NVIDIA's: GPU lost, XID)",
+    ),
+    DoctorCheck(
+        "device-taint-rule",
+        "cluster",
+        "a DeviceTaintRule keeps the devices it selects from claims (NoSchedule, NoExecute)",
+    ),
     DoctorCheck("pod-pending", "pod", "why a Pending GPU pod fits no node"),
     DoctorCheck(
         "claim-unallocated",
         "pod",
         "why a Pending pod's ResourceClaim gets no device (no claim, no DeviceClass, no "
-        "ResourceSlice of its driver, no device that matches, all taken)",
+        "ResourceSlice of its driver, no device that matches, all tainted, all taken)",
     ),
     DoctorCheck(
         "pods-not-created",

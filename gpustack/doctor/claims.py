@@ -4,7 +4,8 @@ Dynamic Resource Allocation fails in a few ways the scheduler words tersely ("0/
 available: 3 cannot allocate all claims"): the claim was never made (its template does not exist),
 its DeviceClass does not exist, no node publishes a ResourceSlice of the class's driver (the DRA
 kubelet plugin is not running or not publishing), or no published device satisfies the class's
-and the request's selectors, or every one that does is taken. Each is read from the state
+and the request's selectors, or every one that does carries a device taint the request does not
+tolerate (KEP-5055, :mod:`gpustack.kube.device_taints`) or is taken. Each is read from the state
 (``resourceclaims``, ``resourceslices``, ``deviceclasses``); the selectors are evaluated only in
 their simplest form (``&&`` of ``==``/``!=`` comparisons, :func:`gpustack.kube.cel.evaluate`),
 and a selector that is more is named as what may be the reason, never judged. The scheduler's
@@ -34,6 +35,7 @@ from gpustack.kube.claims import (
     class_kind,
     selectors,
 )
+from gpustack.kube.device_taints import SliceDevice, blocking, device_taints, said, taint_rule
 from gpustack.kube.kubectl import ARGS
 from gpustack.kube.state import JSON, ClusterState, events_for, get, items, mapping, name
 from gpustack.kube.suggest import did_you_mean
@@ -186,6 +188,29 @@ def _selectors_cause(
     return None, unsure
 
 
+def _tainted(
+    state: ClusterState, matching: list[_Device], choice: Choice, where: str
+) -> _Cause | None:
+    """Every matching device carries a taint the request does not tolerate (KEP-5055: its
+    driver's in the ResourceSlice, or a DeviceTaintRule's); ``None`` when one does not."""
+    rules = [r for r in map(taint_rule, state.devicetaintrules) if r is not None]
+    shown = []
+    for drv, device, pool in matching:
+        one = SliceDevice(drv, pool, str(device.get("name")), tuple(device_taints(device)))
+        why = blocking(one, rules, choice.tolerations)
+        if not why:
+            return None
+        shown.append(f"{pool}/{one.name}: {said(why)}")
+    more = f"; {len(shown) - 3} more" if len(shown) > 3 else ""
+    return _Cause(
+        f"{where}: every one of the {len(matching)} matching devices carries a taint the "
+        f"request does not tolerate ({'; '.join(shown[:3])}{more})",
+        "if it may use such devices, add tolerations for those taints to the request; else "
+        "bring the devices back (kubectl get resourceslices -o yaml; kubectl get "
+        "devicetaintrules)",
+    )
+
+
 def _request(
     state: ClusterState,
     defined: Defined,
@@ -218,6 +243,9 @@ def _request(
     if cause is not None:
         return cause
     matching = _passing(in_class, [e for e, _ in choice.selectors])
+    tainted = _tainted(state, matching, choice, where)
+    if matching and tainted is not None and not unsure:
+        return tainted
     free = [m for m in matching if (m[0], m[2], str(m[1].get("name"))) not in taken]
     need = _count(claim, choice)
     if len(free) < need and not unsure:

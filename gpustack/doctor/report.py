@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 from gpustack.doctor.claims import diagnose_claims
 from gpustack.doctor.created import diagnose_refusals
+from gpustack.doctor.device_taints import diagnose_device_taints
 from gpustack.doctor.finding import Diagnosis
 from gpustack.doctor.nodes import diagnose_nodes
 from gpustack.doctor.pending import diagnose_pending
@@ -22,12 +23,17 @@ def _claims(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
     return diagnose_claims(state)
 
 
+def _device_taints(state: ClusterState, profile: Profile) -> Iterator[Diagnosis]:
+    return diagnose_device_taints(state)
+
+
 #: The check modules, in the order they report: nodes (in the order kubectl lists them), then
-#: Pending GPU pods, then Pending pods with unallocated ResourceClaims, then controllers whose
-#: pods the API server refuses. A test finds every
-#: ``diagnose_*`` module of the package here.
+#: ResourceSlices whose devices are all tainted and DeviceTaintRules, then Pending GPU pods, then
+#: Pending pods with unallocated ResourceClaims, then controllers whose pods the API server
+#: refuses. A test finds every ``diagnose_*`` module of the package here.
 DIAGNOSES: tuple[Callable[[ClusterState, Profile], Iterator[Diagnosis]], ...] = (
     diagnose_nodes,
+    _device_taints,
     _pending,
     _claims,
     diagnose_refusals,

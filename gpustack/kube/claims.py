@@ -22,12 +22,20 @@ from typing import Any
 
 from gpustack import dra_upstream as upstream
 from gpustack.kube import cel
+from gpustack.kube.device_taints import (
+    TAINT_RULE,
+    SliceDevice,
+    TaintRule,
+    slice_devices,
+    taint_rule,
+)
 from gpustack.kube.manifests import Manifest
 from gpustack.profile.document import JsonPath
 
 CLAIM = "ResourceClaim"
 TEMPLATE = "ResourceClaimTemplate"
 DEVICE_CLASS = "DeviceClass"
+RESOURCE_SLICE = "ResourceSlice"
 #: kind -> path of its ``devices.requests`` list.
 REQUESTS_AT: dict[str, JsonPath] = {
     CLAIM: ("spec", "devices", "requests"),
@@ -59,12 +67,14 @@ def _str(value: Any) -> str | None:
 @dataclass(frozen=True)
 class Choice:
     """One way a request is met: its ``exactly`` (v1), the request itself (v1beta1), or one
-    ``firstAvailable`` subrequest. ``path`` is that mapping's path in the object."""
+    ``firstAvailable`` subrequest. ``path`` is that mapping's path in the object;
+    ``tolerations`` its device tolerations (beside ``deviceClassName``, KEP-5055)."""
 
     request: str
     device_class: str | None
     path: JsonPath
     selectors: tuple[tuple[str, JsonPath], ...]
+    tolerations: tuple[Any, ...] = ()
 
     @property
     def class_path(self) -> JsonPath:
@@ -82,7 +92,9 @@ def selectors(spec: Any, at: JsonPath) -> tuple[tuple[str, JsonPath], ...]:
 
 
 def _choice(request: str, spec: Any, at: JsonPath) -> Choice:
-    return Choice(request, _str(_get(spec, ("deviceClassName",))), at, selectors(spec, at))
+    cls = _str(_get(spec, ("deviceClassName",)))
+    tolerations = tuple(_list(_get(spec, ("tolerations",))))
+    return Choice(request, cls, at, selectors(spec, at), tolerations)
 
 
 def choices(data: Any, kind: str) -> list[Choice]:
@@ -127,23 +139,35 @@ class Named:
 @dataclass(frozen=True)
 class Defined:
     """What the linted manifests define, over every file: DeviceClasses (name -> selectors),
-    ResourceClaims and ResourceClaimTemplates."""
+    ResourceClaims and ResourceClaimTemplates, and the devices of ResourceSlices and the
+    DeviceTaintRules (:mod:`gpustack.kube.device_taints`)."""
 
     device_classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     claims: tuple[Named, ...] = ()
     templates: tuple[Named, ...] = ()
+    devices: tuple[SliceDevice, ...] = ()
+    taint_rules: tuple[TaintRule, ...] = ()
 
     def of(self, kind: str) -> tuple[Named, ...]:
         return self.claims if kind == CLAIM else self.templates
 
     def find(self, kind: str, name: str, namespace: str | None) -> Named | None:
-        """The claim or template ``name`` in ``namespace`` (either unset: any namespace)."""
+        """The claim or template ``name`` in ``namespace``: a pod uses only claims and
+        templates of its own namespace, and an object without one is applied to ``default``
+        (what ``kubectl apply`` does without ``-n``)."""
         for one in self.of(kind):
-            if one.name == name and (
-                None in (namespace, one.namespace) or one.namespace == namespace
-            ):
+            if one.name == name and in_namespace(one.namespace) == in_namespace(namespace):
                 return one
         return None
+
+
+#: The namespace of an object whose manifest names none.
+DEFAULT_NAMESPACE = "default"
+
+
+def in_namespace(namespace: str | None) -> str:
+    """The namespace an object lands in (``default`` when its manifest names none)."""
+    return namespace or DEFAULT_NAMESPACE
 
 
 #: NVIDIA's ComputeDomain controller makes, for each ComputeDomain, a ResourceClaimTemplate named
@@ -168,11 +192,18 @@ def _channel_template(m: Manifest) -> Named | None:
 
 def index(objects: Iterable[Manifest]) -> Defined:
     """Every DeviceClass, ResourceClaim and ResourceClaimTemplate among ``objects`` (with the
-    templates NVIDIA's ComputeDomain controller makes for their ComputeDomains)."""
+    templates NVIDIA's ComputeDomain controller makes for their ComputeDomains), and the devices
+    and DeviceTaintRules of device taints."""
     classes: dict[str, tuple[str, ...]] = {}
     found: dict[str, list[Named]] = {CLAIM: [], TEMPLATE: []}
+    devices: list[SliceDevice] = []
+    rules: list[TaintRule] = []
     for m in objects:
         name = _name(m.data)
+        if m.kind == RESOURCE_SLICE:
+            devices += slice_devices(m.data)
+        elif m.kind == TAINT_RULE and (rule := taint_rule(m.data)) is not None:
+            rules.append(rule)
         if name is None:
             continue
         if m.kind == DEVICE_CLASS:
@@ -181,7 +212,9 @@ def index(objects: Iterable[Manifest]) -> Defined:
             found[m.kind].append(Named(name, _namespace(m.data), tuple(choices(m.data, m.kind))))
         elif (made := _channel_template(m)) is not None:
             found[TEMPLATE].append(made)
-    return Defined(classes, tuple(found[CLAIM]), tuple(found[TEMPLATE]))
+    return Defined(
+        classes, tuple(found[CLAIM]), tuple(found[TEMPLATE]), tuple(devices), tuple(rules)
+    )
 
 
 # --- the pod side -------------------------------------------------------------------------------

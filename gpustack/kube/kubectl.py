@@ -1,10 +1,12 @@
 """The one place ``gpustack doctor`` talks to a cluster: ``kubectl get ... -o json``.
 
 Read-only: the kinds it lists need ``get``/``list`` on nodes, pods, daemonsets and events in
-every namespace, and on Dynamic Resource Allocation's resourceclaims, resourceslices and
-deviceclasses (``resource.k8s.io``), nothing more. A cluster without that API (before 1.34, or
-with it turned off) makes kubectl refuse the whole list ("the server doesn't have a resource
-type"), and so does a user who may not list them; then the four core kinds are read alone.
+every namespace, and on Dynamic Resource Allocation's resourceclaims, resourceslices,
+deviceclasses and devicetaintrules (``resource.k8s.io``), nothing more. A cluster without that
+API (before 1.34, or with it turned off) makes kubectl refuse the whole list ("the server doesn't
+have a resource type"), and so does a user who may not list them; then the list is asked again
+without DeviceTaintRules (served only where device taints are: ``v1alpha3`` from 1.33,
+``v1beta2`` from 1.36, behind the ``DRADeviceTaints`` gate), and then the four core kinds alone.
 Isolated here so that the diagnosis runs on files in tests.
 """
 
@@ -17,8 +19,12 @@ from collections.abc import Sequence
 #: The kinds every cluster has, and those of Dynamic Resource Allocation (``resource.k8s.io``).
 CORE_KINDS = "nodes,pods,daemonsets,events"
 DRA_KINDS = "resourceclaims,resourceslices,deviceclasses"
+#: Device taints' cluster-wide rules (KEP-5055), a kind of their own since few clusters serve it.
+TAINT_KINDS = "devicetaintrules"
 #: What ``doctor`` reads, and what a user records with ``kubectl ... > state.json``.
-ARGS = ("get", f"{CORE_KINDS},{DRA_KINDS}", "-A", "-o", "json")
+ARGS = ("get", f"{CORE_KINDS},{DRA_KINDS},{TAINT_KINDS}", "-A", "-o", "json")
+#: The same without DeviceTaintRules, for clusters that serve DRA but not device taints.
+DRA_ARGS = ("get", f"{CORE_KINDS},{DRA_KINDS}", "-A", "-o", "json")
 #: The same without DRA, for clusters that do not serve ``resource.k8s.io``.
 CORE_ARGS = ("get", CORE_KINDS, "-A", "-o", "json")
 #: kubectl's words for a kind the API server does not serve.
@@ -55,8 +61,10 @@ def fetch(
             f"`kubectl {' '.join(args)} > state.json` and pass --state state.json"
         )
     done = _run([binary, *extra, *args], timeout)
-    if dra and done.returncode != 0 and _without_dra(done.stderr):
-        done = _run([binary, *extra, *CORE_ARGS], timeout)
+    for fallback in (DRA_ARGS, CORE_ARGS) if dra else ():
+        if done.returncode == 0 or not _without_dra(done.stderr):
+            break
+        done = _run([binary, *extra, *fallback], timeout)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise KubectlError(f"kubectl failed (exit {done.returncode}): {last}")

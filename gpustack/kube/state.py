@@ -1,6 +1,6 @@
 """The cluster's state, read from the List that ``kubectl get nodes,pods,daemonsets,events,
-resourceclaims,resourceslices,deviceclasses -A -o json`` prints (:data:`gpustack.kube.kubectl.
-ARGS`).
+resourceclaims,resourceslices,deviceclasses,devicetaintrules -A -o json`` prints
+(:data:`gpustack.kube.kubectl.ARGS`).
 
 Only the fields the diagnosis reads are looked at, each with a safe default, so a state recorded
 from any Kubernetes release (or trimmed by hand) loads. A state recorded before doctor read
@@ -45,6 +45,7 @@ class ClusterState:
     resourceclaims: list[JSON] = field(default_factory=list)
     resourceslices: list[JSON] = field(default_factory=list)
     deviceclasses: list[JSON] = field(default_factory=list)
+    devicetaintrules: list[JSON] = field(default_factory=list)
 
     @property
     def has_dra(self) -> bool:
@@ -84,6 +85,7 @@ def load(text: str, source: str = "state") -> ClusterState:
         "ResourceClaim": state.resourceclaims,
         "ResourceSlice": state.resourceslices,
         "DeviceClass": state.deviceclasses,
+        "DeviceTaintRule": state.devicetaintrules,
     }
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("kind"), str) and item["kind"] in by_kind:

@@ -15,6 +15,7 @@ from gpustack.kube.manifests import Manifest
 from gpustack.kube.pods import PodSite
 from gpustack.lint.context import LintContext
 from gpustack.lint.rules import (
+    claim_device_untainted,
     claim_reference_known,
     container_claim_known,
     cuda_fits_driver,
@@ -137,8 +138,13 @@ RULES: tuple[LintRule, ...] = (
     ),
     LintRule(
         id="claim-reference-known",
-        summary="A pod's resourceClaims name a claim or template the manifests define.",
+        summary="A pod's resourceClaims name a claim or template defined in its namespace.",
         check=claim_reference_known.check,
+    ),
+    LintRule(
+        id="claim-device-untainted",
+        summary="A pod's claim can get a device no untolerated device taint keeps from it.",
+        check=claim_device_untainted.check,
     ),
     LintRule(
         id="device-attribute-known",

@@ -263,19 +263,31 @@ SCENARIOS: dict[str, Callable[[], list[JSON]]] = {
 }
 
 
-def build(scenario: str) -> JSON:
+Scenarios = dict[str, Callable[[], list[JSON]]]
+
+
+def build(scenario: str, scenarios: Scenarios = SCENARIOS) -> JSON:
     doc = copy.deepcopy(json.loads((FIXTURES / "healthy.json").read_text()))
-    doc["items"] += SCENARIOS[scenario]()
+    doc["items"] += scenarios[scenario]()
     return doc
 
 
-def text(scenario: str) -> str:
-    return json.dumps(build(scenario), indent=1) + "\n"
+def text(scenario: str, scenarios: Scenarios = SCENARIOS) -> str:
+    return json.dumps(build(scenario, scenarios), indent=1) + "\n"
+
+
+def stale(scenarios: Scenarios = SCENARIOS) -> list[str]:
+    """The scenarios whose fixture is not what is built here (to be written again)."""
+    return [s for s in scenarios if (DRA_FIXTURES / f"{s}.json").read_text() != text(s, scenarios)]
+
+
+def write(scenarios: Scenarios = SCENARIOS) -> None:
+    for scenario in scenarios:
+        (DRA_FIXTURES / f"{scenario}.json").write_text(text(scenario, scenarios))
 
 
 def main() -> None:
-    for scenario in SCENARIOS:
-        (DRA_FIXTURES / f"{scenario}.json").write_text(text(scenario))
+    write()
 
 
 if __name__ == "__main__":

@@ -162,8 +162,8 @@ def test_a_claim_no_device_matches_stays_pending_with_the_schedulers_reason(
     assert cp.kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.spec.nodeName}") == ""
     assert "cannot allocate all claims" in reason(), reason()
     # gpustack doctor, on what this control plane holds, names the selector and what the
-    # published devices have instead (and quotes the scheduler)
-    cluster = doctor_state.load(cp.kubectl(*doctor_kubectl.ARGS), "e2e")
+    # published devices have instead (and quotes the scheduler); it serves no DeviceTaintRules
+    cluster = doctor_state.load(cp.kubectl(*doctor_kubectl.DRA_ARGS), "e2e")
     found = [d for d in diagnose_claims(cluster) if d.subject == f"pod/{namespace}/{pod}"]
     assert [d.check for d in found] == ["claim-unallocated"], found
     says = found[0].message

@@ -22,6 +22,7 @@ from gpustack.kube.pods import pod_sites
 from gpustack.lint import misreads
 from gpustack.lint.check import lint
 from gpustack.lint.context import LintContext, from_profile, generic
+from gpustack.lint.rules.claim_reference_known import EXTERNAL_ANNOTATION
 from tests.lint.test_lint import context
 
 HERE = Path(__file__).parent
@@ -121,8 +122,51 @@ def test_templates_are_matched_by_namespace_and_name(
     assert bool(rules_of(text, context())) is found
 
 
-def test_without_any_template_in_the_manifests_a_reference_is_not_judged() -> None:
-    assert rules_of(JOB.format(namespace="ml", template="made-elsewhere"), context()) == []
+def test_a_reference_is_judged_when_no_template_is_linted_at_all() -> None:
+    """Once a kind was judged only where the files define one of it: a Job alone with a typo
+    linted clean, and its pod waited for ever (issue #36)."""
+    job = JOB.format(namespace="ml", template="made-elsewhere")
+    assert [r for r, _ in rules_of(job, context())] == ["claim-reference-known"]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "found"),
+    [
+        ("made-elsewhere", False),
+        (" other , made-elsewhere ", False),  # a list, spaces around the names ignored
+        ("made-elsewher", True),  # names are exact
+        ("", True),
+    ],
+)
+def test_the_annotation_declares_claims_made_apart(annotation: str, found: bool) -> None:
+    note = f"    metadata:\n      annotations: {{{EXTERNAL_ANNOTATION}: '{annotation}'}}\n"
+    job = JOB.format(namespace="ml", template="made-elsewhere").replace(
+        "  template:\n", "  template:\n" + note
+    )
+    assert EXTERNAL_ANNOTATION in job
+    assert bool(rules_of(job, context())) is found
+
+
+@pytest.mark.parametrize(
+    ("template_ns", "pod_ns", "found"),
+    [
+        (None, None, False),  # both in default
+        ("default", None, False),
+        (None, "default", False),
+        ("ml", None, True),  # the pod lands in default, the template is in ml
+        (None, "ml", True),
+    ],
+)
+def test_a_manifest_without_a_namespace_is_in_default(
+    template_ns: str | None, pod_ns: str | None, found: bool
+) -> None:
+    named = f"namespace: {template_ns}" if template_ns else ""
+    template = TEMPLATE.replace("namespace: ml", named).replace(", }", "}")
+    assert ("namespace" in template) is (template_ns is not None)
+    job = JOB.format(namespace=pod_ns or "x", template="single-gpu")
+    if pod_ns is None:
+        job = job.replace(", namespace: x", "")
+    assert bool(rules_of(template + "---\n" + job, context())) is found
 
 
 def test_the_compute_domain_controller_makes_the_channel_template() -> None:
