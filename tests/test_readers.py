@@ -51,6 +51,7 @@ NOT_FILES: dict[str, set[str]] = {
     "init": {"name", "product", "gpus_per_node", "example_gpus"},
     "lint": {"fmt", "disabled"},
     "plan": {"base", "fmt", "exit_code"},
+    "images": {"fmt", "cluster"},
     "synth": {
         "check", "base", "full", "force", "prune", "default_profile", "jobs", "quiet", "fmt",
         "diff",
@@ -233,6 +234,7 @@ def _valid(command: str, tmp: Path) -> dict[str, str]:
         "lint": {"paths": str(manifest), "profile_path": str(PROFILE)},
         "synth": {"paths": str(PROFILE), "out": str(tmp / "dist"), "check": "true"},
         "plan": {"paths": str(PROFILE), "out": str(tmp / "dist")},
+        "images": {"profiles": str(PROFILE)},
         "template": {"profile": str(PROFILE)},
         "explain": {"profile": str(PROFILE)},
         "validate": {"paths": str(PROFILE), "state_path": str(STATE)},

@@ -39,14 +39,12 @@ NOT_SYNTHESIS = (
     "docsite/",
     "doctor/",
     "explain.py",
-    # the readers of gpustack.kube (its label table, shared with the constructs, is read)
+    # the readers of gpustack.kube (its label table, shared with the constructs, is read; so are
+    # manifests, pods and quantity, which the rollout note's comparison, gpustack.plan, reads)
     "kube/cel.py",
     "kube/claims.py",
     "kube/kubectl.py",
-    "kube/manifests.py",
     "kube/nodes.py",
-    "kube/pods.py",
-    "kube/quantity.py",
     "kube/state.py",
     "kube/suggest.py",
     "lint/",
