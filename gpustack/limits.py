@@ -74,31 +74,25 @@ def read_limited(path: str | Path, limit: int = MAX_BYTES, *, what: str = "profi
         if not stat.S_ISREG(info.st_mode):
             raise Refused("not a regular file (a FIFO, socket or device)", f"name a {what} file")
         # the file may grow while it is read: stop past the limit
-        data = _read_past(lambda n: os.read(fd, n), limit)
+        return _read_past(lambda n: os.read(fd, n), limit, what)
     except OSError as exc:
         raise Refused(f"cannot read the file: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise _too_large(limit, what)
-    return data
 
 
 def read_stream(stream: IO[bytes], limit: int = MAX_BYTES, *, what: str = "profile") -> bytes:
     """At most ``limit`` bytes of an open stream (standard input, which may be a pipe); refused
     past it without reading on (``yes | gpustack lint -`` would never end)."""
     try:
-        data = _read_past(lambda n: stream.read(min(1 << 16, n)), limit)
+        return _read_past(lambda n: stream.read(min(1 << 16, n)), limit, what)
     except OSError as exc:
         raise Refused(f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise _too_large(limit, what)
-    return data
 
 
-def _read_past(read: Callable[[int], bytes], limit: int) -> bytes:
-    """What ``read(n)`` (at most ``n`` bytes a call, ``b""`` at the end) gives until the end or
-    one byte past ``limit``: more than ``limit`` bytes back means too large, without reading on."""
+def _read_past(read: Callable[[int], bytes], limit: int, what: str) -> bytes:
+    """What ``read(n)`` (at most ``n`` bytes a call, ``b""`` at the end) gives until the end;
+    refused as too large once it passes ``limit``, without reading on."""
     chunks: list[bytes] = []
     size = 0
     while size <= limit:
@@ -107,6 +101,8 @@ def _read_past(read: Callable[[int], bytes], limit: int) -> bytes:
             break
         chunks.append(chunk)
         size += len(chunk)
+    if size > limit:
+        raise _too_large(limit, what)
     return b"".join(chunks)
 
 

@@ -36,11 +36,12 @@ ASSUMED_SELECTED: Final = "gpustack.dev/assumed-selected"
 #: :data:`COMPONENT_LABEL` values of the components whose pods change what a node does: the
 #: constructs write them, ``plan`` tells by them what a changed DaemonSet does to its nodes. Read
 #: from the component registry by profile section, so the registry row alone spells each name.
-DRIVER_COMPONENT: Final = components.of_section("driver")
-TOOLKIT_COMPONENT: Final = components.of_section("toolkit")
-DEVICE_PLUGIN_COMPONENT: Final = components.of_section("device_plugin")
-DRA_DRIVER_COMPONENT: Final = components.of_section("dra")
-MIG_MANAGER_COMPONENT: Final = components.of_section("mig_manager")
+_OF_SECTION: Final = {c.section: c.name for c in components.REGISTRY if c.section}
+DRIVER_COMPONENT: Final = _OF_SECTION["driver"]
+TOOLKIT_COMPONENT: Final = _OF_SECTION["toolkit"]
+DEVICE_PLUGIN_COMPONENT: Final = _OF_SECTION["device_plugin"]
+DRA_DRIVER_COMPONENT: Final = _OF_SECTION["dra"]
+MIG_MANAGER_COMPONENT: Final = _OF_SECTION["mig_manager"]
 #: The driver pod's environment variable holding the hash of what decides the installed driver
 #: (version, module type, RDMA, its scripts): the driver manager reinstalls, and so evicts the
 #: node's GPU pods, when it differs from the installed one's.

@@ -348,15 +348,6 @@ def names() -> tuple[str, ...]:
     return tuple(c.name for c in REGISTRY)
 
 
-def of_section(section: str) -> str:
-    """The name of the component that profile ``section`` configures, for readers that tell
-    components apart by their label (so only the row spells the name)."""
-    for component in REGISTRY:
-        if component.section == section:
-            return component.name
-    raise KeyError(f"no component of profile section {section!r} in gpustack.profile.components")
-
-
 def get(name: str) -> Component:
     """The registered component ``name``; :class:`KeyError` naming the registry otherwise."""
     for component in REGISTRY:
