@@ -489,6 +489,9 @@ DISTRIBUTIONS: tuple[Distribution, ...] = (
     Distribution(
         name="k0s",
         runtime={"distribution": "k0s"},
+        # the k0s this host root lays out (containerd 1.7, version-2 config) is a release before
+        # 1.36; stated, since the profile's default Kubernetes is a newer one
+        cluster={"kubernetesVersion": "1.35"},
         files={
             "/etc/k0s/containerd.toml": K0S_CONTAINERD.format(imports=json.dumps(K0S_CRI)),
             K0S_CRI: K0S_CRI_DEFAULT,
