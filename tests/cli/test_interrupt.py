@@ -76,6 +76,9 @@ def test_an_interrupt_exits_130_in_one_line_and_leaves_the_output_as_it_was(
 _HOOK = """
 import os, signal, sys, time
 from gpustack.synth import parallel, report
+# Ctrl-C as a terminal's foreground job gets it: a suite started in the background (``make test
+# &``) hands its children SIGINT ignored, and Python then installs no handler for it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 parallel.PER_WORKER_MIN = 1  # workers for two shapes
 real = report.ProgressLine.__call__
 def hook(self, done):
