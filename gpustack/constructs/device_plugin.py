@@ -120,13 +120,7 @@ class DevicePlugin(Construct):
     def __init__(self, scope: Construct, id: str, props: DevicePluginProps) -> None:
         super().__init__(scope, id)
         self.props = props
-        ident = Identity(
-            NAME,
-            DEVICE_PLUGIN_COMPONENT,
-            props.version,
-            props.placement.labels,
-            props.placement.pod_labels,
-        )
+        ident = Identity.placed(NAME, DEVICE_PLUGIN_COMPONENT, props.version, props.placement)
         service_account = NodeApp(ident, props.placement).service_account(self)
         label = props.node_config_label
         names = [nc.name for nc in props.node_configs]
@@ -141,12 +135,8 @@ class DevicePlugin(Construct):
         for nc in props.node_configs:
             # Its own app name keeps the selectors disjoint (the default DaemonSet's selector is
             # immutable, and would otherwise match these pods too).
-            pool = Identity(
-                nc.daemonset,
-                DEVICE_PLUGIN_COMPONENT,
-                props.version,
-                props.placement.labels,
-                props.placement.pod_labels,
+            pool = Identity.placed(
+                nc.daemonset, DEVICE_PLUGIN_COMPONENT, props.version, props.placement
             )
             own = replace(
                 props, config_yaml=nc.config_yaml, mig_strategy=nc.mig_strategy, mps=nc.mps

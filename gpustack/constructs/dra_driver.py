@@ -199,13 +199,7 @@ class DraDriver(Construct):
             add_daemon_access(self, self._ident("compute-domain-daemon"), namespace)
 
     def _ident(self, name: str) -> Identity:
-        return Identity(
-            name,
-            COMPONENT,
-            self.props.version,
-            self.props.placement.labels,
-            self.props.placement.pod_labels,
-        )
+        return Identity.placed(name, COMPONENT, self.props.version, self.props.placement)
 
     def _raw(self, id: str, api_version: str, kind: str, name: str, body: dict[str, Any]) -> None:
         """A cluster-scoped object of a kind :mod:`gpustack.constructs.kube` has no builder for."""

@@ -109,12 +109,8 @@ class Examples(Construct):
             return
         ns = props.placement.namespace
         # Shared by every Job: labelled with the first example's image tag.
-        sa_ident = Identity(
-            SERVICE_ACCOUNT,
-            "examples",
-            props.jobs[0].version,
-            props.placement.labels,
-            props.placement.pod_labels,
+        sa_ident = Identity.placed(
+            SERVICE_ACCOUNT, "examples", props.jobs[0].version, props.placement
         )
         kube.service_account(
             self,
@@ -132,13 +128,7 @@ class Examples(Construct):
 
     def _job(self, job: ExampleJob) -> None:
         props = self.props
-        ident = Identity(
-            label_value(job.name),
-            "examples",
-            job.version,
-            props.placement.labels,
-            props.placement.pod_labels,
-        )
+        ident = Identity.placed(label_value(job.name), "examples", job.version, props.placement)
         volumes, mounts = self._volumes(job, ident)
         container = k8s.Container(
             name=TRAIN_CONTAINER if job.trains else CONTAINER,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, Protocol
 
 from gpustack.kube.labels import (
     COMPONENT_LABEL,
@@ -78,6 +78,17 @@ def wave_annotations(component: str) -> dict[str, str]:
     return {SYNC_WAVE_ANNOTATION: components.sync_wave(component)}
 
 
+class Labelled(Protocol):
+    """Where the profile's labels come from (a component's placement): ``metadata.labels`` for
+    every object, ``metadata.podLabels`` for pod templates."""
+
+    @property
+    def labels(self) -> tuple[tuple[str, str], ...]: ...
+
+    @property
+    def pod_labels(self) -> tuple[tuple[str, str], ...]: ...
+
+
 class Identity:
     """The label set of one application inside a component (e.g. ``nvidia-driver``/``driver``).
 
@@ -106,6 +117,11 @@ class Identity:
         self.version = version
         self.extra = tuple(extra)
         self.pod_extra = tuple(pod_extra)
+
+    @classmethod
+    def placed(cls, name: str, component: str, version: str, placement: Labelled) -> Identity:
+        """The identity of an application placed by ``placement``, with its profile labels."""
+        return cls(name, component, version, placement.labels, placement.pod_labels)
 
     def labels(self) -> dict[str, str]:
         """The profile's ``metadata.labels`` plus the recommended labels (which win on clash),

@@ -92,13 +92,7 @@ class MpsControlDaemonProps:
 
 def mps_control_daemon(scope: Construct, id: str, props: MpsControlDaemonProps) -> None:
     """The MPS control daemon DaemonSet (see :class:`MpsControlDaemonProps`) in ``scope``."""
-    ident = Identity(
-        props.name,
-        props.component,
-        props.version,
-        props.placement.labels,
-        props.placement.pod_labels,
-    )
+    ident = Identity.placed(props.name, props.component, props.version, props.placement)
     ds = NodeDaemonSet(
         scope, NodeApp(ident, props.placement), service_account=props.service_account
     )

@@ -238,9 +238,7 @@ class NodeFeatureDiscovery(Construct):
             self._deployment(MASTER, MASTER_ROLE, MASTER_RULES, master=True)
             self._deployment(GC, GC_ROLE, GC_RULES, master=False)
         if props.gpu_rule and not props.deploy:
-            ident = Identity(
-                MASTER, COMPONENT, props.version, props.placement.labels, props.placement.pod_labels
-            )
+            ident = Identity.placed(MASTER, COMPONENT, props.version, props.placement)
             rule = cdk8s.ApiObject(
                 self,
                 "gpu-rule",
@@ -253,13 +251,7 @@ class NodeFeatureDiscovery(Construct):
             rule.add_json_patch(cdk8s.JsonPatch.add("/spec", gpu_rule_spec()))
 
     def _ident(self, name: str) -> Identity:
-        return Identity(
-            name,
-            COMPONENT,
-            self.props.version,
-            self.props.placement.labels,
-            self.props.placement.pod_labels,
-        )
+        return Identity.placed(name, COMPONENT, self.props.version, self.props.placement)
 
     def _crds(self) -> None:
         ident = self._ident("nfd-crds")

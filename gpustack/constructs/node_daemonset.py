@@ -131,7 +131,7 @@ class NodeDaemonSet:
         (their version, and the placement's labels and nodes); ``app`` goes to
         :class:`NodeApp`."""
         placement = props.placement
-        ident = Identity(name, component, props.version, placement.labels, placement.pod_labels)
+        ident = Identity.placed(name, component, props.version, placement)
         return cls.own(scope, NodeApp(ident, placement, **app))
 
     def mount(
