@@ -206,13 +206,15 @@ def _expected(plan: ClusterPlan, had_pods: set[Ref]) -> set[Ref]:
 
 
 @pytest.fixture(scope="module")
-def base_profile() -> dict[str, Any]:
-    return _profile({})
+def base(tmp_path_factory: pytest.TempPathFactory) -> Side:
+    """The base folder, synthesized once for every kind of change."""
+    return _synthesize(tmp_path_factory.mktemp("base"), _profile({}))
 
 
 @pytest.fixture(params=list(CHANGES), ids=list(CHANGES))
-def change(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Side, Side]]:
-    base = _synthesize(tmp_path / "base", _profile({}))
+def change(
+    request: pytest.FixtureRequest, tmp_path: Path, base: Side
+) -> Iterator[tuple[str, Side, Side]]:
     head = _synthesize(tmp_path / "head", _profile(copy.deepcopy(CHANGES[request.param])))
     yield request.param, base, head
 
