@@ -28,6 +28,7 @@ from gpustack.check_result import Accepted, CheckResult, Issue, LoadedProfile, S
 from gpustack.profile.document import Document, ProfileError, display_path, format_path
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
+from gpustack.profile.kubernetes_releases import judged_on
 from gpustack.profile.loader import ProfileLoader, profiles_root
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import accept, cross_profile_findings, dated_findings, rule_findings
@@ -81,7 +82,7 @@ class _Read:
     bases: dict[Path, Skipped] = dataclasses.field(default_factory=dict)
     seen: set[Path] = dataclasses.field(default_factory=set)
     whole_roots: bool = True
-    today: date = dataclasses.field(default_factory=date.today)
+    today: date = dataclasses.field(default_factory=judged_on)
 
 
 def check_paths(
@@ -95,10 +96,11 @@ def check_paths(
     The profiles root that ``extends`` may not leave is :func:`profiles_root` of each path given.
     ``skip`` (used by ``synth``) names profile files not to read at all, because a previous run
     checked the very same bytes; the run then counts as not covering whole roots. ``today``
-    dates the end-of-life findings (default: the clock's day).
+    dates the end-of-life findings (default: :func:`judged_on`, ``GPUSTACK_TODAY`` or the
+    clock's day).
     """
     loader = ProfileLoader()
-    read = _Read(today=today or date.today())
+    read = _Read(today=today or judged_on())
     for given in paths:
         _read_given(loader, given, skip, read)
     accepts = _Accepts()

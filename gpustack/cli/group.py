@@ -10,6 +10,7 @@ import click
 
 from gpustack import __version__
 from gpustack.exits import INTERRUPTED, Exit
+from gpustack.profile.kubernetes_releases import BadToday
 
 #: The command's name (its script, ``--version``, ``python -m gpustack`` and completion).
 PROG = "gpustack"
@@ -17,7 +18,8 @@ PROG = "gpustack"
 
 class Group(click.Group):
     """click's group, but Ctrl-C (SIGINT) exits :attr:`Exit.INTERRUPTED` with one line, where
-    click prints "Aborted!" and exits 1, as a failure would."""
+    click prints "Aborted!" and exits 1, as a failure would; a malformed ``GPUSTACK_TODAY`` is a
+    usage error (exit 2, one line), wherever a command first needs the day."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -28,6 +30,8 @@ class Group(click.Group):
             # clean-up at exit fails, and that is no news to whoever pressed it
             sys.unraisablehook = _ignore
             ctx.exit(Exit.INTERRUPTED)
+        except BadToday as bad:
+            raise click.UsageError(str(bad)) from None
 
 
 def _ignore(_: object) -> None:

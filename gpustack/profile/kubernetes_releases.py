@@ -13,14 +13,20 @@ each release is the "End Of Life Date" of its kubernetes.io release page
   search's store; each is the date its release page planned at release (upstream's rule of
   thumb: end of life on the 28th, fourteen months after release), not verified here.
 
-"Today" is a parameter, never read here, so tests pass a fixed date and a profile's result does
-not change with the wall clock in them.
+"Today" is a parameter, never read by the rules, so tests pass a fixed date and a profile's result
+does not change with the wall clock in them. :func:`judged_on` is the one place that picks the day
+for a command: ``GPUSTACK_TODAY`` when set (a test suite, or a CI job that must give the same
+result next year as today), else the clock's day.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from typing import Final
+
+#: The environment variable that fixes the day end-of-life findings are judged on (``YYYY-MM-DD``).
+TODAY_ENV: Final = "GPUSTACK_TODAY"
 
 #: Where the dates come from.
 SOURCE: Final = "https://kubernetes.io/releases/"
@@ -44,3 +50,21 @@ def ended(version: str, today: date) -> date | None:
     release is supported, and for a release the table does not know (another rule says so)."""
     end = END_OF_LIFE.get(version)
     return end if end is not None and end <= today else None
+
+
+class BadToday(ValueError):
+    """``GPUSTACK_TODAY`` is set but is no day: a usage error, never a silent fall back to the
+    clock (the variable exists so that a result does not change from day to day)."""
+
+
+def judged_on() -> date:
+    """The day a command judges end of life on: ``GPUSTACK_TODAY`` when set, else today."""
+    given = os.environ.get(TODAY_ENV)
+    if given is None:
+        return date.today()
+    try:
+        return date.fromisoformat(given)
+    except ValueError:
+        raise BadToday(
+            f"{TODAY_ENV}={given!r} is not a day: give it as YYYY-MM-DD, or unset it"
+        ) from None

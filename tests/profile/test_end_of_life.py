@@ -1,7 +1,7 @@
 """A Kubernetes release past its upstream end of life: one notice naming the date (the profile
 stays valid), or an error with ``cluster.endOfLife: error``; the default release; the table.
 
-Every check passes its day in: none reads the clock."""
+Every check passes its day in, or runs on the suite's (tests/conftest.py): none reads the clock."""
 
 from __future__ import annotations
 
@@ -82,8 +82,8 @@ def test_error_mode_fails_the_profile(tmp_path: Path) -> None:
 def test_validate_prints_the_line(
     tmp_path: Path, mode: str | None, code: int, summary: str
 ) -> None:
-    """Through the command, on the clock's day: 1.33 ended 2026-06-28, so on any day this test
-    runs it has ended."""
+    """Through the command, on the suite's day (``GPUSTACK_TODAY``, tests/conftest.py), after
+    1.33's end on 2026-06-28."""
     path = write(tmp_path, "1.33", mode)
     result = CliRunner().invoke(main, ["validate", str(path)])
     hint = HINT_ERROR if mode else HINT_NOTICE
@@ -114,3 +114,39 @@ def test_every_supported_release_has_a_date() -> None:
     assert sorted(END_OF_LIFE) == sorted(SUPPORTED_KUBERNETES)
     dates = [END_OF_LIFE[v] for v in SUPPORTED_KUBERNETES]
     assert dates == sorted(dates)  # a later release never ends first
+
+
+@pytest.mark.parametrize(
+    ("today", "code", "summary"),
+    [
+        ("2027-06-27", 0, ["1 profile valid"]),  # the day before 1.36 ends: no notice
+        ("2027-06-28", 0, None),  # its last day: the notice
+    ],
+)
+def test_gpustack_today_fixes_the_day(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    today: str,
+    code: int,
+    summary: list[str] | None,
+) -> None:
+    """``GPUSTACK_TODAY`` is the day a command judges on, so a suite or a CI job gives next
+    year the result it gives today."""
+    monkeypatch.setenv("GPUSTACK_TODAY", today)
+    path = write(tmp_path, "1.36")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    notice = line(path, "1.36", "2027-06-28", HINT_NOTICE, notice=True)
+    expected = summary or [notice, "1 profile valid (1 notice)"]
+    assert (result.exit_code, result.output.splitlines()) == (code, expected)
+
+
+@pytest.mark.parametrize("given", ["tomorrow", "2026-13-01", ""])
+def test_a_malformed_day_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    monkeypatch.setenv("GPUSTACK_TODAY", given)
+    result = CliRunner().invoke(main, ["validate", str(write(tmp_path, "1.36"))])
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (
+        f"Error: GPUSTACK_TODAY={given!r} is not a day: give it as YYYY-MM-DD, or unset it"
+    )
