@@ -8,7 +8,12 @@ Held to NVIDIA's chart (kubernetes-sigs/dra-driver-nvidia-gpu at 95932046, chart
   ``{{ range $key, $value := .Values.featureGates }}{{ $key }}={{ $value }},{{ end }}``: Go's
   templates visit a map's keys in sorted order, and print a boolean as ``true``/``false``, so
   every set gate is ``Name=true,`` or ``Name=false,`` in name order, a comma after each, the
-  last too;
+  last too. The driver reads it with component-base's ``featureGate.Set`` (vendored
+  ``k8s.io/component-base/featuregate/feature_gate.go`` ``SetWithLogger``), which skips the
+  empty entry after the last comma and refuses a gate it does not know ("unrecognized feature
+  gate", rule ``dra-feature-gate-in-version``). The GPU Operator v26.7.0 renders the same
+  gates without the last comma (its ``gpucluster-dra-driver-gpus-only.yaml`` golden); gpustack
+  follows the chart;
 - ``IMEX_MODE`` and ``IMEX_ISOLATION`` (the controller and ``compute-domains``) and
   ``IMEX_HOST_SOCKET_PATH`` (``compute-domains``) come from ``resources.computeDomains.imex``.
   The chart writes them always; gpustack writes them for ``hostManaged`` only, since its
