@@ -123,9 +123,14 @@ DAEMON_RULES: Final = (
 
 
 def add_controller(
-    scope: Construct, ident: Identity, container: ContainerSettings, placement: Placement
+    scope: Construct,
+    ident: Identity,
+    container: ContainerSettings,
+    placement: Placement,
+    gates: list[tuple[str, str]],
 ) -> None:
-    """The controller's ServiceAccount, its two grants and its Deployment."""
+    """The controller's ServiceAccount, its two grants and its Deployment; ``gates``: its
+    ``FEATURE_GATES`` and IMEX mode (:func:`gpustack.constructs.dra_gates.gate_env`)."""
     namespace = placement.namespace
     meta = kube.object_meta(
         CONTROLLER, namespace=namespace, labels=ident.labels(), annotations=ident.annotations()
@@ -155,14 +160,17 @@ def add_controller(
             selector=k8s.LabelSelector(match_labels=ident.selector()),
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(labels=ident.pod_labels(versioned=False)),
-                spec=_controller_pod(_controller_container(container, placement), placement),
+                spec=_controller_pod(_controller_container(container, placement, gates), placement),
             ),
         ),
     )
 
 
-def _controller_container(container: ContainerSettings, placement: Placement) -> k8s.Container:
-    """``compute-domain``: the controller, unprivileged, with the image it starts daemons from."""
+def _controller_container(
+    container: ContainerSettings, placement: Placement, gates: list[tuple[str, str]]
+) -> k8s.Container:
+    """``compute-domain``: the controller, unprivileged, with the image it starts daemons from;
+    ``gates`` after ``NVIDIA_VISIBLE_DEVICES``, where NVIDIA's chart puts them."""
     env = [
         ("HTTP_ENDPOINT", ":8080"),
         ("METRICS_PATH", "/metrics"),
@@ -170,6 +178,7 @@ def _controller_container(container: ContainerSettings, placement: Placement) ->
         ("LOG_VERBOSITY_CD_DAEMON", "4"),
         ("IMAGE_NAME", container.image),
         ("NVIDIA_VISIBLE_DEVICES", "void"),
+        *gates,
         ("LEADER_ELECTION_ENABLED", "false"),
     ]
     if placement.image_pull_secrets:

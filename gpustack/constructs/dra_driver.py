@@ -50,6 +50,7 @@ from gpustack.constructs.dra_compute_domains import (
     add_daemon_access,
     crd_bodies,
 )
+from gpustack.constructs.dra_gates import gate_env
 from gpustack.constructs.dra_slices import slice_policy, slice_policy_binding
 from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.labels import Identity
@@ -146,6 +147,9 @@ class DraDriverProps:
       folder has the same path inside the container as on the host (the kubelet hands the
       plugin paths in it: ``kubeletplugin/draplugin.go`` ``PluginDataDirectoryPath``).
     - ``wait_for``: see :func:`dra_wait`.
+    - ``feature_gates``: the gates ``dra.featureGates`` sets; ``imex_mode``,
+      ``imex_host_socket``: ``dra.imexMode``, ``dra.imexHostSocketPath``
+      (:mod:`gpustack.constructs.dra_gates`).
     """
 
     container: ContainerSettings
@@ -159,6 +163,9 @@ class DraDriverProps:
     registry_dir: str
     plugins_dir: str
     wait_for: WaitFor | None
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    imex_mode: str = "driverManaged"
+    imex_host_socket: str = ""
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DraDriverProps:
@@ -179,6 +186,9 @@ class DraDriverProps:
             registry_dir=f"{kubelet}/{dra_upstream.REGISTRY_SUBDIR}",
             plugins_dir=f"{kubelet}/{dra_upstream.PLUGINS_SUBDIR}",
             wait_for=dra_wait(profile),
+            feature_gates=tuple(sorted(dra.feature_gates.values().items())),
+            imex_mode=dra.imex_mode,
+            imex_host_socket=dra.imex_host_socket_path,
         )
 
 
@@ -194,9 +204,11 @@ class DraDriver(Construct):
         self._kubelet_plugin()
         self._slice_policy()
         if props.compute_domains:
-            add_controller(self, self._ident(CONTROLLER), props.container, props.placement)
-            namespace = props.placement.namespace
-            add_daemon_access(self, self._ident("compute-domain-daemon"), namespace)
+            extra = gate_env(dict(props.feature_gates), props.imex_mode)
+            ident, namespace = self._ident(CONTROLLER), props.placement.namespace
+            add_controller(self, ident, props.container, props.placement, extra)
+            if props.imex_mode != "hostManaged":  # no IMEX daemons to run
+                add_daemon_access(self, self._ident("compute-domain-daemon"), namespace)
 
     def _ident(self, name: str) -> Identity:
         return Identity.placed(name, COMPONENT, self.props.version, self.props.placement)
@@ -273,6 +285,7 @@ class DraDriver(Construct):
             ("NVIDIA_VISIBLE_DEVICES", "void"),
             ("CDI_ROOT", CDI_ROOT),
             ("NVIDIA_MIG_CONFIG_DEVICES", "all"),
+            *self._gate_env(binary),
             ("KUBELET_REGISTRAR_DIRECTORY_PATH", props.registry_dir),
             ("KUBELET_PLUGINS_DIRECTORY_PATH", props.plugins_dir),
             ("HEALTHCHECK_PORT", str(port)),
@@ -280,6 +293,12 @@ class DraDriver(Construct):
         if binary == "compute-domain-kubelet-plugin":
             env.append(("GPU_CLIQUE_LABEL_ENABLED", "true"))
         return env
+
+    def _gate_env(self, binary: str) -> list[tuple[str, str]]:
+        props, domains = self.props, binary == "compute-domain-kubelet-plugin"
+        imex = props.imex_mode if domains else None
+        socket = props.imex_host_socket if domains else None
+        return gate_env(dict(props.feature_gates), imex, socket)
 
     def _plugin_mounts(self, ds: NodeDaemonSet) -> list[k8s.VolumeMount]:
         """The kubelet's plugin registry and plugins folders (``Bidirectional``: the DRA socket

@@ -13,6 +13,9 @@ by an agent on one node and holds ``measurements``, each a ``type`` with ``subty
   names it (pkg/collector/gpu/gpu.go);
 - ``OS``/``release``: the node's os-release (``ID``, ``VERSION_ID``); ``OS``/``kmod``: loaded
   kernel modules (pkg/collector/os/);
+- ``SystemD``/``<unit>``: each unit the agent was told to collect, with the unit's D-Bus
+  properties, ``ActiveState`` and ``UnitFileState`` among them (pkg/collector/systemd; by
+  default containerd, docker and kubelet: pkg/collector/factory.go ``NewDefaultFactory``);
 - ``NodeTopology``/``label`` and ``taint``: every node's labels and taints, as ``key`` (or
   ``key.value`` where a key has several values) -> ``value|node,node`` and ``key`` (or
   ``key.effect``) -> ``effect|value|nodes`` (``value|nodes``) (pkg/collector/topology).
@@ -122,6 +125,21 @@ def to_state(snapshot: dict[str, Any], source: str) -> ClusterState:
     return ClusterState(nodes=[_node(snapshot, name, node_data)])
 
 
+def _units(snapshot: dict[str, Any]) -> dict[str, str]:
+    """The ``SystemD`` measurement's units as :func:`gpustack.nodestate.facts.systemd_unit`
+    reads them (units without an ``ActiveState`` are left out)."""
+    out = {}
+    for m in snapshot.get("measurements") or ():
+        if not isinstance(m, dict) or m.get("type") != "SystemD":
+            continue
+        for s in m.get("subtypes") or ():
+            data = s.get("data") if isinstance(s, dict) else None
+            if isinstance(data, dict) and data.get("ActiveState"):
+                state = f"{data['ActiveState']}/{data.get('UnitFileState') or ''}"
+                out[facts.SYSTEMD_UNIT + str(s.get("subtype"))] = state
+    return out
+
+
 def _node(snapshot: dict[str, Any], name: str, node_data: dict[str, Any]) -> JSON:
     labels = {
         k: v for k, v, _ in _topology(_data(snapshot, "NodeTopology", "label"), name, taints=False)
@@ -146,6 +164,7 @@ def _node(snapshot: dict[str, Any], name: str, node_data: dict[str, Any]) -> JSO
         annotations[facts.SERVER_VERSION] = str(server)
     if "driver" in _data(snapshot, "K8s", "image"):
         annotations[facts.CONTAINER_DRIVER] = "true"
+    annotations.update(_units(snapshot))
     taints = [
         {"key": k, "value": v, "effect": e} if v else {"key": k, "effect": e}
         for k, v, e in _topology(_data(snapshot, "NodeTopology", "taint"), name, taints=True)

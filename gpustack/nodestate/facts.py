@@ -28,6 +28,9 @@ NFD = "feature.node.kubernetes.io/"
 #: What an AICR snapshot knows that a Node object has no field for (:mod:`.aicr`).
 SERVER_VERSION = "gpustack.dev/aicr-server-version"
 CONTAINER_DRIVER = "gpustack.dev/aicr-driver-container"
+#: Prefix of a systemd unit's state (``<ActiveState>/<UnitFileState>``), from the snapshot's
+#: ``SystemD`` measurement: ``gpustack.dev/aicr-systemd.nvidia-imex.service: active/enabled``.
+SYSTEMD_UNIT = "gpustack.dev/aicr-systemd."
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 _PCI = re.compile(
@@ -66,6 +69,17 @@ def container_driver_seen(node: JSON) -> bool:
     """An AICR snapshot lists a ``driver`` image among the cluster's pods: the driver it saw
     loaded may be a driver container's."""
     return _annotation(node, CONTAINER_DRIVER) == "true"
+
+
+def systemd_unit(node: JSON, unit: str) -> tuple[str, str] | None:
+    """``(ActiveState, UnitFileState)`` of a host systemd unit (``UnitFileState`` empty where
+    the unit has no file, as for a unit not installed), where the state records it; ``None``
+    where it does not (a ``kubectl get`` state, a snapshot whose agent did not collect it)."""
+    raw = _annotation(node, SYSTEMD_UNIT + unit)
+    if raw is None:
+        return None
+    active, _, file_state = raw.partition("/")
+    return active, file_state
 
 
 def is_control_plane(node: JSON) -> bool:

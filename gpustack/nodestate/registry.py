@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from gpustack.kube.nodes import Nodes
-from gpustack.nodestate import checks, gpus, host_driver
+from gpustack.nodestate import checks, gpus, host_driver, imex
 from gpustack.nodestate.checks import Check
 from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
@@ -169,6 +169,16 @@ NODE_RULES: tuple[NodeRule, ...] = (
         reads="`cloud.google.com/gke-nodepool`, `cloud.google.com/gke-gpu-driver-version`",
         summary="on GKE nodes with GKE's driver, `hostDriverRoot` is where GKE installs it",
         fix="set `driver.hostDriverRoot: /home/kubernetes/bin/nvidia`",
+    ),
+    NodeRule(
+        id="imex-service-matches-mode",
+        check=imex.imex_service_matches_mode,
+        field="dra.imexMode",
+        reads="an AICR snapshot's `SystemD` `nvidia-imex.service` (`ActiveState`, `UnitFileState`)",
+        summary="with ComputeDomains, the host's `nvidia-imex.service` is masked"
+        " (`driverManaged`) or running (`hostManaged`)",
+        fix="`systemctl disable --now nvidia-imex.service && systemctl mask"
+        " nvidia-imex.service`, or start it for `hostManaged`",
     ),
     NodeRule(
         id="node-taints-declared",

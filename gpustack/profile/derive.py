@@ -225,8 +225,10 @@ def mig_manager_enabled(profile: Profile) -> bool:
 def dra_device_classes(profile: Profile) -> tuple[str, ...]:
     """The DeviceClasses the profile's DRA driver creates (``dra``), in NVIDIA's chart order:
     ``gpu.nvidia.com`` and ``mig.nvidia.com`` for GPU allocation, the two ComputeDomain classes
-    for ComputeDomains; none when the driver is off. (``vfio.gpu.nvidia.com`` needs the
-    driver's PassthroughSupport gate, which gpustack does not turn on.)"""
+    for ComputeDomains (with host-managed IMEX, the default channel's alone: the chart's
+    ``deviceclass-compute-domain-daemon.yaml``); none when the driver is off.
+    (``vfio.gpu.nvidia.com`` needs the driver's PassthroughSupport gate, which gpustack does not
+    turn on.)"""
     dra = profile.dra
     if not dra.enabled:
         return ()
@@ -235,6 +237,8 @@ def dra_device_classes(profile: Profile) -> tuple[str, ...]:
         wanted += [dra_upstream.GPU_DEVICE_CLASS, dra_upstream.MIG_DEVICE_CLASS]
     if dra.compute_domains:
         wanted += list(dra_upstream.COMPUTE_DOMAIN_DEVICE_CLASSES)
+        if dra.imex_mode == "hostManaged":
+            wanted.remove(dra_upstream.COMPUTE_DOMAIN_DEVICE_CLASSES[0])
     return tuple(c.name for c in dra_upstream.DEVICE_CLASSES if c.name in wanted)
 
 

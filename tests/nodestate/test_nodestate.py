@@ -175,8 +175,9 @@ def test_one_mismatch_is_one_finding_at_its_line(
 
 
 #: Rules whose case needs nodes of another platform than this EKS state, tested in their own
-#: module: OpenShift's RHCOS builds (test_rhcos_builds.py).
-OWN_MODULE = {"rhcos-build-in-profile"}
+#: module: OpenShift's RHCOS builds (test_rhcos_builds.py); the host's IMEX service, which only
+#: an AICR snapshot records (test_imex.py).
+OWN_MODULE = {"rhcos-build-in-profile", "imex-service-matches-mode"}
 
 
 def test_every_rule_has_a_case() -> None:

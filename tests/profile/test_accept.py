@@ -211,6 +211,7 @@ def test_only_rules_about_facts_gpustack_may_not_know_are_acceptable() -> None:
         "workload-cuda-knows-gpu",
         "dra-compute-domains-need-cliques",  # GFD run by the cluster, not gpustack
         "dra-extended-resource-gate",  # a gate turned on by hand on 1.35
+        "dra-feature-gate-needs-kubernetes",  # the same, for the driver's gates
     }
     assert not {"load", "schema", "accept", "profile-names-unique"} & acceptable
 

@@ -72,6 +72,23 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "dra-example-without-compute-domains",
         "$.workloads.examples[0].dra.computeDomain",
     ),
+    "dra-feature-gate-exclusive": (
+        "dra-gate-dynamic-mig-with-health-check",
+        "$.dra.featureGates.NVMLDeviceHealthCheck",
+    ),
+    "dra-feature-gate-requires": ("dra-host-managed-imex-without-gate", "$.dra.imexMode"),
+    "dra-feature-gate-needs-kubernetes": (
+        "dra-gate-health-check-on-135",
+        "$.dra.featureGates.NVMLDeviceHealthCheck",
+    ),
+    "dra-feature-gate-in-version": (
+        "dra-gate-not-in-calendar-version",
+        "$.dra.featureGates.NVMLDeviceHealthCheck",
+    ),
+    "dra-feature-gate-rendered": (
+        "dra-gate-passthrough-not-rendered",
+        "$.dra.featureGates.PassthroughSupport",
+    ),
     "driver-toolkit-builds-distinct": (
         "driver-toolkit-build-twice",
         "$.driver.driverToolkit.builds[0].rhcosVersion",

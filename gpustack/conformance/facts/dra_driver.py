@@ -26,6 +26,7 @@ from gpustack.conformance.row import (
 from gpustack.constructs import dra_driver as dra
 from gpustack.constructs.kube import CDI_ROOT
 from gpustack.constructs.scripts import DRIVER_ROOT_CTR_PATH
+from gpustack.profile.model import Profile
 
 #: One row of the plugin containers' shared facts: (aspect, statement, check).
 Row = tuple[str, str, c.Check]
@@ -106,6 +107,12 @@ def _slice_policy(r: c.Rendered) -> str | None:
     return f"no ValidatingAdmissionPolicy matching {user}"
 
 
+def _no_gates_set(p: Profile) -> bool:
+    """The default fact holds where ``dra.featureGates`` sets none (set gates and their
+    ``FEATURE_GATES``: ``tests/constructs/test_dra_gates.py``, against the chart's template)."""
+    return not p.dra.feature_gates.values()
+
+
 def _no_feature_gates(r: c.Rendered) -> str | None:
     """No FEATURE_GATES on either plugin container and no MPS Role: the chart's default."""
     for ctr in ("gpus", "compute-domains"):
@@ -128,7 +135,7 @@ FACTS: Final[tuple[Fact, ...]] = (
     Fact(DRA_DRIVER, "feature gates", "none by default: the chart's draDriver.featureGates is"
          " empty, so no FEATURE_GATES on the plugin containers and no MPS deployments Role"
          " (the goldens' MPSSupport=true comes from their test's sample GPUCluster)",
-         DRA_DEFAULTS, _no_feature_gates),
+         DRA_DEFAULTS, _no_feature_gates, when=_no_gates_set),
     Fact(DRA_DRIVER, "labels", f"the plugin pods carry app: {dra.KUBELET_PLUGIN}: the driver"
          " manager waits for pods with that label to stop before it unloads the driver",
          f"{DRA_GOLDEN}; k8s-driver-manager v0.12.0 cmd/driver-manager/main.go"

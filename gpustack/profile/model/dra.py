@@ -40,6 +40,7 @@ from gpustack.profile.model.common import (
     resources,
     version_field,
 )
+from gpustack.profile.model.dra_gates import FeatureGates, ImexMode, imex_host_socket, imex_mode
 
 #: NVIDIA's DRA driver for GPUs (the GPU Operator's ``draDriver``).
 DRA_DRIVER_IMAGE = upstream.DRA_DRIVER.ref
@@ -83,6 +84,15 @@ class Dra:
     image_pull_policy: PullPolicy = pull_policy()
     env: tuple[EnvVar, ...] = env()
     resources: Resources = resources()
+    feature_gates: FeatureGates = key(
+        "Feature gates",
+        "The driver's feature gates, named as its chart's featureGates names them; each one set"
+        " goes into the FEATURE_GATES of the kubelet plugin and the ComputeDomain controller.",
+        factory=FeatureGates,
+        examples=[{"NVMLDeviceHealthCheck": True}],
+    )
+    imex_mode: ImexMode = imex_mode()
+    imex_host_socket_path: str = imex_host_socket()
 
     def image_ref(self) -> str:
         return image_ref(self.image, self.version, self.digest)

@@ -23,7 +23,7 @@ from gpustack.profile.finding import Finding
 from gpustack.profile.model import Profile
 from gpustack.profile.rules import cluster as cluster_rules
 from gpustack.profile.rules import profiles
-from gpustack.profile.rules.rows import cluster, device_plugin, driver, workloads
+from gpustack.profile.rules.rows import cluster, device_plugin, dra_gates, driver, workloads
 from gpustack.profile.rules.rule import Described, Rule
 
 LOAD = Described(
@@ -65,7 +65,13 @@ ACCEPT = Described(
 )
 
 #: Every rule, area by area in the order the reference lists them.
-RULES: tuple[Rule, ...] = (*cluster.RULES, *driver.RULES, *device_plugin.RULES, *workloads.RULES)
+RULES: tuple[Rule, ...] = (
+    *cluster.RULES,
+    *driver.RULES,
+    *device_plugin.RULES,
+    *workloads.RULES,
+    *dra_gates.RULES,
+)
 #: Every kind of finding, in the order the reference lists them.
 ALL: tuple[Described, ...] = (
     LOAD,
