@@ -67,6 +67,14 @@ TRIGGERS: dict[str, tuple[str, str]] = {
         "$.gpuFeatureDiscovery.enabled",
     ),
     "dra-device-plugin-same-gpus": ("dra-and-device-plugin-same-gpus", "$.dra.gpus"),
+    "dra-pools-overlap": (
+        "dra-pool-is-the-stack",
+        "$.dra.nodeSelector['nvidia.com/gpu.present']",
+    ),
+    "dra-extended-resource-same-nodes": (
+        "dra-extended-resource-every-node",
+        "$.dra.extendedResourceName",
+    ),
     "dra-extended-resource-gate": ("dra-extended-resource-on-135", "$.dra.extendedResourceName"),
     "dra-examples-supported": (
         "dra-example-without-compute-domains",

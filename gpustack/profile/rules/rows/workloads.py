@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpustack.profile.rules import (
     dra,
+    dra_pools,
     gitops,
     workloads,
 )
@@ -105,6 +106,25 @@ RULES: tuple[Rule, ...] = (
         summary="the device plugin and DRA GPU allocation never hand out the same GPUs:"
         " `dra.nodeSelector` names DRA's node pool, or one of the two is off",
         fix="set `dra.nodeSelector`, or `devicePlugin.enabled: false`, or `dra.gpus: false`",
+    ),
+    Rule(
+        id="dra-pools-overlap",
+        check=dra_pools.dra_pools_overlap,
+        section="dra",
+        summary="no device plugin pool (`cluster.nodeSelector`, a node config) selects a label"
+        " of `dra.nodeSelector`: the device plugin is kept off the DRA pool's labels, so such a"
+        " pool would run no device plugin",
+        fix="give the DRA pool a label of its own (`nvidia.com/gpu.allocation: dra`) and select"
+        " that in `dra.nodeSelector`",
+    ),
+    Rule(
+        id="dra-extended-resource-same-nodes",
+        check=dra_pools.dra_extended_resource_same_nodes,
+        section="dra",
+        summary="`dra.extendedResourceName` only where the device plugin does not advertise"
+        " `nvidia.com/gpu` on the DRA pool's nodes (the scheduler prefers the device plugin"
+        " there)",
+        fix="set `dra.nodeSelector`, or `devicePlugin.enabled: false`",
     ),
     Rule(
         id="dra-extended-resource-gate",
