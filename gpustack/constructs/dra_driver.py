@@ -163,9 +163,9 @@ class DraDriverProps:
     registry_dir: str
     plugins_dir: str
     wait_for: WaitFor | None
-    feature_gates: tuple[tuple[str, bool], ...] = ()
-    imex_mode: str = "driverManaged"
-    imex_host_socket: str = ""
+    feature_gates: tuple[tuple[str, bool], ...]
+    imex_mode: str
+    imex_host_socket: str
 
     @classmethod
     def from_profile(cls, profile: Profile) -> DraDriverProps:
