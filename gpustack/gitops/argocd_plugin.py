@@ -44,7 +44,7 @@ PARAMETER = "profile"
 #: Where Argo CD's cmp-server reads the plugin's configuration inside the sidecar.
 CONFIG_PATH = "/home/argocd/cmp-server/config/plugin.yaml"
 #: The commands plugin.yaml names (argv lists, run in the Application's source folder).
-GENERATE = ("gpustack", "template", "--argocd")
+GENERATE = ("python3", "-m", "gpustack.gitops.argocd_plugin", "generate")
 DISCOVER = ("python3", "-m", "gpustack.gitops.argocd_plugin", "discover")
 
 PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
@@ -200,10 +200,16 @@ def discovers(env: Mapping[str, str]) -> bool:
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """``discover``: print the profile parameter and exit 0 when the plugin serves the
-    Application; print nothing (still exit 0: no match is not a failure) otherwise."""
+    Application; print nothing (still exit 0: no match is not a failure) otherwise.
+    ``generate``: the Application's manifests, from the warm renderer
+    (:mod:`gpustack.render_client`), as ``gpustack template --argocd`` prints them."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["generate"]:
+        from gpustack.render_client.client import main as generate
+
+        return generate(VERSION, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     if args != ["discover"]:
-        print(f"usage: {' '.join(DISCOVER)}", file=sys.stderr)
+        print(f"usage: {' '.join(DISCOVER[:-1])} discover|generate", file=sys.stderr)
         return 2
     if discovers(os.environ if env is None else env):
         print(f"{PARAMETER} parameter set")
