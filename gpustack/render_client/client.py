@@ -12,7 +12,6 @@ lets exactly one of many parallel first calls start the renderer; the rest wait 
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import signal
@@ -20,14 +19,16 @@ import socket
 import struct
 import sys
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, NoReturn
 
 from gpustack.render_client.rundir import SWITCH, Settings, Unusable, folder, settings, socket_path
 from gpustack.render_client.wire import ACK, Answer, Broken, Request, recv_answer, send_request
 
+#: ``typing``, ``contextlib`` and ``subprocess`` are imported only where needed (or only for
+#: the type checker): each would add milliseconds to every call's start.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from typing import NoReturn
 
 #: Renderers asked before rendering in this process (a second one is a fresh start).
 ATTEMPTS = 2
@@ -104,25 +105,37 @@ def _connect(path: str) -> _Peer | None:
     return _Peer(sock, pid)
 
 
-@contextlib.contextmanager
-def _locked(path: str) -> Iterator[None]:
-    fd = os.open(_beside(path, ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+class _Locked:
+    """The start lock beside the socket, held for a ``with`` block (a class rather than
+    :func:`contextlib.contextmanager`, whose import costs the client's start)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = _beside(path, ".lock")
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self.fd)
+
+
+def _unlink(path: str) -> None:
+    try:  # noqa: SIM105 (contextlib's import costs the start)
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _start(path: str, knobs: Settings, package: str) -> _Peer | None:
     """Start a renderer unless another call did meanwhile, and connect to it; ``None`` when it
     exited or did not open its socket within ``GPUSTACK_RENDERER_START_S``."""
-    with _locked(path):
+    with _Locked(path):
         peer = _connect(path)
         if peer is not None:
             return peer
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)  # a dead renderer's socket: nothing listens on it
+        _unlink(path)  # a dead renderer's socket: nothing listens on it
         process = _spawn(path, package)
         deadline = time.monotonic() + knobs.start_s
         while time.monotonic() < deadline:
@@ -144,7 +157,7 @@ def _spawn(path: str, package: str) -> subprocess.Popen[bytes]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [first, env.get("PYTHONPATH")]))
     with open(_beside(path, ".log"), "wb") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "gpustack.renderer", path],
+            [sys.executable, "-P", "-m", "gpustack.renderer", path],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -161,22 +174,25 @@ def _beside(path: str, suffix: str) -> str:
 def _kill(path: str, pid: int) -> None:
     """End a wedged renderer and free its socket path, unless another call has already put a
     new renderer there."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    try:  # noqa: SIM105 (contextlib's import costs the start)
         os.kill(pid, signal.SIGKILL)
-    with _locked(path):
+    except (ProcessLookupError, PermissionError):
+        pass
+    with _Locked(path):
         peer = _connect(path)
         if peer is not None:
             peer.sock.close()
             if peer.pid != pid:
                 return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        _unlink(path)
 
 
 def _print(answer: Answer) -> int:
-    with contextlib.suppress(BrokenPipeError):
+    try:
         sys.stdout.buffer.write(answer.stdout)
         sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        pass
     if answer.stderr:
         sys.stderr.write(answer.stderr)
         sys.stderr.flush()
@@ -193,5 +209,5 @@ def _in_process() -> NoReturn:
     environment, in this process's place."""
     sys.stdout.flush()
     sys.stderr.flush()
-    argv = [sys.executable, "-m", "gpustack", "template", "--argocd"]
+    argv = [sys.executable, "-P", "-m", "gpustack", "template", "--argocd"]
     os.execv(sys.executable, argv)

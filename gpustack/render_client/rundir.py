@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import stat
 import zlib
-from typing import NamedTuple
 
 #: ``off`` turns the warm renderer off: each ``generate`` renders in a fresh process.
 SWITCH = "GPUSTACK_RENDERER"
@@ -41,14 +40,31 @@ class Unusable(Exception):
     """The socket folder or a setting cannot be used; the message is one line."""
 
 
-class Settings(NamedTuple):
-    ack_s: float
-    timeout_s: float
-    start_s: float
-    idle_s: float
-    max_renders: int
-    rss_bytes: int
-    cache_bytes: int
+class Settings:
+    """The knobs, read (a plain class: :class:`typing.NamedTuple` would import ``typing``)."""
+
+    __slots__ = (
+        "ack_s",
+        "cache_bytes",
+        "idle_s",
+        "max_renders",
+        "rss_bytes",
+        "start_s",
+        "timeout_s",
+    )
+
+    def __init__(
+        self,
+        ack_s: float,
+        timeout_s: float,
+        start_s: float,
+        idle_s: float,
+        max_renders: int,
+        rss_bytes: int,
+        cache_bytes: int,
+    ) -> None:
+        self.ack_s, self.timeout_s, self.start_s, self.idle_s = ack_s, timeout_s, start_s, idle_s
+        self.max_renders, self.rss_bytes, self.cache_bytes = max_renders, rss_bytes, cache_bytes
 
 
 def settings(env: dict[str, str] | os._Environ[str]) -> Settings:

@@ -11,7 +11,11 @@ the calls it accepted are answered: after ``GPUSTACK_RENDERER_MAX_RENDERS`` rend
 ``GPUSTACK_RENDERER_RSS_MIB`` with its Node, after ``GPUSTACK_RENDERER_IDLE_S`` without a call,
 or after an unexpected exception in a render. When gpustack's files change on disk under it
 (an upgrade in place, an edited checkout), it answers no call any more, only "retry", so nothing
-is rendered or served from the cache by code that is not the one installed.
+is rendered or served from the cache by code that is not the one installed. The files are looked
+at when a call comes at least :data:`STAMP_S` after the last look (stat-ing some two thousand
+files takes milliseconds, too much for every one of eight parallel cached calls): an edit is
+seen within that time, less than a fresh ``gpustack template`` spends importing, during which an
+edit would reach it half-way just the same.
 """
 
 from __future__ import annotations
@@ -38,19 +42,29 @@ from gpustack.renderer.memory import resident_bytes
 
 #: How often the main thread looks at the renderer's state (idle, retired).
 TICK_S = 0.2
+#: Seconds between two looks at gpustack's files on disk.
+STAMP_S = 0.2
 
 
-def _stamp() -> tuple[tuple[str, int, int], ...]:
-    """Each packaged file synthesis reads, with its mtime and size: cheap enough per call."""
+def _watched() -> tuple[str, ...]:
+    """Each packaged file synthesis reads, and each folder holding them (a file added or
+    removed changes its folder)."""
     from gpustack.synth.digest import packaged_files
 
+    files = [str(path) for path in packaged_files().values()]
+    return (*sorted({os.path.dirname(f) for f in files}), *files)
+
+
+def _stamp(paths: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
+    """Each path's inode, mtime and size (``(0, 0, 0)`` once it is gone)."""
     found = []
-    for rel, path in packaged_files().items():
+    for path in paths:
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError:
+            found.append((0, 0, 0))
             continue
-        found.append((rel, st.st_mtime_ns, st.st_size))
+        found.append((st.st_ino, st.st_mtime_ns, st.st_size))
     return tuple(found)
 
 
@@ -73,6 +87,7 @@ class Renderer:
         self.renders = 0
         self.retired: str | None = None
         self.stale = False
+        self.looked = 0.0
 
     def accept_loop(self) -> None:
         while True:
@@ -114,13 +129,25 @@ class Renderer:
 
         self.generate: Callable[[Mapping[str, str]], Generated] = generate
         self.cache = OutputCache(f"{__version__}\0{generator_digest()}", self.knobs.cache_bytes)
-        self.stamp = _stamp()
+        self.watched = _watched()
+        self.stamp = _stamp(self.watched)
+        self.looked = time.monotonic()
         self.ready.set()
         _log(f"ready on {self.path}")
 
-    def answer(self, request: Request) -> Answer:
-        if self.stale or _stamp() != self.stamp:
+    def _changed(self) -> bool:
+        """Whether gpustack's files changed since warm-up, looked at every :data:`STAMP_S`."""
+        with self.state_lock:
+            now = time.monotonic()
+            if self.stale or now - self.looked < STAMP_S:
+                return self.stale
+            self.looked = now
+        if _stamp(self.watched) != self.stamp:
             self.stale = True
+        return self.stale
+
+    def answer(self, request: Request) -> Answer:
+        if self._changed():
             self.retire("gpustack changed on disk")
             return Answer(retry="gpustack changed on disk")
         profile = _profile(request)

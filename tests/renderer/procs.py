@@ -13,8 +13,11 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from gpustack.gitops import argocd_plugin
+
 REPO = Path(__file__).resolve().parents[2]
-GENERATE = [sys.executable, "-m", "gpustack.gitops.argocd_plugin", "generate"]
+#: plugin.yaml's ``generate`` command, with this interpreter for its ``python3``.
+GENERATE = [sys.executable, *argocd_plugin.GENERATE[1:]]
 
 
 def short_dir() -> Path:
@@ -45,14 +48,16 @@ def generate(
 
 
 def renderers(base: Path) -> list[int]:
-    """The pids of live (or stopped) renderers whose socket is under ``base``."""
-    found = []
+    """The pids of live (or stopped) renderers whose socket is under ``base``. A child the
+    renderer has forked but not yet turned into Node shows the renderer's command line for a
+    moment: a match whose parent matches too is that child, not a second renderer."""
+    found: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            state, ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
         except OSError:
             continue
         if (
@@ -60,8 +65,8 @@ def renderers(base: Path) -> list[int]:
             and b"gpustack.renderer" in argv
             and any(a.startswith(str(base).encode()) for a in argv)
         ):
-            found.append(int(entry.name))
-    return sorted(found)
+            found[int(entry.name)] = int(ppid)
+    return sorted(pid for pid, parent in found.items() if parent not in found)
 
 
 def wait_for(check: Callable[[], object], seconds: float = 60) -> None:

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -120,3 +121,26 @@ def test_an_edit_of_the_same_size_and_mtime_is_rendered_not_served_from_the_cach
     done = generate(profiles, env)
     assert done.stdout == template(profiles / "h100-prod-east.yaml") != old
     assert b"system-node-criticax" in done.stdout
+
+
+def test_a_renderer_whose_gpustack_changed_on_disk_hands_the_call_to_a_new_one(
+    base: Path, tmp_path: Path
+) -> None:
+    """An edited checkout (or an upgrade in place): the old renderer answers "retry" and
+    leaves, and the call is answered by a renderer started from the files as they are now."""
+    site = tmp_path / "site"
+    shutil.copytree(
+        REPO / "gpustack", site / "gpustack", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {**env_for(base, "lab-1gpu.yaml"), "PYTHONPATH": str(site)}
+    assert generate(REPO / "profiles", env).stdout == template(REPO / "profiles" / "lab-1gpu.yaml")
+    (old,) = renderers(base)
+    stream = site / "gpustack" / "synth" / "stream.py"
+    stream.write_text(stream.read_text() + "\n# edited\n")
+    time.sleep(0.3)  # past the renderer's STAMP_S
+    done = generate(REPO / "profiles", env)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout == template(REPO / "profiles" / "lab-1gpu.yaml")
+    wait_for(lambda: old not in renderers(base), seconds=10)
+    (new,) = renderers(base)
+    assert new != old
