@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -33,9 +34,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 GENERATE = [sys.executable, "-P", "-m", "gpustack.render_client"]
@@ -80,8 +83,11 @@ def template(cwd: Path, profile: str) -> bytes:
 
 
 class Checkouts:
-    """Fresh copies of ``profiles/`` (Argo CD unpacks each call's source anew); ``touched``
-    copies carry a new comment in each profile, so no renderer has seen their bytes."""
+    """Fresh copies of ``profiles/`` (Argo CD unpacks each call's source anew). In a
+    ``touched`` copy every profile selects nodes of a zone no earlier copy named, a change that
+    reaches every DaemonSet's placement: no renderer has seen their bytes, nor their shapes
+    (the synthesizer reuses the components of a shape it rendered, so a comment or a label
+    alone would render faster than a real change)."""
 
     def __init__(self, root: Path) -> None:
         self.root, self.count = root, 0
@@ -92,8 +98,10 @@ class Checkouts:
         shutil.copytree(REPO / "profiles", folder)
         if touched:
             for profile in folder.glob("*.yaml"):
-                with profile.open("a") as f:
-                    f.write(f"# bench checkout {self.count}\n")
+                doc = yaml.safe_load(profile.read_text())
+                selector = doc.setdefault("cluster", {}).setdefault("nodeSelector", {})
+                selector["topology.kubernetes.io/zone"] = f"zone-{self.count}"
+                profile.write_text(yaml.safe_dump(doc, sort_keys=False))
         return folder
 
 
@@ -136,7 +144,10 @@ def stop(base: Path) -> None:
 
 
 def parallel(folder: Path, base: Path, want: Callable[[str], bytes]) -> list[float]:
-    """The eight Applications' calls at once; each one's wall seconds."""
+    """The eight Applications' calls at once; each one's wall seconds (what each must print is
+    rendered first, so no ``gpustack template`` runs beside the timed calls)."""
+    for profile in EIGHT:
+        want(profile)
 
     def one(profile: str) -> float:
         wall, out = call(folder, env_for(base, profile))
@@ -148,11 +159,39 @@ def parallel(folder: Path, base: Path, want: Callable[[str], bytes]) -> list[flo
         return list(pool.map(one, EIGHT))
 
 
-def line(what: str, walls: Sequence[float]) -> str:
-    return (
-        f"{what:<40} p50 {statistics.median(walls):6.3f} s  max {max(walls):6.3f} s"
-        f"  ({len(walls)} calls)"
-    )
+class Phase:
+    """One figure: each call's wall seconds, and the CPU seconds all of them spent, in the
+    clients and in the renderer's process tree (Python and Node) together."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.cpu = what, 0.0
+        self.walls: list[float] = []
+
+    def line(self) -> str:
+        walls = self.walls
+        return (
+            f"{self.what:<40} p50 {statistics.median(walls):6.3f} s  max {max(walls):6.3f} s"
+            f"  CPU/call {self.cpu / len(walls):6.3f} s  ({len(walls)} calls)"
+        )
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children (the clients; not the renderers they
+    start, which outlive them)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds spent so far by ``pid`` and every live process below it."""
+    ticks, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+        for task in Path(f"/proc/{p}/task").iterdir():
+            todo.extend(int(c) for c in (task / "children").read_text().split())
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def load() -> str:
@@ -161,6 +200,13 @@ def load() -> str:
 
 def main(runs: int, colds: int, rounds: int) -> None:
     print(f"{os.cpu_count()} CPUs, load average before: {load()}")
+    floor = Phase("python3 -P -c pass (the floor)")
+    fresh = Phase("fresh process (GPUSTACK_RENDERER=off)")
+    cold = Phase("cold (first call starts the renderer)")
+    warm = Phase("warm (unseen inputs)")
+    cached = Phase("cached (inputs seen before)")
+    concurrent = Phase("8 concurrent, unseen inputs, per call")
+    concurrent_cached = Phase("8 concurrent, cached, per call")
     with tempfile.TemporaryDirectory(prefix="gpb-", dir="/tmp") as tmp:
         root = Path(tmp)
         checkouts = Checkouts(root / "src")
@@ -175,55 +221,63 @@ def main(runs: int, colds: int, rounds: int) -> None:
             return want
 
         plain = checkouts.new(touched=False)
-        template(plain, PROFILE)  # bytecode and the jsii package cache are warm
+        want_in(plain)(PROFILE)  # bytecode and the jsii package cache are warm
 
-        fresh = []
+        for _ in range(runs):
+            before = children_cpu()
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-P", "-c", "pass"], check=True)
+            floor.walls.append(time.perf_counter() - start)
+            floor.cpu += children_cpu() - before
         for _ in range(colds):
+            before = children_cpu()
             wall, out = call(plain, env_for(root / "off", PROFILE, GPUSTACK_RENDERER="off"))
-            fresh.append(wall)
-        cold = []
+            fresh.walls.append(wall)
+            fresh.cpu += children_cpu() - before
         for i in range(colds):
             base = root / f"cold{i}"
             base.mkdir()
+            before = children_cpu()
             wall, out = call(plain, env_for(base, PROFILE))
             if out != want_in(plain)(PROFILE):
                 sys.exit("the cold call printed other bytes than template")
-            cold.append(wall)
+            cold.walls.append(wall)
+            (pid,) = renderers(base)
+            cold.cpu += children_cpu() - before + tree_cpu(pid)
             stop(base)
 
         base = root / "warm"
         base.mkdir()
         call(plain, env_for(base, PROFILE))
-        warm = []
-        for _ in range(runs):
-            folder = checkouts.new(touched=True)
-            wall, out = call(folder, env_for(base, PROFILE))
-            if out != want_in(folder)(PROFILE):
-                sys.exit("a warm call printed other bytes than template")
-            warm.append(wall)
-        cached = []
-        for _ in range(runs):
-            folder = checkouts.new(touched=False)  # a fresh unpack of the same bytes
-            wall, out = call(folder, env_for(base, PROFILE))
-            if out != want_in(plain)(PROFILE):
-                sys.exit("a cached call printed other bytes than template")
-            cached.append(wall)
+        (pid,) = renderers(base)
 
-        concurrent, concurrent_cached = [], []
+        def measured(phase: Phase, run: Callable[[], list[float]]) -> None:
+            before = children_cpu() + tree_cpu(pid)
+            phase.walls += run()
+            phase.cpu += children_cpu() + tree_cpu(pid) - before
+
+        def serial(folder: Path, want: bytes) -> list[float]:
+            wall, out = call(folder, env_for(base, PROFILE))
+            if out != want:
+                sys.exit("a call printed other bytes than template")
+            return [wall]
+
+        for phase, touched in [(warm, True)] * runs + [(cached, False)] * runs:
+            folder = checkouts.new(touched)  # a fresh unpack: new bytes, or the same again
+            want = want_in(folder if touched else plain)(PROFILE)  # before the timed call
+            measured(phase, lambda f=folder, w=want: serial(f, w))  # type: ignore[misc]
         for _ in range(rounds):
             folder = checkouts.new(touched=True)
-            concurrent += parallel(folder, base, want_in(folder))
-            concurrent_cached += parallel(folder, base, want_in(folder))
-        (pid,) = renderers(base)
+            for name in EIGHT:  # rendered by template before the timed calls
+                want_in(folder)(name)
+            for phase in (concurrent, concurrent_cached):
+                measured(phase, lambda f=folder: parallel(f, base, want_in(f)))  # type: ignore[misc]
+        assert renderers(base) == [pid], "the warm renderer served every call"
         rss, peak = tree_memory(pid)
         stop(base)
 
-    print(line("fresh process (GPUSTACK_RENDERER=off)", fresh))
-    print(line("cold (first call starts the renderer)", cold))
-    print(line("warm (unseen inputs)", warm))
-    print(line("cached (inputs seen before)", cached))
-    print(line("8 concurrent, unseen inputs, per call", concurrent))
-    print(line("8 concurrent, cached, per call", concurrent_cached))
+    for phase in (floor, fresh, cold, warm, cached, concurrent, concurrent_cached):
+        print(phase.line())
     print(f"renderer process tree (Python + Node): {rss >> 20} MiB resident, {peak >> 20} MiB peak")
     print(f"load average after: {load()}")
 

@@ -75,10 +75,12 @@ def _ask(path: str, request: Request, knobs: Settings, package: str) -> Answer |
     with peer.sock:
         try:
             peer.sock.settimeout(knobs.ack_s)
+            # sent before the acknowledgement is read: one wake-up fewer per call, which on a
+            # loaded machine is milliseconds; a stopped renderer still fails to acknowledge
+            send_request(peer.sock, request)
             if peer.sock.recv(1) != ACK:
                 return None
             peer.sock.settimeout(knobs.timeout_s)
-            send_request(peer.sock, request)
             return recv_answer(peer.sock)
         except TimeoutError:
             _kill(path, peer.pid)

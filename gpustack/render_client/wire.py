@@ -3,7 +3,8 @@
 Each message is a frame: a 4-byte big-endian length, then that many bytes. On accepting, the
 renderer first sends the single byte :data:`ACK` from its accepting thread, so a client tells a
 renderer that is stopped or wedged (no byte within seconds) from one that is busy rendering
-(the answer may take longer). Then the client sends one frame, the request: the working
+(the answer may take longer). The client sends one frame, the request (without waiting for the
+acknowledgement, which it reads after), with the working
 directory, then each ``NAME=value`` of the environment, NUL-separated (neither a path nor the
 environment can hold a NUL; no JSON, whose import would cost the client a tenth of its start).
 The renderer answers with two frames: a head (the exit status, the ``retry`` reason, empty
