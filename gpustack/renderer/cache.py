@@ -10,7 +10,10 @@ says what that is for ``synth``; here it is taken per call):
   may not leave, relative to the working directory (both follow from where the source path
   sits in the repository: the same bytes elsewhere may render otherwise, or be refused);
 * each file the last render of this profile read (the profile, then every base it extends),
-  by its path relative to the working directory and its bytes.
+  by its path relative to the working directory and its bytes;
+* the day: validation dates its end-of-life findings by the clock's day, and
+  ``cluster.endOfLife: error`` turns a release past its end into a refusal from that day on, so
+  yesterday's manifests are not today's answer.
 
 The absolute working directory is left out on purpose: Argo CD unpacks every call into a fresh
 folder. Which files to hash is remembered per profile from its last render; the profile's bytes
@@ -29,6 +32,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 
 from gpustack.profile.loader import profiles_root
@@ -48,13 +52,18 @@ def _layout(cwd: str, profile: str) -> tuple[str, str]:
 
 
 def input_key(
-    generator: str, cwd: str, profile: str, files: Sequence[str], changed_after: int | None = None
+    generator: str,
+    cwd: str,
+    profile: str,
+    files: Sequence[str],
+    day: date,
+    changed_after: int | None = None,
 ) -> str | None:
-    """The key of rendering ``profile`` in ``cwd`` from ``files`` (relative to ``cwd``);
-    ``None`` when one of them cannot be read (the render will say why) or, with
+    """The key of rendering ``profile`` in ``cwd`` from ``files`` (relative to ``cwd``) on
+    ``day``; ``None`` when one of them cannot be read (the render will say why) or, with
     ``changed_after`` (nanoseconds since the epoch), changed later than that."""
     digest = hashlib.sha256()
-    for part in (generator, profile, *_layout(cwd, profile)):
+    for part in (generator, day.isoformat(), profile, *_layout(cwd, profile)):
         digest.update(f"{len(part)}:{part}\0".encode("utf-8", "surrogateescape"))
     for file in files:
         try:
@@ -92,7 +101,7 @@ class OutputCache:
             files = self._files.get(self._where(cwd, profile))
         if files is None:
             return None
-        key = input_key(self.generator, cwd, profile, files)
+        key = input_key(self.generator, cwd, profile, files, date.today())
         with self._lock:
             output = self._outputs.get(key) if key is not None else None
             if output is not None and key is not None:
@@ -104,7 +113,8 @@ class OutputCache:
     ) -> None:
         """Keep ``output``, rendered in ``cwd`` from ``files`` from ``started`` (``time_ns``),
         unless it alone is over the limit or a file may have changed during the render."""
-        key = input_key(self.generator, cwd, profile, files, started - RACY_NS)
+        day = date.fromtimestamp(started / 1e9)  # the day validation saw (local, as date.today)
+        key = input_key(self.generator, cwd, profile, files, day, started - RACY_NS)
         if key is None or len(output) > self.limit:
             return
         with self._lock:
