@@ -84,9 +84,10 @@ def repo_server_patch() -> dict[str, Any]:
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         # A first render costs ~1 CPU-second (Python and Node start, then synthesize), a warm
-        # one a tenth of that; the warm renderer (Python and Node) stays resident, 250 to 320
-        # MiB in bench/plugin_render.py, until it idles out (GPUSTACK_RENDERER_IDLE_S); no
-        # limits, since Argo CD may render several Applications at once.
+        # one a tenth of that; the warm renderer (Python and Node) stays resident, 250 MiB and
+        # growing to 310-370 MiB over a hundred renders in bench/plugin_render.py, until it
+        # idles out or passes GPUSTACK_RENDERER_RSS_MIB; no limits, since Argo CD may render
+        # several Applications at once.
         "resources": {"requests": {"cpu": "100m", "memory": "384Mi"}},
         "volumeMounts": [
             {"name": VAR_FILES[0], "mountPath": VAR_FILES[1]},
