@@ -37,8 +37,6 @@ def template(profile: Path | None, argocd: bool) -> None:
     For pipes (`| kubeconform`, `| kubectl diff -f -`) and for rendering inside Argo CD. The
     profile is validated first: on an issue the findings go to stderr.
     """
-    import sys
-
     from gpustack.synth.errors import SynthError
     from gpustack.synth.node import start_cdk8s
 
@@ -51,18 +49,32 @@ def template(profile: Path | None, argocd: bool) -> None:
     if argocd:
         if profile is not None:
             raise click.UsageError("--argocd takes the profile from Argo CD's parameters")
-        from gpustack.actions.argocd import generate
-
-        done = generate(os.environ)
-        if done.error is not None:
-            raise click.ClickException(done.error)
-        sys.stdout.buffer.write(done.stdout)
-        sys.stdout.buffer.flush()
-        return
-    if profile is None:
+        _argocd()
+    elif profile is None:
         raise click.UsageError("Missing argument 'PROFILE'.")
+    else:
+        _one(profile)
+
+
+def _argocd() -> None:
+    """The plugin's ``generate`` in this process (the warm renderer runs the same action)."""
+    import sys
+
+    from gpustack.actions.argocd import generate
+
+    done = generate(os.environ)
+    if done.error is not None:
+        raise click.ClickException(done.error)
+    sys.stdout.buffer.write(done.stdout)
+    sys.stdout.buffer.flush()
+
+
+def _one(profile: Path) -> None:
+    """Validate and render ``profile``; its findings on stderr when it is refused."""
+    import sys
 
     from gpustack.actions.synth import render_one
+    from gpustack.synth.errors import SynthError
     from gpustack.synth.stream import yaml_stream
 
     try:
