@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,3 +92,4 @@ def fresh_base() -> Iterator[Path]:
         yield base
     finally:
         kill_all(base)
+        shutil.rmtree(base, ignore_errors=True)
