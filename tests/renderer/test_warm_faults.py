@@ -144,3 +144,16 @@ def test_a_renderer_whose_gpustack_changed_on_disk_hands_the_call_to_a_new_one(
     wait_for(lambda: old not in renderers(base), seconds=10)
     (new,) = renderers(base)
     assert new != old
+
+
+def test_a_renderer_past_its_memory_bound_leaves_after_answering(base: Path) -> None:
+    """Bounded in memory: past ``GPUSTACK_RENDERER_RSS_MIB`` (here 1 MiB, so after its first
+    render) a renderer answers the call, then leaves; the next call gets a new one."""
+    env = env_for(base, "lab-1gpu.yaml", GPUSTACK_RENDERER_RSS_MIB="1")
+    want = template(REPO / "profiles" / "lab-1gpu.yaml")
+    done = generate(REPO / "profiles", env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, want, b"")
+    wait_for(lambda: not renderers(base), seconds=30)
+    assert list((base / f"gpustack-renderer-{os.geteuid()}").glob("*.sock")) == []
+    again = generate(REPO / "profiles", env)
+    assert (again.returncode, again.stdout, again.stderr) == (0, want, b"")
