@@ -40,6 +40,10 @@ from gpustack.render_client.wire import (
 )
 from gpustack.renderer.memory import resident_bytes
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gpustack.renderer.cache import OutputCache
+
 #: How often the main thread looks at the renderer's state (idle, retired).
 TICK_S = 0.2
 #: Seconds between two looks at gpustack's files on disk.
@@ -88,6 +92,8 @@ class Renderer:
         self.retired: str | None = None
         self.stale = False
         self.looked = 0.0
+        self.cache: OutputCache | None = None
+        self.cache_made = threading.Event()
 
     def accept_loop(self) -> None:
         while True:
@@ -114,7 +120,9 @@ class Renderer:
                 self.last = time.monotonic()
 
     def warm_up(self) -> None:
-        """Start Node and cdk8s, import the renderer, take the generator's digest."""
+        """Start Node and cdk8s, note gpustack's files, import the renderer, then take calls;
+        the generator's digest (tens of milliseconds of hashing) is taken after, so the first
+        call does not wait for it: until then nothing is looked up or kept."""
         import contextlib
 
         from gpustack.synth.errors import SynthError
@@ -122,18 +130,23 @@ class Renderer:
 
         with contextlib.suppress(SynthError):  # a missing Node is the render's error
             start_cdk8s()
+        # before the imports: an edit made while they run is then a change, not the baseline
+        self.watched = _watched()
+        self.stamp = _stamp(self.watched)
+        self.looked = time.monotonic()
         from gpustack import __version__
         from gpustack.actions.argocd import Generated, generate
         from gpustack.renderer.cache import OutputCache
         from gpustack.synth.digest import generator_digest
 
         self.generate: Callable[[Mapping[str, str]], Generated] = generate
-        self.cache = OutputCache(f"{__version__}\0{generator_digest()}", self.knobs.cache_bytes)
-        self.watched = _watched()
-        self.stamp = _stamp(self.watched)
-        self.looked = time.monotonic()
         self.ready.set()
         _log(f"ready on {self.path}")
+        try:
+            digest = generator_digest()
+            self.cache = OutputCache(f"{__version__}\0{digest}", self.knobs.cache_bytes)
+        finally:
+            self.cache_made.set()  # without a cache (the digest failed) calls still render
 
     def _changed(self) -> bool:
         """Whether gpustack's files changed since warm-up, looked at every :data:`STAMP_S`."""
@@ -151,8 +164,9 @@ class Renderer:
             self.retire("gpustack changed on disk")
             return Answer(retry="gpustack changed on disk")
         profile = _profile(request)
-        if profile is not None:
-            hit = self.cache.lookup(request.cwd, profile)
+        cache = self.cache
+        if profile is not None and cache is not None:
+            hit = cache.lookup(request.cwd, profile)
             if hit is not None:
                 return Answer(stdout=hit)
         return self._render(request)
@@ -176,7 +190,9 @@ class Renderer:
         if done.error is not None:
             return Answer(1, f"Error: {done.error}\n")
         files = [str(f) for f in done.files]
-        self.cache.store(request.cwd, done.profile, files, done.stdout, started)
+        self.cache_made.wait()  # a first render that beat the digest is still kept
+        if self.cache is not None:
+            self.cache.store(request.cwd, done.profile, files, done.stdout, started)
         return Answer(stdout=done.stdout)
 
     def _bound(self) -> None:
