@@ -60,7 +60,11 @@ def main(version: str, package: str) -> int:
         _in_process()
     request = Request(os.getcwd(), dict(env))
     for _ in range(ATTEMPTS):
-        answer = _ask(path, request, knobs, package)
+        try:
+            answer = _ask(path, request, knobs, package)
+        except Unusable as exc:  # a socket served by someone else: never asked
+            _note(f"warm renderer not used: {exc}")
+            _in_process()
         if answer is not None and answer.retry is None:
             return _print(answer)
     _note("the warm renderer did not answer; rendering in this process")
