@@ -5,8 +5,10 @@ Figures, each per call, wall seconds of the client process:
 
 * cold: the first call, no renderer running (it starts one, which starts Python's imports,
   Node and cdk8s, and renders);
-* warm: a warm renderer, inputs it has not seen (each call's profile carries a new comment, as
-  after a commit that touched it; Argo CD unpacks every call into a fresh folder, so does this);
+* warm: a warm renderer, inputs it has not seen (Argo CD unpacks every call into a fresh
+  folder, so does this): every profile selects nodes of a new zone, so every DaemonSet's
+  placement changes; and, apart, a new comment, a change of bytes that the synthesizer's reuse
+  of components it rendered absorbs (a commit touching a profile without changing its cluster);
 * cached: a warm renderer, inputs it rendered before (a hard refresh, an expired Argo CD cache);
 * 8 concurrent: eight Applications' calls at once, unseen inputs (a commit touching eight) and
   then the same again (cached);
@@ -87,15 +89,18 @@ class Checkouts:
     ``touched`` copy every profile selects nodes of a zone no earlier copy named, a change that
     reaches every DaemonSet's placement: no renderer has seen their bytes, nor their shapes
     (the synthesizer reuses the components of a shape it rendered, so a comment or a label
-    alone would render faster than a real change)."""
+    alone renders faster than a real change); a ``commented`` copy only gains a comment."""
 
     def __init__(self, root: Path) -> None:
         self.root, self.count = root, 0
 
-    def new(self, touched: bool) -> Path:
+    def new(self, touched: bool, commented: bool = False) -> Path:
         self.count += 1
         folder = self.root / f"c{self.count}" / "profiles"
         shutil.copytree(REPO / "profiles", folder)
+        for profile in folder.glob("*.yaml") if commented else ():
+            with profile.open("a") as f:
+                f.write(f"# checkout {self.count}\n")
         if touched:
             for profile in folder.glob("*.yaml"):
                 doc = yaml.safe_load(profile.read_text())
@@ -203,7 +208,8 @@ def main(runs: int, colds: int, rounds: int) -> None:
     floor = Phase("python3 -P -c pass (the floor)")
     fresh = Phase("fresh process (GPUSTACK_RENDERER=off)")
     cold = Phase("cold (first call starts the renderer)")
-    warm = Phase("warm (unseen inputs)")
+    warm = Phase("warm (every placement changed)")
+    commented = Phase("warm (a comment changed)")
     cached = Phase("cached (inputs seen before)")
     concurrent = Phase("8 concurrent, unseen inputs, per call")
     concurrent_cached = Phase("8 concurrent, cached, per call")
@@ -262,9 +268,10 @@ def main(runs: int, colds: int, rounds: int) -> None:
                 sys.exit("a call printed other bytes than template")
             return [wall]
 
-        for phase, touched in [(warm, True)] * runs + [(cached, False)] * runs:
-            folder = checkouts.new(touched)  # a fresh unpack: new bytes, or the same again
-            want = want_in(folder if touched else plain)(PROFILE)  # before the timed call
+        plan = [(warm, True, False)] * runs + [(commented, False, True)] * runs
+        for phase, touched, comment in plan + [(cached, False, False)] * runs:
+            folder = checkouts.new(touched, comment)  # a fresh unpack: new bytes, or the same
+            want = want_in(folder if touched or comment else plain)(PROFILE)  # before the call
             measured(phase, lambda f=folder, w=want: serial(f, w))  # type: ignore[misc]
         for _ in range(rounds):
             folder = checkouts.new(touched=True)
@@ -276,7 +283,7 @@ def main(runs: int, colds: int, rounds: int) -> None:
         rss, peak = tree_memory(pid)
         stop(base)
 
-    for phase in (floor, fresh, cold, warm, cached, concurrent, concurrent_cached):
+    for phase in (floor, fresh, cold, warm, commented, cached, concurrent, concurrent_cached):
         print(phase.line())
     print(f"renderer process tree (Python + Node): {rss >> 20} MiB resident, {peak >> 20} MiB peak")
     print(f"load average after: {load()}")
