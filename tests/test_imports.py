@@ -85,6 +85,19 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # what the commands do, without click: the CLI maps their outcomes to output
     "actions": ("gpustack.cli", "click"),
     "gitops": ("gpustack.cli", "click"),
+    # the warm renderer runs the plugin's action for calls on its socket: never the CLI, so it
+    # answers as ``gpustack template --argocd`` does without being a click command
+    "renderer": ("gpustack.cli", "click"),
+    # the plugin's thin client starts in a bare Python: it imports nothing that renders
+    "render_client": (
+        "gpustack.actions",
+        "gpustack.renderer",
+        "gpustack.synth",
+        "gpustack.profile",
+        "gpustack.cli",
+        "click",
+        "cdk8s",
+    ),
     # doctor reads the cluster's state and derivations: the same limits as lint
     "doctor": READS_OBJECTS,
     # the profile against its nodes: the checker's results and doctor's state, never cdk8s
@@ -193,8 +206,9 @@ def test_a_planted_import_breaks_the_folder_s_rule(
 
 
 #: The only packages that may import gpustack.actions: the CLI, which maps options to an
-#: action's and its outcome to output, and the actions themselves.
-ACTION_USERS = ("cli", "actions")
+#: action's and its outcome to output, the Argo CD plugin's warm renderer, which does the same
+#: for a ``generate`` call that arrives on its socket, and the actions themselves.
+ACTION_USERS = ("cli", "renderer", "actions")
 
 
 def action_importers(package: Path) -> list[str]:

@@ -23,8 +23,19 @@ PACKAGE = Path(__file__).parents[1] / "gpustack"
 #: Bottom first. A unit may import only units of lower floors.
 FLOORS: tuple[tuple[str, ...], ...] = (
     # no gpustack import at all: the reader's limits, the declaration library, exit codes, the
-    # names NVIDIA's DRA driver publishes, torchrun's command line
-    ("annotations", "dra_upstream", "emitters", "exits", "fields", "limits", "scan", "torchrun"),
+    # names NVIDIA's DRA driver publishes, torchrun's command line, the Argo CD plugin's thin
+    # client of its warm renderer
+    (
+        "annotations",
+        "dra_upstream",
+        "emitters",
+        "exits",
+        "fields",
+        "limits",
+        "render_client",
+        "scan",
+        "torchrun",
+    ),
     # our device plugin and DRA driver: their config types are a file format the profile uses
     ("plugin",),
     # the profile: load, merge, validate, the typed model, the catalog, the component registry
@@ -42,6 +53,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("explain", "gitops"),
     # what the commands do, without click
     ("actions",),
+    # the Argo CD plugin's warm renderer: the plugin's action in a long-lived process
+    ("renderer",),
     # click
     ("cli",),
     # entry points: ``python -m gpustack`` and the site generator, which documents the CLI

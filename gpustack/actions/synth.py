@@ -377,6 +377,9 @@ class Rendered:
 
     cluster: SourcedCluster | None = None
     refused: CheckResult | None = None
+    #: the files the cluster was made from (the profile, then each base it extends), as the
+    #: loader named them: what the Argo CD plugin's warm renderer keys its cache on
+    files: tuple[Path, ...] = ()
 
 
 def render_one(profile: Path) -> Rendered:
@@ -387,4 +390,4 @@ def render_one(profile: Path) -> Rendered:
         return Rendered(refused=result)
     (loaded,) = result.profiles
     (cluster,) = render([Source(loaded.path, loaded.profile)], SynthOptions(jobs=1))
-    return Rendered(cluster=cluster)
+    return Rendered(cluster=cluster, files=loaded.files)

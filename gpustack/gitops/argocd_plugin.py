@@ -44,8 +44,10 @@ PARAMETER = "profile"
 #: Where Argo CD's cmp-server reads the plugin's configuration inside the sidecar.
 CONFIG_PATH = "/home/argocd/cmp-server/config/plugin.yaml"
 #: The commands plugin.yaml names (argv lists, run in the Application's source folder).
-GENERATE = ("gpustack", "template", "--argocd")
-DISCOVER = ("python3", "-m", "gpustack.gitops.argocd_plugin", "discover")
+#: ``-P``: the source folder (the working directory) is not put on ``sys.path``, so a
+#: repository's own ``gpustack/`` folder is never imported in the sidecar.
+GENERATE = ("python3", "-P", "-m", "gpustack.render_client")
+DISCOVER = ("python3", "-P", "-m", "gpustack.gitops.argocd_plugin", "discover")
 
 PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
 PARAM_ENV = "PARAM_PROFILE"
@@ -200,7 +202,8 @@ def discovers(env: Mapping[str, str]) -> bool:
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """``discover``: print the profile parameter and exit 0 when the plugin serves the
-    Application; print nothing (still exit 0: no match is not a failure) otherwise."""
+    Application; print nothing (still exit 0: no match is not a failure) otherwise.
+    (``generate`` is :mod:`gpustack.render_client`, which starts faster on its own.)"""
     args = list(sys.argv[1:] if argv is None else argv)
     if args != ["discover"]:
         print(f"usage: {' '.join(DISCOVER)}", file=sys.stderr)

@@ -134,7 +134,8 @@ def test_discovery_claims_only_applications_passing_a_profile(
     assert bool(capsys.readouterr().out.strip()) is expected
 
 
-def _committed(name: str) -> bytes:
+def committed(name: str) -> bytes:
+    """What ``gpustack template`` prints for the example cluster ``name``: its dist/ folder."""
     folder = REPO / "dist" / "clusters" / name
     resources = yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]
     return b"".join(b"---\n" + (folder / r).read_bytes() for r in resources)
@@ -146,7 +147,7 @@ def test_generate_renders_the_profile_the_application_names(
     monkeypatch.chdir(REPO / "profiles")  # Argo CD runs generate in the source path
     done = CliRunner().invoke(main, ["template", "--argocd"], env=argo_env(PROFILE))
     assert done.exit_code == 0, done.output
-    assert done.stdout_bytes == _committed("h100-prod-east")
+    assert done.stdout_bytes == committed("h100-prod-east")
 
 
 def _bad_profile(folder: Path) -> str:

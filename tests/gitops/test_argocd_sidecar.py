@@ -127,7 +127,8 @@ def test_plugin_schema_rejects_what_argo_cd_would_drop_or_refuse(mutate: Any) ->
 def test_plugin_yaml_names_gpustacks_commands_version_and_parameter() -> None:
     spec = plugin_config()["spec"]
     assert spec["version"] == gpustack.__version__
-    assert spec["generate"] == {"command": ["gpustack", "template", "--argocd"]}
+    assert spec["generate"] == {"command": list(argocd_plugin.GENERATE)}
+    assert spec["generate"]["command"][-2:] == ["-m", "gpustack.render_client"]
     assert spec["discover"]["find"]["command"][-1] == "discover"
     assert [p["name"] for p in spec["parameters"]["static"]] == [argocd_plugin.PARAMETER]
 
