@@ -69,16 +69,18 @@ PURE_DUMPER = _stable(yaml.SafeDumper)
 FAST_DUMPER = _stable(yaml.CSafeDumper) if yaml.__with_libyaml__ else PURE_DUMPER
 
 
-def dump_yaml(document: Mapping[str, Any], dumper: type[Any] | None = None) -> bytes:
+def dump_yaml(
+    document: Mapping[str, Any], dumper: type[Any] | None = None, *, shared: bool = False
+) -> bytes:
     """Serialize one document; raises ``yaml.YAMLError`` for values YAML can't represent.
 
     By default with the direct writer (:mod:`gpustack.synth.yaml_text`, the same bytes as the
     pure emitter, several times faster than libyaml), and with the pure emitter, the reference,
     for a document outside the direct writer's subset. With a ``dumper``, with that one; where
     libyaml's text may differ from the pure emitter's (:mod:`gpustack.emitters`), the document
-    is written again with the pure one."""
+    is written again with the pure one. ``shared``: see :func:`gpustack.synth.yaml_text.emit`."""
     if dumper is None:
-        direct = emit(document)
+        direct = emit(document, shared=shared)
         # not libyaml: it writes some documents outside the subset differently (a long key)
         text = _emit(document, PURE_DUMPER) if direct is None else direct
         return text.encode("utf-8")

@@ -60,6 +60,13 @@ _resolve: Callable[[type[yaml.Node], str, tuple[bool, bool]], str] = (
 _VALUES: dict[str, str] = {}
 _KEYS: dict[str, str] = {}
 _CACHE_MAX = 65536
+#: Texts of nested maps and lists lately written, by identity, indentation and whether their
+#: first line follows ``- ``. Clusters of a fleet share most of their objects' subtrees (the
+#: constructs' render cache hands out the same read-only dicts, and stamping a cluster's labels
+#: copies only the dicts on the way to its label maps), so a shared subtree is written once.
+#: Each entry pins its object, so an id is not reused while it is here.
+_SUBTREES: dict[tuple[int, int, bool], tuple[object, str, bool]] = {}
+_SUBTREES_MAX = 8192
 
 
 class _Outside(Exception):
@@ -206,9 +213,34 @@ def _key(key: object) -> str:
 
 
 Append = Callable[[str], None]
+#: Writes a nested map or list: ``nest(value, indent, out, inline, writer)``.
+Nest = Callable[[Any, str, Append, bool, "Writer"], bool]
+Writer = Callable[[Any, str, Append, bool, Nest], bool]
 
 
-def _mapping(m: Mapping[Any, Any], indent: str, out: Append, inline: bool) -> bool:
+def _nested(value: Any, indent: str, out: Append, inline: bool, write: Writer) -> bool:
+    """A nested map or list written out."""
+    return write(value, indent, out, inline, _nested)
+
+
+def _remembered(value: Any, indent: str, out: Append, inline: bool, write: Writer) -> bool:
+    """A nested map or list written once per object (see :data:`_SUBTREES`)."""
+    key = (id(value), len(indent), inline)
+    found = _SUBTREES.get(key)
+    if found is not None and found[0] is value:
+        out(found[1])
+        return found[2]
+    parts: list[str] = []
+    open_ended = write(value, indent, parts.append, inline, _remembered)
+    text = "".join(parts)
+    if len(_SUBTREES) >= _SUBTREES_MAX:
+        _SUBTREES.clear()
+    _SUBTREES[key] = (value, text, open_ended)
+    out(text)
+    return open_ended
+
+
+def _mapping(m: Mapping[Any, Any], indent: str, out: Append, inline: bool, nest: Nest) -> bool:
     """A non-empty block mapping's entries at ``indent`` (the first one on the current line
     when ``inline``: after ``- ``); whether it ended with a ``|+`` block."""
     open_ended = False
@@ -223,13 +255,14 @@ def _mapping(m: Mapping[Any, Any], indent: str, out: Append, inline: bool) -> bo
         if kind is dict:
             if v:
                 out("\n")
-                open_ended = _mapping(v, deeper, out, False)
+                open_ended = nest(v, deeper, out, False, _mapping)
                 continue
             out(" {}\n")
         elif kind is list or kind is tuple:
             if v:
                 out("\n")
-                open_ended = _sequence(v, indent, out, False)  # indentless, as PyYAML writes
+                # indentless, as PyYAML writes a list in a map
+                open_ended = nest(v, indent, out, False, _sequence)
                 continue
             out(" []\n")
         else:
@@ -241,7 +274,9 @@ def _mapping(m: Mapping[Any, Any], indent: str, out: Append, inline: bool) -> bo
     return open_ended
 
 
-def _sequence(items: list[Any] | tuple[Any, ...], indent: str, out: Append, inline: bool) -> bool:
+def _sequence(
+    items: list[Any] | tuple[Any, ...], indent: str, out: Append, inline: bool, nest: Nest
+) -> bool:
     """A non-empty block sequence's items at ``indent`` (see :func:`_mapping`)."""
     open_ended = False
     deeper = indent + "  "
@@ -254,12 +289,12 @@ def _sequence(items: list[Any] | tuple[Any, ...], indent: str, out: Append, inli
         kind = type(v)
         if kind is dict:
             if v:
-                open_ended = _mapping(v, deeper, out, True)
+                open_ended = nest(v, deeper, out, True, _mapping)
                 continue
             out("{}\n")
         elif kind is list or kind is tuple:
             if v:
-                open_ended = _sequence(v, deeper, out, True)
+                open_ended = nest(v, deeper, out, True, _sequence)
                 continue
             out("[]\n")
         else:
@@ -270,14 +305,18 @@ def _sequence(items: list[Any] | tuple[Any, ...], indent: str, out: Append, inli
     return open_ended
 
 
-def emit(document: Mapping[str, Any]) -> str | None:
+def emit(document: Mapping[str, Any], *, shared: bool = False) -> str | None:
     """``document``'s YAML text as the reference writes it, or ``None`` where it leaves the
-    subset this module writes (see the module docstring)."""
+    subset this module writes (see the module docstring).
+
+    ``shared``: the document is read-only, and parts of it may recur in later documents (the
+    layout's manifests): each nested map or list is written once per object, and its text
+    reused while the object lives (:data:`_SUBTREES`). Never for objects that change."""
     if not document:
         return "{}\n"
     parts: list[str] = []
     try:
-        open_ended = _mapping(document, "", parts.append, False)
+        open_ended = _mapping(document, "", parts.append, False, _remembered if shared else _nested)
     except _Outside:
         return None
     if open_ended:
