@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import yaml
@@ -106,16 +106,37 @@ class Head:
         )
 
 
-@dataclass(frozen=True)
+class Stored(Protocol):
+    """A file's bytes kept elsewhere than in memory (a fleet's spool: :mod:`.spool`)."""
+
+    def read(self) -> bytes: ...
+
+
+@dataclass(frozen=True, eq=False)
 class ManifestFile:
     """One file of a cluster folder: its path relative to the folder, and its exact bytes.
 
     ``head`` is the object's :class:`Head` when this run rendered it (``None`` for the
-    kustomization and for files read back from disk); it is not part of a file's equality."""
+    kustomization and for files read back from disk); it is not part of a file's equality.
+    ``stored`` is the bytes, or where they are kept until written (:class:`Stored`):
+    ``content`` reads them either way."""
 
     path: str
-    content: bytes
-    head: Head | None = field(default=None, compare=False)
+    stored: bytes | Stored
+    head: Head | None = None
+
+    @property
+    def content(self) -> bytes:
+        stored = self.stored
+        return stored if isinstance(stored, bytes) else stored.read()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ManifestFile):
+            return NotImplemented
+        return self.path == other.path and self.content == other.content
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.content))
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,13 @@ WORKER_FLAGS: tuple[str, ...] = ()
 _BINDINGS = "cdk8s"
 
 Progress = Callable[[int], None]
+#: What becomes of each cluster's files as they arrive: ``keep(number, output)`` gives what is
+#: held until the write (the fleet's spool: :mod:`gpustack.synth.spool`).
+Keep = Callable[[int, ClusterOutput], ClusterOutput]
+
+
+def _as_is(_: int, output: ClusterOutput) -> ClusterOutput:
+    return output
 
 
 def default_jobs() -> int:
@@ -136,9 +143,11 @@ def synthesize_many(
     jobs_list: Sequence[tuple[Path, Profile]],
     jobs: int,
     on_done: Progress | None = None,
+    keep: Keep = _as_is,
 ) -> list[ClusterOutput]:
-    """The laid-out files of each profile, in order; :class:`SynthError` for the first profile
-    (in input order) that can't be synthesized."""
+    """The laid-out files of each profile, in order, each passed through ``keep`` as it
+    arrives; :class:`SynthError` for the first profile (in input order) that can't be
+    synthesized."""
     from gpustack.synth.worker import synthesize_one
 
     shapes = [shape(p) for _, p in jobs_list] if jobs > 1 else []
@@ -146,15 +155,18 @@ def synthesize_many(
     if n == 0:
         outputs = []
         for i, (path, profile) in enumerate(jobs_list):
-            outputs.append(synthesize_one(path, profile))
+            outputs.append(keep(i, synthesize_one(path, profile)))
             if on_done is not None:
                 on_done(i + 1)
         return outputs
-    return _in_workers(jobs_list, deal(shapes, n), on_done)
+    return _in_workers(jobs_list, deal(shapes, n), on_done, keep)
 
 
 def _in_workers(
-    jobs_list: Sequence[tuple[Path, Profile]], shares: list[list[int]], on_done: Progress | None
+    jobs_list: Sequence[tuple[Path, Profile]],
+    shares: list[list[int]],
+    on_done: Progress | None,
+    keep: Keep = _as_is,
 ) -> list[ClusterOutput]:
     results: queue.Queue[tuple[Any, str, Any]] = queue.Queue()
     procs: list[subprocess.Popen[bytes]] = []
@@ -193,7 +205,7 @@ def _in_workers(
                     )
                 continue
             if status == "ok":
-                outputs[number] = value
+                outputs[number] = keep(number, value)
             else:
                 errors[number] = value
             if on_done is not None:
