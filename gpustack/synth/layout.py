@@ -86,7 +86,7 @@ class SynthObjectLike(Protocol):
     def manifest(self) -> Mapping[str, Any]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Head:
     """Who a file's object is: what the GitOps objects read of every object (the AppProject's
     kinds and namespaces, Flux's health checks), kept from rendering so that a cluster
@@ -112,7 +112,7 @@ class Stored(Protocol):
     def read(self) -> bytes: ...
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class ManifestFile:
     """One file of a cluster folder: its path relative to the folder, and its exact bytes.
 
@@ -139,7 +139,7 @@ class ManifestFile:
         return hash((self.path, self.content))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterOutput:
     """Everything that goes into ``clusters/<name>/``: manifests first, kustomization last."""
 

@@ -102,17 +102,19 @@ def _confirm(plan: Plan) -> None:
         )
 
 
-def record_gitops(out: Path, fleet: str | None) -> None:
+def record_gitops(out: Path, fleet: str | None, written: OwnershipIndex | None = None) -> None:
     """Record, after ``<out>/gitops/`` was written (or found current), the fleet digest it was
     generated from; the caller holds the lock. Written last, so a crash before it only costs
-    the next run a regeneration."""
-    path = index_path(out)
-    data = read_plain(path)
-    if data is None:
-        return
-    index = OwnershipIndex.from_bytes(data, str(path))
-    if index.gitops != fleet:
-        _write_index(out, replace(index, gitops=fleet))
+    the next run a regeneration. ``written``: the index this run's :func:`apply` wrote (under
+    the same lock), so a fleet's index of tens of MB is not read back and parsed again."""
+    if written is None:
+        path = index_path(out)
+        data = read_plain(path)
+        if data is None:
+            return
+        written = OwnershipIndex.from_bytes(data, str(path))
+    if written.gitops != fleet:
+        _write_index(out, replace(written, gitops=fleet))
 
 
 def _write_index(out: Path, index: OwnershipIndex) -> None:
