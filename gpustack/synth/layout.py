@@ -139,15 +139,46 @@ class ManifestFile:
         return hash((self.path, self.content))
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterOutput:
-    """Everything that goes into ``clusters/<name>/``: manifests first, kustomization last."""
+class Files(Protocol):
+    """A cluster's files kept elsewhere, made into :class:`ManifestFile` objects when asked
+    (a fleet's spool keeps ~37 per cluster in a few hundred bytes: :mod:`.spool`)."""
 
-    name: str
-    files: tuple[ManifestFile, ...]
+    def files(self) -> tuple[ManifestFile, ...]: ...
+
+
+class ClusterOutput:
+    """Everything that goes into ``clusters/<name>/``: manifests first, kustomization last.
+
+    ``files`` is the tuple itself, or a :class:`Files` that makes it on each access: 10,000
+    clusters held as ~370,000 file objects until the write took ~60 MB (issue #37)."""
+
+    __slots__ = ("name", "_files")
+
+    def __init__(self, name: str, files: tuple[ManifestFile, ...] | Files) -> None:
+        self.name = name
+        self._files = files
+
+    @property
+    def files(self) -> tuple[ManifestFile, ...]:
+        files = self._files
+        return files if isinstance(files, tuple) else files.files()
 
     def paths(self) -> tuple[str, ...]:
         return tuple(f.path for f in self.files)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClusterOutput):
+            return NotImplemented
+        return self.name == other.name and self.files == other.files
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.files))
+
+    def __repr__(self) -> str:
+        return f"ClusterOutput(name={self.name!r}, files={self.files!r})"
+
+    def __reduce__(self) -> tuple[type[ClusterOutput], tuple[str, tuple[ManifestFile, ...]]]:
+        return (ClusterOutput, (self.name, self.files))
 
 
 @dataclass(frozen=True)
