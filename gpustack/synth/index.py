@@ -39,6 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from gpustack.limits import Refused, read_limited
+from gpustack.synth import json_text
 from gpustack.synth.errors import SynthError
 
 INDEX_DIR = ".gpustack"
@@ -106,9 +107,11 @@ class OwnershipIndex:
 
         ``json.dumps`` with an indent collects every token in one list before joining them:
         for 10,000 clusters, ~6 million strings (hundreds of MB) at the end of a run whose
-        memory must stay flat (issue #37); ``json.dump`` writes them as they come."""
+        memory must stay flat (issue #37); :func:`~.json_text.chunks` writes the same text a
+        cluster at a time, and several times faster than ``json.dump``."""
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
-        json.dump(self._document(), text, indent=2, sort_keys=True, ensure_ascii=False)
+        for piece in json_text.chunks(self._document()):
+            text.write(piece)
         text.write("\n")
         text.flush()
         text.detach()
@@ -116,12 +119,13 @@ class OwnershipIndex:
     def _document(self) -> dict[str, Any]:
         clusters: dict[str, Any] = {}
         for name, e in sorted(self.clusters.items()):
-            doc: dict[str, Any] = {"profile": e.profile, "files": dict(e.files)}
+            # the entry's own maps, not copies: written as they are (json_text takes mappings)
+            doc: dict[str, Any] = {"profile": e.profile, "files": e.files}
             if e.previous:
-                doc["previous"] = dict(e.previous)
+                doc["previous"] = e.previous
             if e.digest is not None:
                 doc["digest"] = e.digest
-                doc["inputs"] = dict(e.inputs)
+                doc["inputs"] = e.inputs
             if e.delivery:
                 doc["delivery"] = True
             clusters[name] = doc
