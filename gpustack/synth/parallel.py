@@ -45,7 +45,12 @@ from gpustack.synth.layout import ClusterOutput
 #: worker starts in about a second and sends its clusters back through a pipe, while a new
 #: shape renders in ~30 ms (most of its components are cache hits of an earlier shape). On
 #: 2 CPUs the mixed fleet of ``bench/synth_fleet.py`` (60 shapes) took 20.8 s in one process
-#: and 29.0 s with two workers, whose Nodes also doubled the peak memory.
+#: and 29.0 s with two workers, whose Nodes also doubled the peak memory. Measured again for
+#: issue #37 with 5,000 distinct clusters (4 shapes, a label each, 2 CPUs, load average ~3):
+#: 57 s, 42 s of CPU and 325 MiB in one process; 123 s, 74 s of CPU and 579 MiB with two
+#: workers forced. A cluster that is only stamped costs a worker about what shipping it back
+#: (pickled, then spooled here) costs this process, and each worker brings its own Node: the
+#: shape count, not the cluster count, decides, and a distinct fleet stays in this process.
 PER_WORKER_MIN = 100
 #: A new shape costs a worker about this many cache hits (~30 ms against ~5 ms).
 SHAPE_COST = 6
