@@ -330,7 +330,7 @@ def _written(
     from gpustack.synth.renames import renames
 
     if fleet is not None:
-        writer.record_gitops(options.out, fleet)
+        writer.record_gitops(options.out, fleet, done.plan.after)
     for line in unowned(done.plan)[0]:  # gpustack deletes only what it owns: the user is told
         options.on_note(f"gpustack: warning: {line}")
     summary = done.summary

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import yaml
@@ -86,7 +86,7 @@ class SynthObjectLike(Protocol):
     def manifest(self) -> Mapping[str, Any]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Head:
     """Who a file's object is: what the GitOps objects read of every object (the AppProject's
     kinds and namespaces, Flux's health checks), kept from rendering so that a cluster
@@ -106,27 +106,79 @@ class Head:
         )
 
 
-@dataclass(frozen=True)
+class Stored(Protocol):
+    """A file's bytes kept elsewhere than in memory (a fleet's spool: :mod:`.spool`)."""
+
+    def read(self) -> bytes: ...
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class ManifestFile:
     """One file of a cluster folder: its path relative to the folder, and its exact bytes.
 
     ``head`` is the object's :class:`Head` when this run rendered it (``None`` for the
-    kustomization and for files read back from disk); it is not part of a file's equality."""
+    kustomization and for files read back from disk); it is not part of a file's equality.
+    ``stored`` is the bytes, or where they are kept until written (:class:`Stored`):
+    ``content`` reads them either way."""
 
     path: str
-    content: bytes
-    head: Head | None = field(default=None, compare=False)
+    stored: bytes | Stored
+    head: Head | None = None
+
+    @property
+    def content(self) -> bytes:
+        stored = self.stored
+        return stored if isinstance(stored, bytes) else stored.read()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ManifestFile):
+            return NotImplemented
+        return self.path == other.path and self.content == other.content
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.content))
 
 
-@dataclass(frozen=True)
+class Files(Protocol):
+    """A cluster's files kept elsewhere, made into :class:`ManifestFile` objects when asked
+    (a fleet's spool keeps ~37 per cluster in a few hundred bytes: :mod:`.spool`)."""
+
+    def files(self) -> tuple[ManifestFile, ...]: ...
+
+
 class ClusterOutput:
-    """Everything that goes into ``clusters/<name>/``: manifests first, kustomization last."""
+    """Everything that goes into ``clusters/<name>/``: manifests first, kustomization last.
 
-    name: str
-    files: tuple[ManifestFile, ...]
+    ``files`` is the tuple itself, or a :class:`Files` that makes it on each access: 10,000
+    clusters held as ~370,000 file objects until the write took ~60 MB (issue #37)."""
+
+    __slots__ = ("name", "_files")
+
+    def __init__(self, name: str, files: tuple[ManifestFile, ...] | Files) -> None:
+        self.name = name
+        self._files = files
+
+    @property
+    def files(self) -> tuple[ManifestFile, ...]:
+        files = self._files
+        return files if isinstance(files, tuple) else files.files()
 
     def paths(self) -> tuple[str, ...]:
         return tuple(f.path for f in self.files)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClusterOutput):
+            return NotImplemented
+        return self.name == other.name and self.files == other.files
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.files))
+
+    def __repr__(self) -> str:
+        return f"ClusterOutput(name={self.name!r}, files={self.files!r})"
+
+    def __reduce__(self) -> tuple[type[ClusterOutput], tuple[str, tuple[ManifestFile, ...]]]:
+        return (ClusterOutput, (self.name, self.files))
 
 
 @dataclass(frozen=True)
@@ -228,119 +280,16 @@ def kustomization(paths: Iterable[str]) -> bytes:
 #: another object while it is here. 2048 manifests (~16 MiB) are ~50 distinct clusters' worth.
 _SERIALIZED: OrderedDict[int, tuple[Mapping[str, Any], bytes]] = OrderedDict()
 _SERIALIZED_MAX = 2048
-#: Entries (``data``, ``spec``, ``spec.template``...) serialized lately, by key and identity of
-#: the value. A manifest stamped with a cluster's labels (:mod:`gpustack.constructs.stamp`) is a
-#: new dict only along the way to its label maps and shares the rest with every other cluster's,
-#: so a ConfigMap's scripts, a Role's rules or a pod template's spec are serialized once, not
-#: once per cluster. Pinned like :data:`_SERIALIZED`.
-_CHUNKS: OrderedDict[tuple[str, int], tuple[object, bytes]] = OrderedDict()
-_CHUNKS_MAX = 8192
-
-
-#: Runs of scalar entries (``apiVersion`` and ``kind``; ``name`` and ``namespace``), by value:
-#: the same few recur in every cluster. And each key's line above a nested map.
-_RUNS: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
-_HEADS: dict[str, bytes | None] = {}
-#: The document end marker, written after a literal block that keeps its trailing newlines.
-_DOCUMENT_END = b"\n...\n"
-
-
-def _entries(mapping: Mapping[str, Any]) -> bytes | None:
-    """A non-empty block mapping's text at the top of a document: its entries' texts joined.
-
-    In block style each entry is written the same whatever surrounds it, and each part falls
-    back to the pure emitter on its own where libyaml's text could differ, which gives the same
-    bytes (:mod:`gpustack.emitters`). ``tests/synth/test_layout.py`` holds every example
-    cluster's files and arbitrary documents to that. Consecutive scalar entries are written
-    together (one emitter run each, not one per scalar).
-
-    ``None`` where a part ends the way only a document can (a literal block that keeps its
-    trailing newlines is followed by the ``...`` marker): the caller writes the map whole."""
-    parts: list[bytes] = []
-    run: list[tuple[str, Any]] = []
-    for k, v in mapping.items():
-        if isinstance(v, dict | list) and v:
-            if run:
-                parts.append(_run(run))
-                run = []
-            parts.append(_entry(str(k), v))
-        else:
-            run.append((str(k), v))
-    if run:
-        parts.append(_run(run))
-    if any(p.endswith(_DOCUMENT_END) for p in parts[:-1]):
-        return None
-    return b"".join(parts)
-
-
-def _run(items: list[tuple[str, Any]]) -> bytes:
-    """``dump_yaml(dict(items))`` for scalar (or empty) values, remembered by value."""
-    # the type too: 1, 1.0 and True are equal keys but different text
-    key = tuple((k, type(v), v) for k, v in items)
-    try:
-        found = _RUNS.get(key)
-    except TypeError:  # an empty map or list: not hashable, and cheap to write
-        return dump_yaml(dict(items))
-    if found is not None:
-        _RUNS.move_to_end(key)
-        return found
-    content = dump_yaml(dict(items))
-    _RUNS[key] = content
-    if len(_RUNS) > _CHUNKS_MAX:
-        _RUNS.popitem(last=False)
-    return content
-
-
-def _head(key: str) -> bytes | None:
-    """``key``'s line above a nested block map (``key:``), or ``None`` where the emitter would
-    write the key otherwise (a long key: ``? key``)."""
-    if key not in _HEADS:
-        text = dump_yaml({key: 0})
-        ok = text.endswith(b": 0\n") and text.count(b"\n") == 1 and not text.startswith(b"?")
-        _HEADS[key] = text[:-3] + b"\n" if ok else None
-    return _HEADS[key]
-
-
-def _entry(key: str, value: object) -> bytes:
-    """``dump_yaml({key: value})``, once per container ``value`` object.
-
-    A non-empty map under a plain key is written as the key's line and the map's own entries
-    indented by two spaces (:func:`_entries`, so its unchanged entries come from here too);
-    except where indenting lines could differ from the emitter's own indentation (non-ASCII or
-    carriage returns, which YAML may take for line breaks)."""
-    if not isinstance(value, dict | list):
-        return dump_yaml({key: value})
-    found = _CHUNKS.get((key, id(value)))
-    if found is not None and found[0] is value:
-        _CHUNKS.move_to_end((key, id(value)))
-        return found[1]
-    content = b""
-    head = _head(key) if isinstance(value, dict) and value else None
-    inner = _entries(value) if head is not None and isinstance(value, dict) else None
-    # a document end marker stays at the document's end, unindented: such a map is written whole
-    if (
-        inner is not None
-        and not inner.endswith(_DOCUMENT_END)
-        and inner.isascii()
-        and b"\r" not in inner
-    ):
-        lines = inner.split(b"\n")  # the last is empty: inner ends with a newline
-        content = (head or b"") + b"\n".join([b"  " + x if x else x for x in lines])
-    if not content:
-        content = dump_yaml({key: value})
-    _CHUNKS[(key, id(value))] = (value, content)
-    if len(_CHUNKS) > _CHUNKS_MAX:
-        _CHUNKS.popitem(last=False)
-    return content
 
 
 def _serialized(manifest: Mapping[str, Any]) -> bytes:
-    """``dump_yaml(manifest)``, once per manifest object and per top-level entry object."""
+    """``dump_yaml(manifest)``, once per manifest object (and each of its nested maps and
+    lists once per object: :func:`gpustack.synth.yaml_text.emit`'s ``shared``)."""
     found = _SERIALIZED.get(id(manifest))
     if found is not None and found[0] is manifest:
         _SERIALIZED.move_to_end(id(manifest))
         return found[1]
-    content = (_entries(manifest) if manifest else None) or dump_yaml(manifest)
+    content = dump_yaml(manifest, shared=True)
     _SERIALIZED[id(manifest)] = (manifest, content)
     if len(_SERIALIZED) > _SERIALIZED_MAX:
         _SERIALIZED.popitem(last=False)

@@ -24,6 +24,7 @@ more than the checks cost.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import pickle
@@ -44,7 +45,12 @@ from gpustack.synth.layout import ClusterOutput
 #: worker starts in about a second and sends its clusters back through a pipe, while a new
 #: shape renders in ~30 ms (most of its components are cache hits of an earlier shape). On
 #: 2 CPUs the mixed fleet of ``bench/synth_fleet.py`` (60 shapes) took 20.8 s in one process
-#: and 29.0 s with two workers, whose Nodes also doubled the peak memory.
+#: and 29.0 s with two workers, whose Nodes also doubled the peak memory. Measured again for
+#: issue #37 with 5,000 distinct clusters (4 shapes, a label each, 2 CPUs, load average ~3):
+#: 57 s, 42 s of CPU and 325 MiB in one process; 123 s, 74 s of CPU and 579 MiB with two
+#: workers forced. A cluster that is only stamped costs a worker about what shipping it back
+#: (pickled, then spooled here) costs this process, and each worker brings its own Node: the
+#: shape count, not the cluster count, decides, and a distinct fleet stays in this process.
 PER_WORKER_MIN = 100
 #: A new shape costs a worker about this many cache hits (~30 ms against ~5 ms).
 SHAPE_COST = 6
@@ -55,6 +61,13 @@ WORKER_FLAGS: tuple[str, ...] = ()
 _BINDINGS = "cdk8s"
 
 Progress = Callable[[int], None]
+#: What becomes of each cluster's files as they arrive: ``keep(number, output)`` gives what is
+#: held until the write (the fleet's spool: :mod:`gpustack.synth.spool`).
+Keep = Callable[[int, ClusterOutput], ClusterOutput]
+
+
+def _as_is(_: int, output: ClusterOutput) -> ClusterOutput:
+    return output
 
 
 def default_jobs() -> int:
@@ -83,11 +96,15 @@ def prepare_to_synthesize(count: int, jobs: int) -> None:
 
 
 def shape(profile: Profile) -> bytes:
-    """``profile`` without its cluster name and labels, as bytes: equal for clusters whose
-    components share renderings (labels are stamped on afterwards, see
-    :mod:`gpustack.constructs.stamp`; used to group work, never as a cache key)."""
+    """The SHA-256 of ``profile`` without its cluster name and labels: equal for clusters
+    whose components share renderings (labels are stamped on afterwards, see
+    :mod:`gpustack.constructs.stamp`; used to group work, never as a cache key).
+
+    A digest, held for every cluster of the run, of the model's ``repr`` (its dataclasses
+    write every field): a pickle made Python 3.11 give each of the profile's ~33 objects the
+    ``__dict__`` it otherwise keeps inline, ~2 KB per cluster kept until the end of the run."""
     anonymous = replace(profile, metadata=replace(profile.metadata, name="", labels=()))
-    return pickle.dumps(anonymous, protocol=pickle.HIGHEST_PROTOCOL)
+    return hashlib.sha256(repr(anonymous).encode("utf-8", "surrogatepass")).digest()
 
 
 def deal(shapes: Sequence[bytes], n: int) -> list[list[int]]:
@@ -136,9 +153,11 @@ def synthesize_many(
     jobs_list: Sequence[tuple[Path, Profile]],
     jobs: int,
     on_done: Progress | None = None,
+    keep: Keep = _as_is,
 ) -> list[ClusterOutput]:
-    """The laid-out files of each profile, in order; :class:`SynthError` for the first profile
-    (in input order) that can't be synthesized."""
+    """The laid-out files of each profile, in order, each passed through ``keep`` as it
+    arrives; :class:`SynthError` for the first profile (in input order) that can't be
+    synthesized."""
     from gpustack.synth.worker import synthesize_one
 
     shapes = [shape(p) for _, p in jobs_list] if jobs > 1 else []
@@ -146,15 +165,18 @@ def synthesize_many(
     if n == 0:
         outputs = []
         for i, (path, profile) in enumerate(jobs_list):
-            outputs.append(synthesize_one(path, profile))
+            outputs.append(keep(i, synthesize_one(path, profile)))
             if on_done is not None:
                 on_done(i + 1)
         return outputs
-    return _in_workers(jobs_list, deal(shapes, n), on_done)
+    return _in_workers(jobs_list, deal(shapes, n), on_done, keep)
 
 
 def _in_workers(
-    jobs_list: Sequence[tuple[Path, Profile]], shares: list[list[int]], on_done: Progress | None
+    jobs_list: Sequence[tuple[Path, Profile]],
+    shares: list[list[int]],
+    on_done: Progress | None,
+    keep: Keep = _as_is,
 ) -> list[ClusterOutput]:
     results: queue.Queue[tuple[Any, str, Any]] = queue.Queue()
     procs: list[subprocess.Popen[bytes]] = []
@@ -193,7 +215,7 @@ def _in_workers(
                     )
                 continue
             if status == "ok":
-                outputs[number] = value
+                outputs[number] = keep(number, value)
             else:
                 errors[number] = value
             if on_done is not None:

@@ -19,6 +19,7 @@ from gpustack.synth.index import profile_ref
 from gpustack.synth.layout import ClusterOutput, ManifestFile, check_cluster_name
 from gpustack.synth.node import prepare_node
 from gpustack.synth.parallel import Progress
+from gpustack.synth.spool import SPOOL_MIN, Spool
 from gpustack.synth.writer import SourcedCluster
 
 
@@ -57,15 +58,21 @@ def synthesize_clusters(
 ) -> list[SourcedCluster]:
     """Synthesize and lay out every profile (in ``jobs`` processes; see
     :mod:`gpustack.synth.parallel`); index references are relative to ``out``, and each cluster
-    carries the digest of what it was made from (:mod:`gpustack.synth.digest`)."""
+    carries the digest of what it was made from (:mod:`gpustack.synth.digest`). A fleet's
+    files are kept in a spool on disk from the moment each cluster arrives
+    (:mod:`gpustack.synth.spool`)."""
     check_names(sources)
     prepare_node()
     from gpustack.synth.parallel import synthesize_many
 
-    outputs = synthesize_many([(s.path, s.profile) for s in sources], jobs, on_done)
-    # in place, one cluster at a time: a fleet's files are never held twice (issue #23's memory)
-    for i, s in enumerate(sources):
-        outputs[i] = labelled(outputs[i], source_name(s.path))
+    spool = Spool() if len(sources) >= SPOOL_MIN else None
+
+    def keep(i: int, output: ClusterOutput) -> ClusterOutput:
+        # as each cluster arrives: a fleet's files are never all in memory (issue #37)
+        output = labelled(output, source_name(sources[i].path))
+        return output if spool is None else spool.keep(output)
+
+    outputs = synthesize_many([(s.path, s.profile) for s in sources], jobs, on_done, keep)
     generator = generator_digest()
     clusters = []
     for s, output in zip(sources, outputs, strict=True):

@@ -13,45 +13,17 @@ something to render as a YAML-only tag.
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 from gpustack.emitters import libyaml_may_differ
+from gpustack.synth.quoting import ambiguous
+from gpustack.synth.yaml_text import emit
 
 #: Larger than any line we emit: PyYAML folds long scalars at ``width`` otherwise.
 _NO_FOLD = 2**31 - 1
-
-
-#: Plain scalars that some YAML reader takes for a number, though PyYAML (YAML 1.1 as PyYAML
-#: implements it) reads them as strings: YAML 1.2 octals and binaries (``0o17``, ``0b101``),
-#: exponents without a dot (``5E10``), decimals with a leading zero (``0859``, read by Go's
-#: yaml.v3 as a float, so ``kubectl kustomize`` turns the string into ``859``), underscores
-#: (``1_000``), sexagesimal (``190:20:30``, YAML 1.1), hex and timestamps.
-_NUMBER_LIKE = re.compile(
-    r"[-+]?("
-    r"0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+"
-    r"|[0-9][0-9_]*(:[0-5]?[0-9])*(\.[0-9_]*)?([eE][-+]?[0-9]+)?"
-    r"|\.[0-9][0-9_]*([eE][-+]?[0-9]+)?"
-    r"|\.(inf|Inf|INF)"
-    r")|\.(nan|NaN|NAN)"
-    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt \t].*)?"  # a YAML 1.1 timestamp
-)
-#: Words a YAML 1.1 or 1.2 reader takes for a boolean or null (YAML 1.1's ``y``/``n`` too,
-#: which PyYAML leaves out but Go's yaml.v2 and others read as booleans).
-_WORDS = frozenset(
-    spelling
-    for word in ("y", "yes", "n", "no", "true", "false", "on", "off", "null")
-    for spelling in (word, word.capitalize(), word.upper())
-) | {"~", ""}
-
-
-def ambiguous(value: str) -> bool:
-    """Whether any YAML reader (1.1 or 1.2, PyYAML, libyaml, Go's yaml.v2/v3) could read
-    ``value``, written plain, as something other than this string."""
-    return value in _WORDS or _NUMBER_LIKE.fullmatch(value) is not None
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -97,11 +69,21 @@ PURE_DUMPER = _stable(yaml.SafeDumper)
 FAST_DUMPER = _stable(yaml.CSafeDumper) if yaml.__with_libyaml__ else PURE_DUMPER
 
 
-def dump_yaml(document: Mapping[str, Any], dumper: type[Any] = FAST_DUMPER) -> bytes:
+def dump_yaml(
+    document: Mapping[str, Any], dumper: type[Any] | None = None, *, shared: bool = False
+) -> bytes:
     """Serialize one document; raises ``yaml.YAMLError`` for values YAML can't represent.
 
-    Where libyaml's text may differ from the pure emitter's (:mod:`gpustack.emitters`), the
-    document is written again with the pure one, the reference."""
+    By default with the direct writer (:mod:`gpustack.synth.yaml_text`, the same bytes as the
+    pure emitter, several times faster than libyaml), and with the pure emitter, the reference,
+    for a document outside the direct writer's subset. With a ``dumper``, with that one; where
+    libyaml's text may differ from the pure emitter's (:mod:`gpustack.emitters`), the document
+    is written again with the pure one. ``shared``: see :func:`gpustack.synth.yaml_text.emit`."""
+    if dumper is None:
+        direct = emit(document, shared=shared)
+        # not libyaml: it writes some documents outside the subset differently (a long key)
+        text = _emit(document, PURE_DUMPER) if direct is None else direct
+        return text.encode("utf-8")
     text = _emit(document, dumper)
     if dumper is not PURE_DUMPER and libyaml_may_differ(text):
         text = _emit(document, PURE_DUMPER)

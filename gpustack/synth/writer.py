@@ -30,6 +30,7 @@ The steps live in modules of their own: :mod:`.lock` (the lock), :mod:`.plan` (p
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
@@ -101,28 +102,32 @@ def _confirm(plan: Plan) -> None:
         )
 
 
-def record_gitops(out: Path, fleet: str | None) -> None:
+def record_gitops(out: Path, fleet: str | None, written: OwnershipIndex | None = None) -> None:
     """Record, after ``<out>/gitops/`` was written (or found current), the fleet digest it was
     generated from; the caller holds the lock. Written last, so a crash before it only costs
-    the next run a regeneration."""
-    path = index_path(out)
-    data = read_plain(path)
-    if data is None:
-        return
-    index = OwnershipIndex.from_bytes(data, str(path))
-    if index.gitops != fleet:
-        _write_index(out, replace(index, gitops=fleet))
+    the next run a regeneration. ``written``: the index this run's :func:`apply` wrote (under
+    the same lock), so a fleet's index of tens of MB is not read back and parsed again."""
+    if written is None:
+        path = index_path(out)
+        data = read_plain(path)
+        if data is None:
+            return
+        written = OwnershipIndex.from_bytes(data, str(path))
+    if written.gitops != fleet:
+        _write_index(out, replace(written, gitops=fleet))
 
 
 def _write_index(out: Path, index: OwnershipIndex) -> None:
+    """Write the index through a hidden copy renamed over it, streamed (a fleet's index is
+    tens of MB: :meth:`OwnershipIndex.write_to`); an index already holding those bytes is left
+    alone."""
     path = index_path(out)
-    data = index.to_bytes()
-    if read_plain(path) == data:
-        return
     tmp = fsswap.sibling(path, "tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        with open(tmp, "xb") as f:
+            index.write_to(f)
+        if not (path.is_file() and not path.is_symlink() and filecmp.cmp(tmp, path, False)):
+            os.replace(tmp, path)
     except OSError as exc:
         # Name the index, not the hidden copy it was written to.
         raise OSError(exc.errno, exc.strerror, str(path)) from exc

@@ -1,4 +1,4 @@
-"""bench/synth_clusters.py answers bad arguments with usage, not a traceback."""
+"""The bench scripts answer bad arguments with usage, not a traceback, and run on valid fleets."""
 
 from __future__ import annotations
 
@@ -81,6 +81,37 @@ ONE = BENCH.with_name("one_cluster.py")
 )
 def test_one_cluster_arguments(args: list[str], code: int, says: str) -> None:
     done = subprocess.run([sys.executable, str(ONE), *args], capture_output=True, text=True)
+    assert done.returncode == code
+    assert says in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+VALIDATE = BENCH.with_name("validate_profiles.py")
+
+
+def test_the_validation_bench_runs_on_profiles_that_validate() -> None:
+    """Its generated fleet mixes distributions over a CDI base: every profile must validate
+    (k3s and RKE2 ones once failed rule k3s-cdi-needs-containerd-2, and the bench exited)."""
+    done = subprocess.run(
+        [sys.executable, str(VALIDATE), "40"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "profiles: 40" in done.stdout
+
+
+SCALE = BENCH.with_name("fleet_scale.py")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["--help"], 0, "10000"),
+        (["0"], 2, "each COUNT must be at least 1"),
+        (["x"], 2, "invalid int value: 'x'"),
+    ],
+)
+def test_scale_arguments(args: list[str], code: int, says: str) -> None:
+    done = subprocess.run([sys.executable, str(SCALE), *args], capture_output=True, text=True)
     assert done.returncode == code
     assert says in done.stdout + done.stderr
     assert "Traceback" not in done.stderr

@@ -182,9 +182,9 @@ def test_a_shared_manifest_is_serialized_once(monkeypatch: pytest.MonkeyPatch) -
     calls: list[object] = []
     real = layout.dump_yaml
 
-    def counting(doc: object) -> bytes:
+    def counting(doc: object, **kwargs: Any) -> bytes:
         calls.append(doc)
-        return real(doc)  # type: ignore[arg-type]
+        return real(doc, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(layout, "dump_yaml", counting)
     monkeypatch.setattr(layout, "_SERIALIZED", type(layout._SERIALIZED)())
@@ -203,21 +203,21 @@ def test_a_shared_manifest_is_serialized_once(monkeypatch: pytest.MonkeyPatch) -
 REPO_DIST = Path(__file__).resolve().parents[2] / "dist" / "clusters"
 
 
-def test_serializing_by_entry_gives_the_whole_document_s_bytes() -> None:
-    """The layout serializes a manifest entry by entry, nested maps indented under their key
-    (each entry once per object): for every committed example file, the same bytes as
-    serializing the whole document at once, and as the file."""
-    from gpustack.synth import layout
-
+def test_serializing_shared_subtrees_gives_the_whole_document_s_bytes() -> None:
+    """The layout writes each nested map and list once per object (``shared``): for every
+    committed example file, the bytes of the file, the first time and from the cache."""
     files = sorted(p for p in REPO_DIST.rglob("*.yaml") if p.name != "kustomization.yaml")
     assert len(files) > 100
+    docs = []
     for path in files:
         raw = path.read_bytes()
         # the document, after any comment lines a file starts with (a generated-file header)
         while raw.startswith(b"#"):
             raw = raw.partition(b"\n")[2]
-        doc = yaml.safe_load(raw)
-        assert layout._entries(doc) == dump_yaml(doc) == raw, path
+        docs.append((path, raw, yaml.safe_load(raw)))
+    for _ in range(2):
+        for path, raw, doc in docs:
+            assert dump_yaml(doc, shared=True) == raw, path
 
 
 KEYS = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
@@ -229,14 +229,14 @@ DOCS = st.recursive(
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.dictionaries(KEYS, DOCS, min_size=1, max_size=4))
-@example({"0": ["\n"], "": None})  # found on a fresh machine: _entries refuses it
-def test_arbitrary_documents_serialize_the_same_by_entry(doc: dict[str, Any]) -> None:
-    from gpustack.synth import layout
-
-    whole = dump_yaml(doc, PURE_DUMPER)
-    # None is _entries' documented refusal (a part ends as only a document can: a literal block
-    # keeping its trailing newlines, e.g. {'0': ['\n'], '': None}); the file then gets the map
-    # written whole, so what a file holds is checked through the caller
-    assert layout._entries(doc) in (whole, None)
-    assert layout._serialized(doc) == whole
+@given(st.dictionaries(KEYS, DOCS, min_size=1, max_size=4), DOCS)
+@example({"0": ["\n"], "": None}, ["x\n\n"])
+@example({"a": 1}, {"b": [{"c": "x\n"}]})
+def test_a_subtree_shared_by_documents_is_written_where_it_stands(
+    doc: dict[str, Any], sub: Any
+) -> None:
+    """One object in several places (under a key, as an item, first in an item, nested deeper)
+    and in several documents: each place gets the reference's text, cached or not."""
+    placed = {**doc, "under": sub, "items": [sub, [sub]], "deeper": {"x": [{"y": sub}]}}
+    for document in (doc, placed, {"again": sub}, placed):
+        assert dump_yaml(document, shared=True) == dump_yaml(document, PURE_DUMPER)
