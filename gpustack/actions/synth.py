@@ -205,6 +205,7 @@ def find_fresh(
         packaged=inputs.packaged,
         on_stale=lambda n: prepare_to_synthesize(n, jobs),
         committed=committed,
+        record=not options.check,
     )
 
 

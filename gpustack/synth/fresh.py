@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from gpustack.synth.index import (
 from gpustack.synth.layout import KUSTOMIZATION_FILE, ClusterOutput, ManifestFile
 from gpustack.synth.plan import CLUSTERS_DIR
 from gpustack.synth.sources import packaged_default_profile
+from gpustack.synth.statcache import StatCache, folder_facts
 
 #: Whether a file's bytes are those committed at the trusted base (``--base``).
 Committed = Callable[[Path, bytes], bool]
@@ -90,9 +91,12 @@ def fresh_clusters(
     packaged: bool = False,
     on_stale: Callable[[int], None] | None = None,
     committed: Committed | None = None,
+    record: bool = True,
 ) -> dict[Path, Fresh]:
     """The fresh ones among profile ``files`` (see the module docstring), by file; given
     ``committed``, only those whose every input is also the file committed at the base.
+    ``record``: update the stat cache (:mod:`.statcache`) with the folders read; a ``--check``
+    only uses it, since it writes nothing.
 
     Two passes: the inputs' digests first (a few files per profile), then the outputs of the
     profiles that passed (every file of their folders, most of the time). In between,
@@ -125,11 +129,45 @@ def fresh_clusters(
         candidates.append((path, name, entry))
     if on_stale is not None and len(candidates) < len(files):
         on_stale(len(files) - len(candidates))
+    if committed is not None:  # under --base the checkout is the change's: read every file
+        return {
+            path: Fresh(name, path, entry)
+            for path, name, entry in candidates
+            if _plain_digests(os.path.join(out, CLUSTERS_DIR, name)) == entry.files
+        }
+    return _fresh_outputs(candidates, str(out), index.clusters, record=record)
+
+
+def _fresh_outputs(
+    candidates: list[tuple[Path, str, IndexEntry]],
+    out: str,
+    owned: Iterable[str],
+    *,
+    record: bool = True,
+) -> dict[Path, Fresh]:
+    """The candidates whose folders hold what the index records: proven by the stat cache
+    (:mod:`.statcache`) where it can, else read and hashed (and then recorded in the cache)."""
+    cache = StatCache.load(out)
+    cache.keep_only(owned)
+    stamp: int | None = None
     fresh: dict[Path, Fresh] = {}
     for path, name, entry in candidates:
-        if _plain_digests(os.path.join(out, CLUSTERS_DIR, name)) != entry.files:
+        folder = os.path.join(out, CLUSTERS_DIR, name)
+        facts = folder_facts(folder)
+        if facts is not None and cache.unchanged(name, facts, entry.files):
+            fresh[path] = Fresh(name, path, entry)
             continue
+        if stamp is None and record:  # the clock before the facts recorded below
+            stamp = cache.stamp() or -1
+            facts = folder_facts(folder)
+        if _plain_digests(folder) != entry.files:
+            cache.forget(name)
+            continue
+        if facts is not None and stamp is not None and stamp > 0:
+            cache.remember(name, facts.digest(), facts.newest, entry.files, stamp)
         fresh[path] = Fresh(name, path, entry)
+    if record:
+        cache.save()
     return fresh
 
 

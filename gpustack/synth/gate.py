@@ -33,6 +33,7 @@ from gpustack.synth.index import (
     OwnershipIndex,
 )
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, existing_files, shown
+from gpustack.synth.statcache import CACHE_NAME
 
 #: Names gpustack itself keeps right inside the output folder and inside ``.gpustack/``.
 _TOP = frozenset({CLUSTERS_DIR, INDEX_DIR, "gitops"})
@@ -83,6 +84,8 @@ def unowned(plan: Plan) -> tuple[list[str], list[Difference]]:
     for e in _entries(out / INDEX_DIR):
         if e.name in _RECORDS or _leftover(e.name):
             continue
+        if e.name == CACHE_NAME and e.is_dir(follow_symlinks=False):
+            continue  # the local stat cache (never read under --base, ignored by git)
         path = out / INDEX_DIR / e.name
         lines.append(f"unowned: {path}: not a file gpustack keeps in {out / INDEX_DIR}; delete it")
         diffs.extend(Difference("extra", p) for p in _files_of(path))

@@ -45,6 +45,7 @@ from gpustack.synth.index import INDEX_DIR, IndexEntry, OwnershipIndex, index_pa
 from gpustack.synth.layout import ClusterOutput
 from gpustack.synth.lock import LOCK_WAIT, locked
 from gpustack.synth.plan import CLUSTERS_DIR, Plan, SourcedCluster, make_plan, read_plain
+from gpustack.synth.statcache import FolderFacts, StatCache
 
 #: ``(clusters staged, clusters to stage)``: the write phase's progress.
 Staged = Callable[[int, int], None]
@@ -142,8 +143,9 @@ def _aside(plan: Plan, name: str, tag: str) -> Path:
     return fsswap.sibling(plan.out / INDEX_DIR / name, tag)
 
 
-def _stage(plan: Plan, c: ClusterOutput) -> Path:
-    """Write ``c`` into a new hidden staging folder; removes it again on failure."""
+def _stage(plan: Plan, c: ClusterOutput, facts: FolderFacts | None = None) -> Path:
+    """Write ``c`` into a new hidden staging folder; removes it again on failure. ``facts``
+    gathers each file's stat facts as written (for :mod:`.statcache`)."""
     target = plan.cluster_dir(c.name)
     staged = _aside(plan, c.name, "tmp")
     current = ""
@@ -165,6 +167,8 @@ def _stage(plan: Plan, c: ClusterOutput) -> Path:
                 view = memoryview(f.content)
                 while view:
                     view = view[os.write(fd, view) :]
+                if facts is not None:
+                    facts.add(f.path, os.fstat(fd))
             finally:
                 os.close(fd)
     except OSError as exc:
@@ -187,18 +191,25 @@ def _discard(staged: Path) -> None:
 
 
 def _stage_all(
-    plan: Plan, outputs: Sequence[ClusterOutput], on_staged: Staged | None = None
+    plan: Plan,
+    outputs: Sequence[ClusterOutput],
+    on_staged: Staged | None = None,
+    written: dict[str, tuple[bytes, int]] | None = None,
 ) -> dict[str, Path]:
     """Stage every cluster (``on_staged(done, total)`` after each, for a progress line); on any
     failure, remove the ones already staged and raise.
 
     Serial on purpose: writing clusters from a thread pool measured no faster (creating entries
-    is bound by the filesystem's journal, not by Python).
+    is bound by the filesystem's journal, not by Python). ``written`` gets each cluster's stat
+    facts digest and newest time (:mod:`.statcache`).
     """
     staged: dict[str, Path] = {}
     try:
         for c in outputs:
-            staged[c.name] = _stage(plan, c)
+            facts = FolderFacts() if written is not None else None
+            staged[c.name] = _stage(plan, c, facts)
+            if written is not None and facts is not None:
+                written[c.name] = (facts.digest(), facts.newest)
             if on_staged is not None:
                 on_staged(len(staged), len(outputs))
     except OSError as exc:
@@ -297,6 +308,21 @@ def _swap_all(
     return swapped
 
 
+def _remember(plan: Plan, written: Mapping[str, tuple[bytes, int]]) -> None:
+    """Record the folders just written in the stat cache (:mod:`.statcache`), so the next run
+    proves them unchanged without reading them; the stamp is taken after every write."""
+    cache = StatCache.load(str(plan.out))
+    cache.keep_only(plan.after.clusters)
+    stamp = cache.stamp() if written else None
+    for name, (facts, newest) in written.items():
+        entry = plan.after.clusters.get(name)
+        if entry is None or stamp is None:
+            cache.forget(name)
+        else:
+            cache.remember(name, facts, newest, entry.files, stamp)
+    cache.save()
+
+
 def _remove_clusters(plan: Plan) -> list[str]:
     """Remove the folders of the clusters the plan drops; the names of those there were."""
     removed: list[str] = []
@@ -319,7 +345,8 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
         [sc.output.name for sc in plan.write if sc.output.name not in changed_names] + [*plan.kept]
     )
 
-    staged = _stage_all(plan, [sc.output for sc in changed], on_staged)
+    written: dict[str, tuple[bytes, int]] = {}
+    staged = _stage_all(plan, [sc.output for sc in changed], on_staged, written)
 
     # Claim every folder we are about to create before it exists; a folder about to be replaced
     # is known by both its old and its new digests until the final index is written.
@@ -336,6 +363,7 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
             fsswap.remove(old)
     removed = _remove_clusters(plan)
     _write_index(out, plan.after)
+    _remember(plan, written)
 
     return Summary(
         written=tuple(sc.output.name for sc in changed),

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpustack.synth.index import INDEX_DIR
 from gpustack.synth.layout import layout_cluster
+from gpustack.synth.statcache import CACHE_NAME
 from gpustack.synth.writer import SourcedCluster
 
 
@@ -86,9 +88,13 @@ def stack(*, examples: bool = True, plugin_config: str = "version: v1\n") -> lis
 
 
 def tree(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root`` (folders map to ``None``), to compare before and after."""
+    """Every path under ``root`` (folders map to ``None``), to compare before and after; not
+    the local stat cache (:mod:`gpustack.synth.statcache`), whose keys hold inodes and ctimes
+    that differ with every write by design, and which is no output."""
     found: dict[str, bytes | None] = {}
     for dirpath, dirnames, filenames in os.walk(root):
+        if os.path.basename(dirpath) == INDEX_DIR:
+            dirnames[:] = [d for d in dirnames if d != CACHE_NAME]
         for d in dirnames:
             found[os.path.relpath(os.path.join(dirpath, d), root)] = None
         for f in filenames:

@@ -1,0 +1,260 @@
+"""A local record of what each cluster folder's files looked like to ``stat`` when they were
+last known to hold what the index records: the fresh check's way to skip reading them (issue #37).
+
+Why: proving a fleet's folders unchanged by reading and hashing every file took 10 s for 10,000
+clusters (367,500 files). Like git's index, this record keeps per cluster one key made of every
+file's stat facts (path, mode, size, mtime, ctime, inode, device) and of the digests the index
+records for the folder. A later run that finds the same facts takes the folder as recorded
+without reading it; anything else (one fact differs, a file added or gone, the index's digests
+changed, no record) is read and hashed as before. Content cannot change without changing ctime,
+which no user can set back (``touch -d`` sets the mtime and, doing so, the ctime to now).
+
+Racy-git rule: a file changed within the same tick of the filesystem's clock as its recorded
+ctime keeps the very same facts. So a folder is recorded only when each of its files' ctime and
+mtime are older than a stamp taken from the same filesystem's clock *after* the facts (for
+folders gpustack wrote: after the run) or *before* them (for folders the fresh check read and
+hashed: a change after the stamp gets a newer ctime). A folder too recent is simply not
+recorded, and read again next time.
+
+The record is a cache, not input: it lives in ``<out>/.gpustack/stat-cache/`` (which holds a
+``.gitignore`` of ``*``, so it is never committed), is rewritten whole, and every fault in it
+(missing, unreadable, malformed, on another filesystem than the clusters) only means reading
+the folders. It is never used under ``--base``, where the checkout is the pull request's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from gpustack.synth.index import INDEX_DIR
+
+#: The cache's folder inside the index folder (gpustack's own, checked to be a plain folder by
+#: :mod:`.lock`); the check's gate (:mod:`.gate`) lets it be when it is a plain folder.
+CACHE_NAME = "stat-cache"
+CACHE_DIR = os.path.join(INDEX_DIR, CACHE_NAME)
+CACHE_FILE = "stat.json"
+FORMAT = 1
+#: Far more than 10,000 clusters' keys (about 90 bytes each); past it, not gpustack's.
+MAX_BYTES = 16 << 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def facts_line(rel: str, st: os.stat_result) -> str:
+    """One file's stat facts, as they enter a folder's key."""
+    return (
+        f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0"
+        f"{st.st_ino}\0{st.st_dev}\n"
+    )
+
+
+@dataclass
+class FolderFacts:
+    """A folder's stat facts gathered file by file: the lines and the newest time seen."""
+
+    lines: list[str] = field(default_factory=list)
+    newest: int = 0
+
+    def add(self, rel: str, st: os.stat_result) -> None:
+        self.lines.append(facts_line(rel, st))
+        self.newest = max(self.newest, st.st_mtime_ns, st.st_ctime_ns)
+
+    def digest(self) -> bytes:
+        return hashlib.sha256("".join(sorted(self.lines)).encode()).digest()
+
+
+def key(facts: bytes, files: Mapping[str, str | None]) -> str:
+    """A folder's key: its facts' digest bound to the index's digests of its files."""
+    h = hashlib.sha256(facts)
+    for rel in sorted(files):
+        h.update(f"{rel}\0{files[rel]}\n".encode())
+    return h.hexdigest()
+
+
+def folder_facts(folder: str) -> FolderFacts | None:
+    """The facts of every file in ``folder`` (``lstat``, never followed); ``None`` when it
+    holds anything but plain files and non-empty folders (gpustack writes nothing else)."""
+    found = FolderFacts()
+    todo = [("", folder)]
+    while todo:
+        prefix, here = todo.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            return None
+        if not entries and prefix:
+            return None
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                return None
+            if stat.S_ISDIR(st.st_mode):
+                todo.append((prefix + e.name + "/", e.path))
+            elif stat.S_ISREG(st.st_mode):
+                found.add(prefix + e.name, st)
+            else:
+                return None
+    return found
+
+
+class StatCache:
+    """The cache of one output folder: read once, updated in memory, written once if changed."""
+
+    def __init__(self, out: str, keys: dict[str, str], device: int | None) -> None:
+        self.out = out
+        self.keys = keys
+        #: Device of ``<out>/clusters``: the cache's clock must be the clusters' filesystem's.
+        self.device = device
+        self.changed = False
+
+    @classmethod
+    def load(cls, out: str) -> StatCache:
+        """The cache of ``out``; an empty one when there is none or it is not usable."""
+        device = _device(out)
+        return cls(out, _read(out) if device is not None else {}, device)
+
+    def unchanged(self, name: str, facts: FolderFacts, files: Mapping[str, str | None]) -> bool:
+        """Whether the folder of cluster ``name`` has the facts recorded with these digests."""
+        recorded = self.keys.get(name)
+        return recorded is not None and recorded == key(facts.digest(), files)
+
+    def forget(self, name: str) -> None:
+        if self.keys.pop(name, None) is not None:
+            self.changed = True
+
+    def remember(
+        self, name: str, facts: bytes, newest: int, files: Mapping[str, str | None], stamp: int
+    ) -> None:
+        """Record a folder, unless a file of it is as recent as ``stamp`` (racy, see above)."""
+        if newest >= stamp:
+            self.forget(name)
+            return
+        k = key(facts, files)
+        if self.keys.get(name) != k:
+            self.keys[name] = k
+            self.changed = True
+
+    def stamp(self) -> int | None:
+        """The clusters' filesystem's clock now (``None``: no usable cache folder)."""
+        folder = _folder(self.out, create=True)
+        if folder is None or self.device is None:
+            return None
+        try:
+            if os.fstat(folder).st_dev != self.device:
+                return None
+            name = f".stamp-{os.getpid()}"
+            fd = os.open(
+                name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644, dir_fd=folder
+            )
+            try:
+                os.write(fd, b"x")  # a write sets the mtime from the clock even if it existed
+                return os.fstat(fd).st_mtime_ns
+            finally:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=folder)
+        except OSError:
+            return None
+        finally:
+            os.close(folder)
+
+    def keep_only(self, names: Iterable[str]) -> None:
+        """Drop the keys of clusters no longer in the index."""
+        wanted = set(names)
+        for name in [n for n in self.keys if n not in wanted]:
+            self.forget(name)
+
+    def save(self) -> None:
+        """Write the cache if it changed (a failure only costs the next run a read)."""
+        if not self.changed:
+            return
+        folder = _folder(self.out, create=True)
+        if folder is None:
+            return
+        data = json.dumps({"format": FORMAT, "clusters": self.keys}, sort_keys=True).encode()
+        tmp = f".{CACHE_FILE}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644, dir_fd=folder
+            )
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, CACHE_FILE, src_dir_fd=folder, dst_dir_fd=folder)
+            self.changed = False
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+        finally:
+            os.close(folder)
+
+
+def _device(out: str) -> int | None:
+    try:
+        return os.stat(os.path.join(out, "clusters")).st_dev
+    except OSError:
+        return None
+
+
+def _folder(out: str, *, create: bool) -> int | None:
+    """A descriptor of ``<out>/.gpustack/stat-cache`` (a plain folder, never a link), made with its
+    ``.gitignore`` when ``create``; ``None`` when it cannot be had."""
+    path = os.path.join(out, CACHE_DIR)
+    try:
+        if create and not os.path.lexists(path):
+            os.mkdir(path)
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+            try:
+                ignore = os.open(
+                    ".gitignore", os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o644, dir_fd=fd
+                )
+                try:
+                    os.write(ignore, b"# gpustack's local stat cache: never committed\n*\n")
+                finally:
+                    os.close(ignore)
+            except OSError:
+                os.close(fd)
+                raise
+            return fd
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    except OSError:
+        return None
+
+
+def _read(out: str) -> dict[str, str]:
+    folder = _folder(out, create=False)
+    if folder is None:
+        return {}
+    try:
+        fd = os.open(CACHE_FILE, os.O_RDONLY | _NOFOLLOW, dir_fd=folder)
+    except OSError:
+        return {}
+    finally:
+        os.close(folder)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return {}
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        doc = json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return {}
+    finally:
+        os.close(fd)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return {}
+    clusters = doc.get("clusters")
+    if not isinstance(clusters, dict):
+        return {}
+    return {n: k for n, k in clusters.items() if isinstance(n, str) and isinstance(k, str)}
