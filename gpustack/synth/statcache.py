@@ -45,62 +45,79 @@ MAX_BYTES = 16 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def facts_line(rel: str, st: os.stat_result) -> str:
-    """One file's stat facts, as they enter a folder's key."""
-    return (
-        f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0"
-        f"{st.st_ino}\0{st.st_dev}\n"
-    )
+#: One file's stat facts as they enter a folder's key: path, mode, size, mtime, ctime, inode and
+#: device (integers and a string, so ``repr`` of a sorted list of them is stable).
+Row = tuple[str, int, int, int, int, int, int]
+
+
+def facts_row(rel: str, st: os.stat_result) -> Row:
+    return (rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 @dataclass
 class FolderFacts:
-    """A folder's stat facts gathered file by file: the lines and the newest time seen."""
+    """A folder's stat facts, a row per file (:data:`Row`)."""
 
-    lines: list[str] = field(default_factory=list)
-    newest: int = 0
+    rows: list[Row] = field(default_factory=list)
 
     def add(self, rel: str, st: os.stat_result) -> None:
-        self.lines.append(facts_line(rel, st))
-        self.newest = max(self.newest, st.st_mtime_ns, st.st_ctime_ns)
+        self.rows.append(facts_row(rel, st))
+
+    @property
+    def newest(self) -> int:
+        """The newest mtime or ctime of any file (0 for none)."""
+        if not self.rows:
+            return 0
+        return max(max(r[3] for r in self.rows), max(r[4] for r in self.rows))
 
     def digest(self) -> bytes:
-        return hashlib.sha256("".join(sorted(self.lines)).encode()).digest()
+        return hashlib.sha256(repr(sorted(self.rows)).encode()).digest()
 
 
 def key(facts: bytes, files: Mapping[str, str | None]) -> str:
     """A folder's key: its facts' digest bound to the index's digests of its files."""
-    h = hashlib.sha256(facts)
-    for rel in sorted(files):
-        h.update(f"{rel}\0{files[rel]}\n".encode())
-    return h.hexdigest()
+    return hashlib.sha256(facts + repr(sorted(files.items())).encode()).hexdigest()
 
 
 def folder_facts(folder: str) -> FolderFacts | None:
     """The facts of every file in ``folder`` (``lstat``, never followed); ``None`` when it
-    holds anything but plain files and non-empty folders (gpustack writes nothing else)."""
-    found = FolderFacts()
+    holds anything but plain files and non-empty folders (gpustack writes nothing else).
+
+    Tuned for the 367,500 files of 10,000 clusters: folders and links are told by the
+    directory entry's type (no system call), only files are ``lstat``-ed."""
+    rows: list[Row] = []
     todo = [("", folder)]
     while todo:
         prefix, here = todo.pop()
         try:
-            entries = list(os.scandir(here))
+            with os.scandir(here) as listing:
+                entries = list(listing)
         except OSError:
             return None
         if not entries and prefix:
             return None
         for e in entries:
             try:
+                if e.is_dir(follow_symlinks=False):
+                    todo.append((prefix + e.name + "/", e.path))
+                    continue
                 st = e.stat(follow_symlinks=False)
             except OSError:
                 return None
-            if stat.S_ISDIR(st.st_mode):
-                todo.append((prefix + e.name + "/", e.path))
-            elif stat.S_ISREG(st.st_mode):
-                found.add(prefix + e.name, st)
-            else:
+            if not stat.S_ISREG(st.st_mode):
                 return None
-    return found
+            rows.append(
+                (
+                    prefix + e.name,
+                    st.st_mode,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    st.st_ctime_ns,
+                    st.st_ino,
+                    st.st_dev,
+                )
+            )
+    return FolderFacts(rows)
 
 
 class StatCache:

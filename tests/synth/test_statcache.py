@@ -209,6 +209,6 @@ def test_the_cache_folder_ignores_itself_in_git(tmp_path: Path) -> None:
 def test_folder_facts_refuse_links(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     facts = fresh.folder_facts(str(tmp_path))
-    assert isinstance(facts, FolderFacts) and len(facts.lines) == 1
+    assert isinstance(facts, FolderFacts) and len(facts.rows) == 1
     (tmp_path / "link").symlink_to(tmp_path / "f")
     assert fresh.folder_facts(str(tmp_path)) is None
