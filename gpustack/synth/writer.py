@@ -137,6 +137,47 @@ def _write_index(out: Path, index: OwnershipIndex) -> None:
             tmp.unlink()
 
 
+def _same_text(index: OwnershipIndex, current: bytes) -> bool:
+    """Whether ``index``'s bytes are ``current``, compared piece by piece as they are encoded:
+    a no-op of 10,000 clusters wrote its 55 MB index to a hidden copy only to compare it with
+    the one in place (issue #37). Nothing is held beyond one piece."""
+    sink = _Comparing(current)
+    index.write_to(sink)  # type: ignore[arg-type]
+    return sink.same and sink.at == len(current)
+
+
+class _Comparing:
+    """A binary sink that compares what is written with ``expected`` (no copy is kept)."""
+
+    def __init__(self, expected: bytes) -> None:
+        self.expected = memoryview(expected)
+        self.at = 0
+        self.same = True
+
+    def write(self, data: bytes) -> int:
+        if self.same:
+            end = self.at + len(data)
+            self.same = end <= len(self.expected) and self.expected[self.at : end] == data
+            self.at = end
+        return len(data)
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def flush(self) -> None:
+        pass
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+
 def _aside(plan: Plan, name: str, tag: str) -> Path:
     """A hidden path for cluster ``name`` in ``<out>/.gpustack/``: outside ``clusters/``, so no
     GitOps tool syncs it, and on the same filesystem, so it can be swapped in."""
@@ -355,7 +396,8 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
         previous = plan.current.get(name, {}) if name in changed_names else {}
         claimed[name] = replace(entry, previous=previous)
     if not staged and not plan.remove:  # nothing to swap or delete: only the final index
-        _write_index(out, plan.after)
+        if original_index is None or not _same_text(plan.after, original_index):
+            _write_index(out, plan.after)
         return Summary(written=(), unchanged=tuple(unchanged), removed=())
     swapped = _swap_all(plan, staged, OwnershipIndex(clusters=claimed), original_index)
     for _, old in swapped:

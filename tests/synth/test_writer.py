@@ -429,3 +429,19 @@ def test_staging_reports_each_cluster_it_writes(workdir: Path) -> None:
     summary = apply(plan, lambda done, total: calls.append((done, total)))
     assert summary.written == ("b", "c")
     assert calls == [(1, 2), (2, 2)]
+
+
+def test_an_unchanged_index_is_left_and_one_reformatted_by_hand_is_rewritten(
+    workdir: Path,
+) -> None:
+    out = workdir / "dist"
+    write(out, cluster("a"))
+    index = out / ".gpustack" / "index.json"
+    before = index.stat()
+    canonical = index.read_bytes()
+    assert write(out, cluster("a")) == ()  # nothing staged: only the index is compared
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    index.write_bytes(json.dumps(json.loads(canonical)).encode())  # same content, other text
+    assert write(out, cluster("a")) == ()
+    assert index.read_bytes() == canonical
