@@ -95,8 +95,9 @@ def fresh_clusters(
 ) -> dict[Path, Fresh]:
     """The fresh ones among profile ``files`` (see the module docstring), by file; given
     ``committed``, only those whose every input is also the file committed at the base.
-    ``record``: update the stat cache (:mod:`.statcache`) with the folders read; a ``--check``
-    only uses it, since it writes nothing.
+    ``record``: use the stat cache (:mod:`.statcache`) and update it with the folders read.
+    ``--check`` passes False: it is the gate a pull request's CI runs, so it trusts no local
+    record (a cache committed by force, or left by an earlier checkout) and reads every file.
 
     Two passes: the inputs' digests first (a few files per profile), then the outputs of the
     profiles that passed (every file of their folders, most of the time). In between,
@@ -146,8 +147,9 @@ def _fresh_outputs(
     record: bool = True,
 ) -> dict[Path, Fresh]:
     """The candidates whose folders hold what the index records: proven by the stat cache
-    (:mod:`.statcache`) where it can, else read and hashed (and then recorded in the cache)."""
-    cache = StatCache.load(out)
+    (:mod:`.statcache`) where it can, else read and hashed (and then recorded in the cache).
+    Without ``record`` no cache is read either: every folder is read and hashed."""
+    cache = StatCache.load(out) if record else StatCache(out, {}, None)
     cache.keep_only(owned)
     stamp: int | None = None
     fresh: dict[Path, Fresh] = {}

@@ -159,6 +159,23 @@ def test_the_stamp_is_the_filesystems_clock_after_earlier_writes(tmp_path: Path)
 
 
 @pytest.mark.usefixtures("settled")
+def test_check_reads_every_folder_whatever_the_cache_says(tmp_path: Path, reads: list[str]) -> None:
+    """``synth --check`` (no recording) is the gate: a cache that would prove both folders is
+    not consulted, and an edit with size and mtime restored is found by reading."""
+    out, index = written(tmp_path, "a", "b")
+    assert fresh_names(out, index) == {"a", "b"} and reads == []  # the cache proves both
+    path = a_file(out)
+    before = path.stat()
+    content = path.read_bytes()
+    path.write_bytes(content[:-2] + (b"x\n" if content[-2:] != b"x\n" else b"y\n"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    candidates = [(Path(n), n, e) for n, e in index.clusters.items()]
+    found = fresh._fresh_outputs(candidates, str(out), index.clusters, record=False)
+    assert {f.name for f in found.values()} == {"b"}
+    assert sorted(reads) == ["a", "b"]
+
+
+@pytest.mark.usefixtures("settled")
 def test_under_base_the_cache_is_not_used(tmp_path: Path, reads: list[str]) -> None:
     out, index = written(tmp_path, "a")
     profile = tmp_path / "profiles" / "a.yaml"
