@@ -19,7 +19,18 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write(INTERRUPTED + "\n")
         sys.exit(Exit.INTERRUPTED)
-    cli(prog_name=PROG)
+    try:
+        cli(prog_name=PROG)
+    finally:
+        # a command that started cdk8s in the background waits for it before the interpreter
+        # shuts down (gpustack.synth.node.settle_cdk8s); the module is only loaded if it did
+        node = sys.modules.get("gpustack.synth.node")
+        if node is not None:
+            try:
+                node.settle_cdk8s()
+            except KeyboardInterrupt:
+                sys.stderr.write(INTERRUPTED + "\n")
+                sys.exit(Exit.INTERRUPTED)
 
 
 if __name__ == "__main__":

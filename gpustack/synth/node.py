@@ -144,4 +144,25 @@ def start_cdk8s() -> None:
         except BaseException:  # the synthesis' own import raises it again, where it is handled
             sys.modules.pop("gpustack.constructs.stack", None)
 
-    threading.Thread(target=load, name="gpustack-start-cdk8s", daemon=True).start()
+    global _starting
+    _starting = threading.Thread(target=load, name="gpustack-start-cdk8s", daemon=True)
+    _starting.start()
+
+
+#: The thread :func:`start_cdk8s` started, if any.
+_starting: threading.Thread | None = None
+
+
+def settle_cdk8s(timeout: float = 60.0) -> None:
+    """Wait for a start of cdk8s still under way.
+
+    Why: a command that ends before rendering (a refused profile, a bad parameter) would
+    otherwise leave the interpreter's shutdown racing the background import: jsii's Node was
+    still starting when jsii's exit handlers stopped it and removed its temporary folder, which
+    printed a traceback under the command's one-line error ("Directory not empty", or a failed
+    ``stop`` in ``_NodeProcess.__del__``). Once the import is done, jsii shuts down as it does
+    after any rendering. The CLI's entry point calls this as the command ends.
+    """
+    thread = _starting
+    if thread is not None and thread.is_alive():
+        thread.join(timeout)
