@@ -126,6 +126,10 @@ if rank == 0:
 # Tear down together: a rank that destroys its group while rank 0 still writes the checkpoint
 # can make gloo abort rank 0 at exit (seen as SIGABRT after a good run).
 dist.barrier()
+# DDP's reducer holds the process group: drop it first, so that destroying the group frees gloo's
+# threads now, not while the interpreter shuts down ("terminate called without an active
+# exception", SIGABRT, on both ranks of a good run).
+del ddp
 dist.destroy_process_group()
 {% endif %}
 sys.exit(0 if ok else 1)
