@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import contextlib
 import filecmp
+import hashlib
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from gpustack.synth import fsswap
 from gpustack.synth.compare import Difference, cluster_differences, compare, leftovers
@@ -115,18 +116,21 @@ def record_gitops(out: Path, fleet: str | None, written: OwnershipIndex | None =
             return
         written = OwnershipIndex.from_bytes(data, str(path))
     if written.gitops != fleet:
-        _write_index(out, replace(written, gitops=fleet))
+        cache = StatCache.load(str(out))
+        _record_index(out, _write_index(out, replace(written, gitops=fleet)), cache)
+        cache.save()
 
 
-def _write_index(out: Path, index: OwnershipIndex) -> None:
+def _write_index(out: Path, index: OwnershipIndex) -> str:
     """Write the index through a hidden copy renamed over it, streamed (a fleet's index is
     tens of MB: :meth:`OwnershipIndex.write_to`); an index already holding those bytes is left
-    alone."""
+    alone. Returns the sha256 of the bytes written (to record the index in the stat cache)."""
     path = index_path(out)
     tmp = fsswap.sibling(path, "tmp")
     try:
         with open(tmp, "xb") as f:
-            index.write_to(f)
+            sink = _Hashing(f)
+            index.write_to(sink)  # type: ignore[arg-type]
         if not (path.is_file() and not path.is_symlink() and filecmp.cmp(tmp, path, False)):
             os.replace(tmp, path)
     except OSError as exc:
@@ -135,6 +139,79 @@ def _write_index(out: Path, index: OwnershipIndex) -> None:
     finally:
         if os.path.lexists(tmp):
             tmp.unlink()
+    return sink.hash.hexdigest()
+
+
+def _record_index(out: Path, written: str, cache: StatCache) -> None:
+    """Record in ``cache`` the index just written, whose bytes hash to ``written``: read back
+    after its stat facts, so a later no-op trusts it by its facts (:mod:`.statcache`)."""
+    cache.remember_index(str(index_path(out)), lambda p: _file_sha256(p) == written)
+
+
+def _index_current(plan: Plan, original: bytes | None, cache: StatCache) -> bool:
+    """Whether the index in place is already what :func:`_write_index` would write for
+    ``plan.after``: the very index it parsed to, proven unchanged since gpustack wrote or
+    compared it by the stat cache; else compared as it is encoded (and then recorded)."""
+    if original is None:
+        return False
+    path = str(index_path(plan.out))
+    try:
+        parsed: OwnershipIndex | None = OwnershipIndex.from_bytes(original, path)
+    except SynthError:
+        parsed = None
+    if parsed == plan.after and cache.index_unchanged(path):
+        return True
+    recorded = cache.remember_index(path, lambda p: _same_file(plan.after, p))
+    if recorded is not None:
+        return recorded
+    return _same_text(plan.after, original)
+
+
+class _Hashing:
+    """A binary sink that writes to ``file`` and hashes what it writes."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.hash = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.hash.update(data)
+        return self.file.write(data)
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self.file.closed
+
+
+def _file_sha256(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _same_file(index: OwnershipIndex, path: str) -> bool:
+    """Whether the file at ``path`` holds ``index``'s bytes, compared as they are encoded."""
+    try:
+        with open(path, "rb") as f:
+            sink = _ComparingFile(f)
+            index.write_to(sink)  # type: ignore[arg-type]
+            return sink.same and not f.read(1)
+    except OSError:
+        return False
 
 
 def _same_text(index: OwnershipIndex, current: bytes) -> bool:
@@ -176,6 +253,20 @@ class _Comparing:
     @property
     def closed(self) -> bool:
         return False
+
+
+class _ComparingFile(_Comparing):
+    """Like :class:`_Comparing`, reading what is expected from ``file`` as it goes (the file
+    is tens of MB; only one piece of it is held)."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        super().__init__(b"")
+        self.file = file
+
+    def write(self, data: bytes) -> int:
+        if self.same:
+            self.same = self.file.read(len(data)) == data
+        return len(data)
 
 
 def _aside(plan: Plan, name: str, tag: str) -> Path:
@@ -349,10 +440,12 @@ def _swap_all(
     return swapped
 
 
-def _remember(plan: Plan, written: Mapping[str, tuple[bytes, int]]) -> None:
+def _remember(plan: Plan, written: Mapping[str, tuple[bytes, int]], index: str) -> None:
     """Record the folders just written in the stat cache (:mod:`.statcache`), so the next run
-    proves them unchanged without reading them; the stamp is taken after every write."""
+    proves them unchanged without reading them; the stamp is taken after every write. And the
+    index, whose written bytes hash to ``index``."""
     cache = StatCache.load(str(plan.out))
+    _record_index(plan.out, index, cache)
     cache.keep_only(plan.after.clusters)
     stamp = cache.stamp() if written else None
     for name, (facts, newest) in written.items():
@@ -396,16 +489,17 @@ def _apply_locked(plan: Plan, on_staged: Staged | None = None) -> Summary:
         previous = plan.current.get(name, {}) if name in changed_names else {}
         claimed[name] = replace(entry, previous=previous)
     if not staged and not plan.remove:  # nothing to swap or delete: only the final index
-        if original_index is None or not _same_text(plan.after, original_index):
-            _write_index(out, plan.after)
+        cache = StatCache.load(str(out))
+        if not _index_current(plan, original_index, cache):
+            _record_index(out, _write_index(out, plan.after), cache)
+        cache.save()
         return Summary(written=(), unchanged=tuple(unchanged), removed=())
     swapped = _swap_all(plan, staged, OwnershipIndex(clusters=claimed), original_index)
     for _, old in swapped:
         if old is not None:
             fsswap.remove(old)
     removed = _remove_clusters(plan)
-    _write_index(out, plan.after)
-    _remember(plan, written)
+    _remember(plan, written, _write_index(out, plan.after))
 
     return Summary(
         written=tuple(sc.output.name for sc in changed),
