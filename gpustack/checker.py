@@ -25,7 +25,14 @@ from pathlib import Path
 
 from gpustack import limits
 from gpustack.check_result import Accepted, CheckResult, Issue, LoadedProfile, Skipped
-from gpustack.profile.document import Document, ProfileError, display_path, format_path
+from gpustack.profile.document import (
+    Document,
+    JsonPath,
+    Loc,
+    ProfileError,
+    display_path,
+    format_path,
+)
 from gpustack.profile.explain import schema_findings
 from gpustack.profile.finding import Finding
 from gpustack.profile.kubernetes_releases import judged_on
@@ -101,9 +108,9 @@ def check_paths(
     """
     loader = ProfileLoader()
     read = _Read(today=today or judged_on())
-    for given in paths:
-        _read_given(loader, given, skip, read)
     accepts = _Accepts()
+    for given in paths:
+        _read_given(loader, given, skip, read, accepts)
     accepted = accepts.apply(read.outcomes)
     accepts.report(read.outcomes, whole_roots=read.whole_roots)
     return dataclasses.replace(
@@ -115,9 +122,14 @@ def check_paths(
 
 
 def _read_given(
-    loader: ProfileLoader, given: Path, skip: Callable[[Path], bool] | None, read: _Read
+    loader: ProfileLoader,
+    given: Path,
+    skip: Callable[[Path], bool] | None,
+    read: _Read,
+    accepts: _Accepts,
 ) -> None:
-    """Check each profile file under one path given, adding to ``read``."""
+    """Check each profile file under one path given, adding to ``read``; each document is
+    kept only as far as what follows the reading needs it (:meth:`_Accepts.needed`)."""
     root = profiles_root(given)
     read.whole_roots = read.whole_roots and given.is_dir() and given.resolve() == root
     found = scan([given])
@@ -140,6 +152,8 @@ def _read_given(
             continue  # named twice (a folder and a file in it): check it once
         read.seen.add(limits.real_path(file))
         outcome = _check_one(loader, file, root, read.today)
+        if outcome.doc is not None and not accepts.needed(outcome.files):
+            outcome.doc = _slim(outcome.doc)
         what = manifest_kinds(file) if outcome.doc is None and outcome.found else None
         if what is None:
             read.outcomes.append(outcome)
@@ -147,6 +161,21 @@ def _read_given(
             read.skipped.append(Skipped(display_path(file), f"not a gpustack profile ({what})"))
         else:
             read.outcomes.append(_Outcome(file, [(_not_a_profile(file, what), None)]))
+
+
+#: The paths of a document the checks after reading still locate when no comment of its files
+#: is an accept (:func:`~gpustack.profile.rules.profiles.cross_profile_findings`: the name).
+_KEPT_PATHS: tuple[JsonPath, ...] = ((), ("metadata",), ("metadata", "name"))
+
+
+def _slim(doc: Document) -> Document:
+    """``doc`` with only the positions of :data:`_KEPT_PATHS`: a fleet's documents are all
+    held until the cross-profile rules ran, and their data and the position of every path
+    set the high-water mark of ``synth`` for 10,000 clusters (issue #37)."""
+    where: dict[JsonPath, tuple[Loc, Loc]] = {
+        p: doc.where[p] for p in _KEPT_PATHS if p in doc.where
+    }
+    return Document(data={}, where=where, file=doc.file)
 
 
 def _unreadable_folder(folder: Path, why: str) -> Issue:
@@ -258,6 +287,11 @@ class _Accepts:
                 text = ""  # the loader read it a moment ago; without it there is no comment
             found = self._files[file] = accept.parse(file, text)
         return found
+
+    def needed(self, files: Sequence[str]) -> bool:
+        """Whether a comment in one of ``files`` is an accept (or meant as one): only then do
+        :meth:`apply` and :meth:`report` look at the document beyond its name."""
+        return any(d.accepts or d.malformed for d in map(self.directives, files))
 
     def apply(self, outcomes: list[_Outcome]) -> list[Accepted]:
         """Move each rule finding an accept excuses out of its profile's issues."""

@@ -224,20 +224,32 @@ class ProfileLoader:
     def __init__(self) -> None:
         self._cache: dict[Path, Document] = {}
 
-    def _read(self, path: Path, display: str) -> Document:
+    def _read(self, path: Path, display: str, *, keep: bool = True) -> Document:
+        """``path``'s document, from the cache when read before. ``keep``: cache it. Only
+        bases are kept: a profile is read once per run, and keeping each one held every
+        document of a 10,000-cluster fleet (about 15 KB each) until its end (issue #37)."""
         key = real_path(path)
         doc = self._cache.get(key)
         if doc is None or doc.file != display:
             doc = read_document(path, display)
-            self._cache[key] = doc
+            if keep:
+                self._cache[key] = doc
         return doc
 
     def load(self, path: Path, display: str, root: Path) -> Document:
         """Load ``path`` (shown to users as ``display``) with its whole ``extends`` chain."""
-        return self._load(path, display, real_path(root), (real_path(path),))
+        return self._load(path, display, real_path(root), (real_path(path),), top=True)
 
-    def _load(self, path: Path, display: str, root: Path, chain: tuple[Path, ...]) -> Document:
-        doc = self._read(path, display)
+    def _load(
+        self,
+        path: Path,
+        display: str,
+        root: Path,
+        chain: tuple[Path, ...],
+        *,
+        top: bool = False,
+    ) -> Document:
+        doc = self._read(path, display, keep=not top)
         if "extends" not in doc.data:
             return doc
         target = doc.data["extends"]
