@@ -167,16 +167,12 @@ def _index_current(plan: Plan, original: bytes | None, cache: StatCache) -> bool
     return _same_text(plan.after, original)
 
 
-class _Hashing:
-    """A binary sink that writes to ``file`` and hashes what it writes."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        self.file = file
-        self.hash = hashlib.sha256()
+class _Sink:
+    """What :class:`io.TextIOWrapper` asks of the binary stream :meth:`OwnershipIndex.write_to`
+    writes to; subclasses say what ``write`` does with the bytes."""
 
     def write(self, data: bytes) -> int:
-        self.hash.update(data)
-        return self.file.write(data)
+        raise NotImplementedError
 
     def writable(self) -> bool:
         return True
@@ -188,11 +184,23 @@ class _Hashing:
         return False
 
     def flush(self) -> None:
-        self.file.flush()
+        pass
 
     @property
     def closed(self) -> bool:
-        return self.file.closed
+        return False
+
+
+class _Hashing(_Sink):
+    """A binary sink that writes to ``file`` and hashes what it writes."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.hash = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.hash.update(data)
+        return self.file.write(data)
 
 
 def _file_sha256(path: str) -> str | None:
@@ -223,7 +231,7 @@ def _same_text(index: OwnershipIndex, current: bytes) -> bool:
     return sink.same and sink.at == len(current)
 
 
-class _Comparing:
+class _Comparing(_Sink):
     """A binary sink that compares what is written with ``expected`` (no copy is kept)."""
 
     def __init__(self, expected: bytes) -> None:
@@ -237,22 +245,6 @@ class _Comparing:
             self.same = end <= len(self.expected) and self.expected[self.at : end] == data
             self.at = end
         return len(data)
-
-    def writable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return False
-
-    def seekable(self) -> bool:
-        return False
-
-    def flush(self) -> None:
-        pass
-
-    @property
-    def closed(self) -> bool:
-        return False
 
 
 class _ComparingFile(_Comparing):
