@@ -120,6 +120,9 @@ def run(options: SynthOptions) -> SynthOutcome:
     """Synthesize (or check) ``options.paths`` into ``options.out``: validate every profile
     first (nothing is written when one is invalid), render the changed clusters, then write or
     compare them and the GitOps folder, under the output folder's lock."""
+    from gpustack.synth.heap import keep_heap
+
+    keep_heap()
     inputs = resolve(options)
     try:
         with locked(options.out, shared=options.check, on_wait=options.on_wait):
