@@ -18,7 +18,7 @@ recorded, and read again next time.
 
 The same record vouches for the index file itself: its stat facts when gpustack wrote it, or
 read it back equal to what it would write, so a no-op proves the 55 MB index of 10,000 clusters
-canonical without encoding it again (:func:`gpustack.synth.writer`).
+canonical without encoding it again (:mod:`gpustack.synth.writer`).
 
 The record is a cache, not input: it lives in ``<out>/.gpustack/stat-cache/`` (which holds a
 ``.gitignore`` of ``*``, so it is never committed), is rewritten whole, and every fault in it
@@ -52,7 +52,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 #: One file's stat facts as they enter a folder's key: path, mode, size, mtime, ctime, inode and
-#: device (integers and a string, so ``repr`` of a sorted list of them is stable).
+#: device (a string and integers, so a sorted list of them encodes stably: :func:`_encode`).
 Row = tuple[str, int, int, int, int, int, int]
 
 
@@ -144,7 +144,8 @@ class StatCache:
         self.keys = keys
         #: Device of ``<out>/clusters``: the cache's clock must be the clusters' filesystem's.
         self.device = device
-        #: The index file's key (:func:`index_key`) when its bytes were last known canonical.
+        #: The index file's key (:func:`_key_of` its stat facts) when its bytes were last known
+        #: canonical.
         self.index = index
         self.changed = False
 
@@ -159,8 +160,8 @@ class StatCache:
 
     def index_unchanged(self, path: str) -> bool:
         """Whether the index file at ``path`` has the facts it had when it was recorded."""
-        found = _index_key(path, self.device)
-        return found is not None and found == self.index
+        st = _lstat(path)
+        return st is not None and st.st_dev == self.device and _key_of(st) == self.index
 
     def remember_index(
         self, path: str, holds: Callable[[str], bool], wait: float = 0.05
@@ -325,13 +326,6 @@ def _lstat(path: str) -> os.stat_result | None:
 
 def _key_of(st: os.stat_result) -> str:
     return hashlib.sha256(repr(facts_row("index", st)).encode()).hexdigest()
-
-
-def _index_key(path: str, device: int | None) -> str | None:
-    st = _lstat(path)
-    if st is None or device is None or st.st_dev != device:
-        return None
-    return _key_of(st)
 
 
 def _read(out: str) -> tuple[dict[str, str], str | None]:
