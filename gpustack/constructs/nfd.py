@@ -37,7 +37,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-import cdk8s
 from constructs import Construct
 
 from gpustack.constructs import k8s, kube
@@ -239,16 +238,17 @@ class NodeFeatureDiscovery(Construct):
             self._deployment(GC, GC_ROLE, GC_RULES, master=False)
         if props.gpu_rule and not props.deploy:
             ident = Identity.placed(MASTER, COMPONENT, props.version, props.placement)
-            rule = cdk8s.ApiObject(
+            kube.api_object(
                 self,
                 "gpu-rule",
                 api_version=f"{GROUP}/{VERSION}",
                 kind="NodeFeatureRule",
-                metadata=cdk8s.ApiObjectMetadata(
-                    name=GPU_RULE, labels=ident.labels(), annotations=ident.annotations()
-                ),
+                name=GPU_RULE,
+                namespace=None,
+                labels=ident.labels(),
+                annotations=ident.annotations(),
+                body={"spec": gpu_rule_spec()},
             )
-            rule.add_json_patch(cdk8s.JsonPatch.add("/spec", gpu_rule_spec()))
 
     def _ident(self, name: str) -> Identity:
         return Identity.placed(name, COMPONENT, self.props.version, self.props.placement)
@@ -259,18 +259,17 @@ class NodeFeatureDiscovery(Construct):
             spec = kube.crd_spec(
                 GROUP, VERSION, kind, plural, scope, schema, status=status, short=short
             )
-            crd = cdk8s.ApiObject(
+            kube.api_object(
                 self,
                 f"crd-{plural}",
                 api_version="apiextensions.k8s.io/v1",
                 kind="CustomResourceDefinition",
-                metadata=cdk8s.ApiObjectMetadata(
-                    name=f"{plural}.{GROUP}",
-                    labels=ident.labels(),
-                    annotations=ident.annotations(),
-                ),
+                name=f"{plural}.{GROUP}",
+                namespace=None,
+                labels=ident.labels(),
+                annotations=ident.annotations(),
+                body={"spec": spec},
             )
-            crd.add_json_patch(cdk8s.JsonPatch.add("/spec", spec))
 
     def _worker(self) -> None:
         props = self.props

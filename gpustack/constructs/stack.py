@@ -15,6 +15,7 @@ from typing import Any
 
 import cdk8s
 
+from gpustack.constructs.body_text import decoded
 from gpustack.constructs.memo import CACHE, Manifests, RenderCache
 from gpustack.constructs.release import released
 from gpustack.constructs.stamp import STAND_IN, Labels, find_places, stamp
@@ -74,7 +75,7 @@ def _render(
             build(chart, id=name, props=props)
             charts.append((name, chart))
         for name, chart in charts:
-            out.append((name, list(chart.to_json())))
+            out.append((name, [decoded(m) for m in chart.to_json()]))
     return out
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from gpustack.constructs import k8s
+from gpustack.constructs.body_text import decoded
 from gpustack.constructs.kube import kube_object
 
 #: (value, its JSON): camelCase names, the API's own irregular spellings, ``None`` left out,
@@ -117,7 +118,9 @@ def test_an_object_is_one_api_object_with_its_fields_in_cdk8s_order() -> None:
         data={"z": "1", "a": "2"},
         immutable=None,
     )
-    (rendered,) = chart.to_json()
+    (raw,) = chart.to_json()
+    assert raw["data"] == '{"a":"2","z":"1"}', "the body crosses jsii as its JSON text"
+    rendered = decoded(raw)
     assert rendered == {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -9,6 +9,7 @@ import cdk8s
 import pytest
 
 from gpustack.constructs import k8s, kube
+from gpustack.constructs.body_text import decoded
 from gpustack.constructs.labels import Identity
 from gpustack.constructs.node_daemonset import (
     CONFIG_CHECKSUM,
@@ -50,8 +51,7 @@ def _build(body: Any) -> list[dict[str, Any]]:
     )
     ds = NodeDaemonSet(chart, node_app, service_account=node_app.service_account(chart))
     body(chart, ds)
-    manifests: list[dict[str, Any]] = chart.to_json()
-    return manifests
+    return [decoded(m) for m in chart.to_json()]
 
 
 def _one(manifests: list[dict[str, Any]], kind: str) -> dict[str, Any]:
