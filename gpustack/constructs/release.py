@@ -57,24 +57,46 @@ FACTORY_VALUES = frozenset({"cdk8s.JsonPatch"})
 #: jsii's registry and references the kernel returned from factories.
 _pending: tuple[list[str], list[Any]] = ([], [])
 
+#: Whether :func:`released` first hands back what earlier renderings left pending. The warm
+#: renderer turns it off (:func:`release_when_told`): a burst of parallel Applications would
+#: otherwise wait, one after the other, for each other's releases; it releases between bursts.
+_at_start = True
 
-def release_pending() -> None:
-    """Release the objects of the renderings :func:`released` has deferred."""
+
+def release_when_told() -> None:
+    """From now on renderings leave their objects pending until :func:`release_pending`."""
+    global _at_start
+    _at_start = False
+
+
+def pending() -> int:
+    """How many jsii objects wait to be released."""
+    return len(_pending[0]) + len(_pending[1])
+
+
+def release_pending(limit: int | None = None) -> int:
+    """Release the objects of the renderings :func:`released` has deferred (at most
+    ``limit`` of them); returns how many were released."""
     refs = _registry()
     keys, returned = _pending
-    while keys:
+    done = 0
+    while keys and (limit is None or done < limit):
         key = keys.pop()
+        done += 1
         if refs is not None and key in refs:
             jsii.kernel.delete(refs.pop(key).__jsii_ref__)
-    while returned:
+    while returned and (limit is None or done < limit):
         jsii.kernel.delete(returned.pop())
+        done += 1
+    return done
 
 
 @contextmanager
 def released() -> Iterator[None]:
     """Release every jsii object created in the block: when the next rendering starts (also
     after an error), or at :func:`release_pending`."""
-    release_pending()
+    if _at_start:
+        release_pending()
     refs = _registry()
     resolve = getattr(_reference_map, "resolve_reference", None)
     if refs is None or resolve is None:

@@ -2,9 +2,18 @@
 
 Each connection gets a thread, which acknowledges it at once (the client's sign that the
 renderer lives), reads the request, answers a cache hit without waiting, and otherwise renders
-under the one render lock (jsii's kernel takes one caller at a time), in the caller's working
-directory with the caller's environment, by :func:`gpustack.actions.argocd.generate`: the
-function ``gpustack template --argocd`` runs, so both print the same bytes and errors.
+with the caller's environment by the three steps of :func:`gpustack.actions.argocd.generate`,
+which ``gpustack template --argocd`` runs in one go, so both print the same bytes and errors:
+``check`` in the caller's working directory (the process has one, so one caller at a time holds
+it), ``build`` under the render lock (jsii's kernel takes one caller at a time), and ``finish``
+under the layout lock (the serializer's caches are the process's). Parallel Applications so
+overlap: one call's layout runs while the next one's cdk8s render waits on Node.
+
+A render's jsii objects are handed back (:mod:`gpustack.constructs.release`) when no call is
+being answered, a batch at a time (:meth:`Renderer.release_idle`, from the main thread's tick),
+not by the render that made them nor by the next one: a caller never waits for more than one
+batch, and a burst of parallel Applications does not wait for each other's releases. At most
+:data:`MAX_PENDING` objects wait; past that a render releases them first.
 
 A renderer leaves by unlinking its socket (new calls then start a new renderer) and exits once
 the calls it accepted are answered: after ``GPUSTACK_RENDERER_MAX_RENDERS`` renders, past
@@ -20,14 +29,16 @@ edit would reach it half-way just the same.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from gpustack.render_client.rundir import Settings
 from gpustack.render_client.wire import (
@@ -42,12 +53,22 @@ from gpustack.renderer.memory import resident_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from gpustack.actions.argocd import Generated
     from gpustack.renderer.cache import OutputCache
+
+_T = TypeVar("_T")
 
 #: How often the main thread looks at the renderer's state (idle, retired).
 TICK_S = 0.2
 #: Seconds between two looks at gpustack's files on disk.
 STAMP_S = 0.2
+#: jsii objects left pending at most (a cluster's rendering leaves about 100): renders that
+#: follow each other without a pause release every ~30 renders.
+MAX_PENDING = 3000
+#: jsii objects released at a time while idle (about 20 ms).
+RELEASE_BATCH = 100
 
 
 def _watched() -> tuple[str, ...]:
@@ -85,6 +106,8 @@ class Renderer:
         self.inode = os.stat(path).st_ino
         self.ready = threading.Event()
         self.render_lock = threading.Lock()
+        self.cwd_lock = threading.Lock()
+        self.layout_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.active = 0
         self.last = time.monotonic()
@@ -106,19 +129,15 @@ class Renderer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        rendered = False
         try:
             with conn:
                 conn.sendall(ACK)
                 request = recv_request(conn)
                 self.ready.wait()
-                answer, rendered = self.answer_rendered(request)
-                send_answer(conn, answer)
+                send_answer(conn, self.answer(request))
         except (Broken, OSError):
             pass  # the client left; it starts over or renders itself
         finally:
-            if rendered:
-                self._release()
             with self.state_lock:
                 self.active -= 1
                 self.last = time.monotonic()
@@ -127,23 +146,23 @@ class Renderer:
         """Start Node and cdk8s, note gpustack's files, import the renderer, then take calls;
         the generator's digest (tens of milliseconds of hashing) is taken after, so the first
         call does not wait for it: until then nothing is looked up or kept."""
-        import contextlib
-
+        from gpustack.constructs.release import release_when_told
         from gpustack.synth.errors import SynthError
         from gpustack.synth.node import start_cdk8s
 
         with contextlib.suppress(SynthError):  # a missing Node is the render's error
             start_cdk8s()
+        release_when_told()  # see release_idle
         # before the imports: an edit made while they run is then a change, not the baseline
         self.watched = _watched()
         self.stamp = _stamp(self.watched)
         self.looked = time.monotonic()
         from gpustack import __version__
-        from gpustack.actions.argocd import Generated, generate
+        from gpustack.actions import argocd
         from gpustack.renderer.cache import OutputCache
         from gpustack.synth.digest import generator_digest
 
-        self.generate: Callable[[Mapping[str, str]], Generated] = generate
+        self.steps: ModuleType = argocd  # check, build, finish
         self.ready.set()
         _log(f"ready on {self.path}")
         try:
@@ -164,47 +183,64 @@ class Renderer:
         return self.stale
 
     def answer(self, request: Request) -> Answer:
-        return self.answer_rendered(request)[0]
-
-    def answer_rendered(self, request: Request) -> tuple[Answer, bool]:
-        """The answer, and whether it took a render (whose jsii objects are then released
-        once the answer is sent: :meth:`_release`)."""
         if self._changed():
             self.retire("gpustack changed on disk")
-            return Answer(retry="gpustack changed on disk"), False
+            return Answer(retry="gpustack changed on disk")
         profile = _profile(request)
         cache = self.cache
         if profile is not None and cache is not None:
             hit = cache.lookup(request.cwd, profile)
             if hit is not None:
-                return Answer(stdout=hit), False
-        return self._render(request), True
+                return Answer(stdout=hit)
+        return self._render(request)
 
-    def _release(self) -> None:
-        """Hand jsii back a finished render's objects (a round trip each, ~20 ms for a
-        cluster: :mod:`gpustack.constructs.release`) after its answer went out, not at the
-        start of the next render, whose caller would wait for it."""
-        from gpustack.constructs.release import release_pending
+    def release_idle(self) -> int:
+        """Hand jsii back the finished renders' objects (a round trip each, ~20 ms for a
+        cluster: :mod:`gpustack.constructs.release`) while no call is being answered, a
+        hundred at a time, so a call that comes meanwhile waits for one batch at most; returns
+        how many were released."""
+        from gpustack.constructs.release import pending, release_pending
 
-        with self.render_lock:
-            release_pending()
+        released = 0
+        while pending():
+            with self.state_lock:
+                if self.active:
+                    break
+            with self.render_lock:
+                released += release_pending(RELEASE_BATCH)
+        return released
 
     def _render(self, request: Request) -> Answer:
-        with self.render_lock:
-            started = time.time_ns()
+        from gpustack.actions.argocd import Generated
+        from gpustack.constructs.release import pending, release_pending
+
+        started = time.time_ns()  # before the inputs are read: see OutputCache.store
+        with self.cwd_lock:
             try:
                 os.chdir(request.cwd)
             except OSError as exc:
                 return Answer(1, f"Error: cannot enter {request.cwd!r}: {exc.strerror}\n")
             try:
-                done = self.generate(request.env)
-            except Exception:
-                self.retire("a render failed unexpectedly")
-                return Answer(1, traceback.format_exc())
+                checked = self._step(self.steps.check, request.env)
             finally:
                 os.chdir("/")
+        if isinstance(checked, Answer | Generated):
+            return self._answer(checked, request, started)
+        with self.render_lock:
+            if pending() > MAX_PENDING:
+                release_pending()
+            built = self._step(self.steps.build, checked)
             self.renders += 1
+        if not isinstance(built, Answer | Generated):
+            with self.layout_lock:
+                built = self._step(self.steps.finish, checked, built)
         self._bound()
+        return self._answer(built, request, started)
+
+    def _answer(self, done: Answer | Generated, request: Request, started: int) -> Answer:
+        """A step's failure as it is, an error as its one line, manifests kept in the cache."""
+        if isinstance(done, Answer):
+            return done
         if done.error is not None:
             return Answer(1, f"Error: {done.error}\n")
         files = [str(f) for f in done.files]
@@ -212,6 +248,15 @@ class Renderer:
         if self.cache is not None:
             self.cache.store(request.cwd, done.profile, files, done.stdout, started)
         return Answer(stdout=done.stdout)
+
+    def _step(self, step: Callable[..., _T], *args: Any) -> _T | Answer:
+        """One step of the render; an unexpected exception retires the renderer and answers
+        with its traceback."""
+        try:
+            return step(*args)
+        except Exception:
+            self.retire("a render failed unexpectedly")
+            return Answer(1, traceback.format_exc())
 
     def _bound(self) -> None:
         if self.renders >= self.knobs.max_renders:
@@ -236,6 +281,12 @@ class Renderer:
         """Return once retired (or idle) with every accepted call answered."""
         while True:
             time.sleep(TICK_S)
+            try:
+                if self.retired is None:
+                    self.release_idle()
+            except Exception:  # jsii's kernel broke: new calls go to a new renderer
+                _log(traceback.format_exc())
+                self.retire("releasing jsii objects failed")
             with self.state_lock:
                 active, idle = self.active, time.monotonic() - self.last
             if active == 0 and self.retired is None and idle > self.knobs.idle_s:

@@ -22,6 +22,13 @@ def synthesize_one(path: Path, profile: Profile) -> Any:
     """Objects → laid-out files of one profile; :class:`SynthError` names the profile."""
     from gpustack.synth.layout import layout_cluster
 
+    return layout_cluster(profile.metadata.name, objects_of(path, profile))
+
+
+def objects_of(path: Path, profile: Profile) -> Any:
+    """The profile's Kubernetes objects, rendered by cdk8s (the only step that talks to jsii:
+    the warm renderer runs it alone under its render lock); :class:`SynthError` names the
+    profile."""
     try:  # the first import starts Node: jsii reports its failures as RuntimeError or OSError
         from gpustack.constructs import synthesize
     except (RuntimeError, OSError) as exc:
@@ -32,12 +39,11 @@ def synthesize_one(path: Path, profile: Profile) -> Any:
         ) from None
 
     try:
-        objects = synthesize(profile)
+        return synthesize(profile)
     except ValueError as exc:
         # Props reject a combination validation let through: still the user's input, so one
         # line naming the profile, not a traceback.
         raise SynthError(f"{path}: {exc}") from exc
-    return layout_cluster(profile.metadata.name, objects)
 
 
 def serve(jobs_in: BinaryIO, results_out: BinaryIO) -> None:

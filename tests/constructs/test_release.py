@@ -65,3 +65,24 @@ def test_without_release_objects_pile_up(examples: list[Profile]) -> None:
     cdk8s.Chart(app, "c")
     after = counts()
     assert after[0] > before[0] and after[1] > before[1]
+
+
+def test_a_release_can_be_taken_in_batches(
+    examples: list[Profile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm renderer's way (renderer.server.release_idle): renderings left pending pile up
+    until told, then go a batch at a time, and all of them go."""
+    from gpustack.constructs import release
+
+    idle = counts()
+    monkeypatch.setattr(release, "_at_start", False)
+    for profile in examples[:3]:
+        synthesize(profile, cache=None)
+    waiting = release.pending()
+    assert waiting > 100 and live_objects() > idle[0]
+    assert release_pending(100) == 100
+    assert release.pending() == waiting - 100
+    while release_pending(100):
+        pass
+    assert release.pending() == 0
+    assert counts() == idle
