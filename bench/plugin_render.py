@@ -126,6 +126,18 @@ def renderers(base: Path) -> list[int]:
     return [pid for pid, parent in found.items() if parent not in found]
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid``'s threads started. The renderer starts and ends a thread per
+    call: one that ends while it is listed is skipped, not a failure of the bench."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found.extend(int(c) for c in (task / "children").read_text().split())
+        except FileNotFoundError:
+            continue
+    return found
+
+
 def tree_memory(pid: int) -> tuple[int, int]:
     """Resident and peak resident bytes of ``pid`` and every process below it."""
     rss = peak = 0
@@ -138,8 +150,7 @@ def tree_memory(pid: int) -> tuple[int, int]:
             fields[key] = value
         rss += int(fields["VmRSS"].split()[0]) << 10
         peak += int(fields["VmHWM"].split()[0]) << 10
-        for task in Path(f"/proc/{p}/task").iterdir():
-            todo.extend(int(c) for c in (task / "children").read_text().split())
+        todo.extend(children(p))
     return rss, peak
 
 
@@ -194,8 +205,7 @@ def tree_cpu(pid: int) -> float:
         p = todo.pop()
         fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
         ticks += int(fields[11]) + int(fields[12])
-        for task in Path(f"/proc/{p}/task").iterdir():
-            todo.extend(int(c) for c in (task / "children").read_text().split())
+        todo.extend(children(p))
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
