@@ -253,7 +253,8 @@ def write_or_check(
     delivery = deliver(options, sources, clusters, kept, index, not_a_profile)
     # what the nodes take only when told, read from the folders before the write replaces them
     rollout = () if check else tuple(notes(*changes(out, clusters)))
-    done = write_clusters(options, clusters, kept, index_bytes, not_a_profile)
+    parsed = gate.index if gate is not None else index  # what index_bytes hold, parsed
+    done = write_clusters(options, clusters, kept, index_bytes, not_a_profile, parsed)
     gitops = tuple(write_or_compare(delivery.files, out, check=check, force=force, prune=prune))
     if check:
         return _checked(options, done, gitops, delivery.files, gate, delivery.fleet)
@@ -294,6 +295,7 @@ def write_clusters(
     kept: dict[str, IndexEntry],
     index_bytes: bytes | None,
     not_a_profile: Callable[[str], str | None] | None,
+    index: OwnershipIndex | None = None,
 ) -> WriteOutcome:
     """Step 6b: the cluster folders and the index written (or compared) by
     :func:`gpustack.synth.writer.run`, counted on the progress line while written."""
@@ -314,6 +316,7 @@ def write_clusters(
             index_bytes=index_bytes,
             on_staged=progress,
             not_a_profile=not_a_profile,
+            index=index,
         )
     finally:
         progress.close()

@@ -71,7 +71,8 @@ class Plan:
     #: Files in owned folders that were changed or added by hand and would be lost.
     overwrites: tuple[Path, ...] = ()
     hand_edits: tuple[tuple[Path, str], ...] = ()
-    #: Digests of what each folder to replace holds now (recorded while it is swapped).
+    #: Digests of what each folder to replace holds now, where that is not what the run writes
+    #: (recorded while it is swapped; a folder that already holds it is not swapped).
     current: Mapping[str, Digests] = field(default_factory=dict)
     #: Clusters of this run that were not synthesized again: fresh, as the index records them.
     kept: tuple[str, ...] = ()
@@ -107,6 +108,7 @@ def make_plan(
     kept: Mapping[str, IndexEntry] | None = None,
     index_bytes: bytes | None | Literal[False] = False,
     not_a_profile: Callable[[str], str | None] | None = None,
+    index: OwnershipIndex | None = None,
 ) -> Plan:
     """Decide what to write and remove; raises :class:`SynthError` for anything unsafe.
 
@@ -118,7 +120,8 @@ def make_plan(
     refuses them unless ``prune`` (removals) or ``force`` (hand edits) is set.
 
     ``kept`` are clusters of this run that :mod:`gpustack.synth.fresh` found fresh in the index
-    read as ``index_bytes``: they stay as they are (an index that changed since is an error).
+    read as ``index_bytes``: they stay as they are (an index that changed since is an error);
+    ``index`` is what the caller parsed from those bytes (:func:`read_before`).
 
     Five phases, each its own function: names, the output folder, the index as it is, who owns
     each target folder, and what this run removes, records and finds edited by hand.
@@ -126,14 +129,14 @@ def make_plan(
     fresh = dict(kept or {})
     check_names(out, clusters, fresh)
     check_output_root(out)
-    before, before_bytes = read_before(out, force=force, index_bytes=index_bytes)
+    before, before_bytes = read_before(out, force=force, index_bytes=index_bytes, index=index)
     run_profiles = {c.profile for c in clusters} | {e.profile for e in fresh.values()}
     check_ownership(out, clusters, before, run_profiles, force=force)
     produced = {c.output.name for c in clusters} | set(fresh)
     remove, removals, kept_aside = plan_removals(
         out, before, produced, run_profiles, not_a_profile or _none
     )
-    after = {**kept_aside, **fresh, **recorded(clusters)}
+    after = {**kept_aside, **fresh, **recorded(clusters, before)}
     current, edits = find_hand_edits(out, clusters, remove, before, after)
     return Plan(
         out=out,
@@ -179,16 +182,27 @@ def check_output_root(out: Path) -> None:
 
 
 def read_before(
-    out: Path, *, force: bool, index_bytes: bytes | None | Literal[False]
+    out: Path,
+    *,
+    force: bool,
+    index_bytes: bytes | None | Literal[False],
+    index: OwnershipIndex | None = None,
 ) -> tuple[OwnershipIndex, bytes | None]:
     """Phase 3: the ownership index as it is (empty for an empty or forced ``out``), and its
-    bytes; the index must not have changed since ``index_bytes`` were read."""
-    before_bytes = read_plain(index_path(out))
-    if index_bytes is not False and before_bytes != index_bytes:
-        raise SynthError(
-            f"{index_path(out)} changed while this run was reading it (another gpustack synth?); "
-            "run again"
-        )
+    bytes; the index must not have changed since ``index_bytes`` were read. ``index``: what the
+    caller parsed from ``index_bytes``, taken as it is rather than parsed again (a fleet's
+    index is tens of MB, and its parsed form several times that: issue #37)."""
+    if index_bytes is not False:
+        if not holds(index_path(out), index_bytes):
+            raise SynthError(
+                f"{index_path(out)} changed while this run was reading it (another gpustack "
+                "synth?); run again"
+            )
+        before_bytes = index_bytes  # compared a chunk at a time: one copy held, not two
+    else:
+        before_bytes = read_plain(index_path(out))
+    if index is not None and index_bytes is not False:
+        return index, before_bytes
     try:
         before = read_index(out)
     except SynthError:
@@ -276,18 +290,27 @@ def plan_removals(
     return remove, removals, kept_aside
 
 
-def recorded(clusters: Sequence[SourcedCluster]) -> dict[str, IndexEntry]:
-    """Phase 5b: the index entries of the clusters this run writes."""
-    return {
-        c.output.name: IndexEntry(
+def recorded(
+    clusters: Sequence[SourcedCluster], before: OwnershipIndex | None = None
+) -> dict[str, IndexEntry]:
+    """Phase 5b: the index entries of the clusters this run writes. A cluster whose files the
+    index ``before`` records with the same digests keeps the index's own map of them: a fleet
+    rendered again (every profile touched, a gpustack upgrade) holds one copy of its digests,
+    not two (issue #37)."""
+    entries = {}
+    for c in clusters:
+        files: Digests = {f.path: digest(f.content) for f in c.output.files}
+        old = None if before is None else before.clusters.get(c.output.name)
+        if old is not None and old.files == files:
+            files = old.files
+        entries[c.output.name] = IndexEntry(
             profile=c.profile,
-            files={f.path: digest(f.content) for f in c.output.files},
+            files=files,
             digest=c.digest,
             inputs=c.inputs,
             delivery=c.delivery,
         )
-        for c in clusters
-    }
+    return entries
 
 
 def find_hand_edits(
@@ -297,8 +320,8 @@ def find_hand_edits(
     before: OwnershipIndex,
     after: Mapping[str, IndexEntry],
 ) -> tuple[dict[str, Digests], list[tuple[Path, str]]]:
-    """Phase 5c: what the folders to replace or delete hold now, and which of it gpustack did
-    not write (changed or added by hand)."""
+    """Phase 5c: what the folders to replace or delete hold now (where that is not what this
+    run writes there), and which of it gpustack did not write (changed or added by hand)."""
     clusters_root = out / CLUSTERS_DIR
     current: dict[str, Digests] = {}
     edits: list[tuple[Path, str]] = []
@@ -308,7 +331,8 @@ def find_hand_edits(
         found = digests_of(folder)
         if not found:
             continue
-        current[name] = found
+        if found != new:  # a folder that holds what it will hold is not swapped
+            current[name] = found
         owner = before.clusters.get(name)
         if owner is None:
             continue  # a foreign folder, refused above unless forced
@@ -348,6 +372,26 @@ def existing_files(folder: Path) -> dict[str, Path]:
             p = Path(root, n)
             found[p.relative_to(folder).as_posix()] = p
     return found
+
+
+def holds(path: Path, expected: bytes | None) -> bool:
+    """Whether ``read_plain(path)`` would be ``expected``, read a MiB at a time: a fleet's
+    index is tens of MB, and comparing it must not hold a second copy (issue #37)."""
+    if expected is None:
+        return read_plain(path) is None
+    try:
+        if not path.is_file() or path.is_symlink():
+            return False
+        with path.open("rb") as f:
+            view = memoryview(expected)
+            done = 0
+            while chunk := f.read(1 << 20):
+                if view[done : done + len(chunk)] != chunk:
+                    return False
+                done += len(chunk)
+            return done == len(expected)
+    except OSError:
+        return False
 
 
 def read_plain(path: Path) -> bytes | None:

@@ -45,7 +45,14 @@ from gpustack.synth.errors import SynthError
 from gpustack.synth.index import INDEX_DIR, IndexEntry, OwnershipIndex, index_path
 from gpustack.synth.layout import ClusterOutput
 from gpustack.synth.lock import LOCK_WAIT, locked
-from gpustack.synth.plan import CLUSTERS_DIR, Plan, SourcedCluster, make_plan, read_plain
+from gpustack.synth.plan import (
+    CLUSTERS_DIR,
+    Plan,
+    SourcedCluster,
+    holds,
+    make_plan,
+    read_plain,
+)
 from gpustack.synth.statcache import FolderFacts, StatCache
 
 #: ``(clusters staged, clusters to stage)``: the write phase's progress.
@@ -386,12 +393,12 @@ def _prepare(plan: Plan) -> bytes | None:
     """Refuse an index changed since planning, make the output's folders and clear what an
     interrupted run left; the index as it was (to restore on failure)."""
     out = plan.out
-    original_index = read_plain(index_path(out))
-    if original_index != plan.before_bytes:
+    if not holds(index_path(out), plan.before_bytes):
         raise SynthError(
             f"{index_path(out)} changed while this run was planning (another gpustack synth?); "
             "run again"
         )
+    original_index = plan.before_bytes  # the same bytes: one copy held, not two
     try:
         (out / INDEX_DIR).mkdir(parents=True, exist_ok=True)
         (out / CLUSTERS_DIR).mkdir(exist_ok=True)
@@ -523,9 +530,10 @@ def run(
     index_bytes: bytes | None | Literal[False] = False,
     on_staged: Staged | None = None,
     not_a_profile: Callable[[str], str | None] | None = None,
+    index: OwnershipIndex | None = None,
 ) -> Outcome:
     """Plan and apply (or, with ``check``, plan and compare) under one lock on ``out``; see
-    :func:`make_plan` for ``kept`` and ``index_bytes``, and :func:`_stage_all` for
+    :func:`make_plan` for ``kept``, ``index_bytes`` and ``index``, and :func:`_stage_all` for
     ``on_staged``."""
     with locked(out, shared=check, wait=wait, on_wait=on_wait):
         plan = make_plan(
@@ -536,6 +544,7 @@ def run(
             kept=kept,
             index_bytes=index_bytes,
             not_a_profile=not_a_profile,
+            index=index,
         )
         if check:
             return Outcome(plan, differences=tuple(compare(plan)))

@@ -445,3 +445,24 @@ def test_an_unchanged_index_is_left_and_one_reformatted_by_hand_is_rewritten(
     index.write_bytes(json.dumps(json.loads(canonical)).encode())  # same content, other text
     assert write(out, cluster("a")) == ()
     assert index.read_bytes() == canonical
+
+
+def test_a_fleet_rendered_again_holds_one_copy_of_its_index(workdir: Path) -> None:
+    """Issue #37: planning over an index the caller parsed takes it as it is, an unchanged
+    cluster's digests are the index's own map, and its folder is not read into the plan."""
+    from gpustack.synth.index import index_path, read_index
+
+    out = workdir / "dist"
+    write(out, cluster("a"), cluster("b"))
+    index_bytes = index_path(out).read_bytes()
+    parsed = read_index(out)
+    assert parsed is not None
+    changed = cluster("b", examples=False)
+    plan = make_plan(out, [cluster("a"), changed], index_bytes=index_bytes, index=parsed)
+    assert plan.before is parsed and plan.before_bytes is index_bytes
+    assert plan.after.clusters["a"].files is parsed.clusters["a"].files
+    assert plan.after.clusters["b"].files is not parsed.clusters["b"].files
+    assert set(plan.current) == {"b"}, "only a folder that will change is recorded"
+    assert apply(plan).written == ("b",)
+    with pytest.raises(SynthError, match="changed while this run"):
+        make_plan(out, [cluster("a")], index_bytes=index_bytes + b" ", index=parsed)
