@@ -73,7 +73,9 @@ class Checked:
     path: Path
     #: how the generated-file header names the profile (:func:`gpustack.synth.header.source_name`)
     source: str
+    #: what was read: the profile, then each base it extends (the renderer's cache key)
     files: tuple[Path, ...]
+    #: the ``profile`` parameter, as :class:`Generated` names it
     name: str
 
 
@@ -93,11 +95,14 @@ def check(env: Mapping[str, str]) -> Checked | Generated:
     except ParameterError as exc:
         where = f"source path {source_path(env)!r};"
         return Generated(error=str(exc).replace("source path;", where, 1))
-    result = check_paths([Path(name)])
-    if not result.ok or len(result.profiles) != 1:
-        return Generated(error=one_line(render_text(result), source_path(env)))
-    (loaded,) = result.profiles
-    source = source_name(loaded.path)
+    try:
+        result = check_paths([Path(name)])
+        if not result.ok or len(result.profiles) != 1:
+            return Generated(error=one_line(render_text(result), source_path(env)))
+        (loaded,) = result.profiles
+        source = source_name(loaded.path)
+    except SynthError as exc:  # as ``gpustack template`` reports it: one line
+        return Generated(error=str(exc), profile=name)
     return Checked(loaded.profile, loaded.path, source, loaded.files, name)
 
 
