@@ -4,8 +4,8 @@ The way helm's ``pkg/action`` stands behind ``pkg/cmd``: everything ``gpustack s
 lives here, in named phases (resolve the inputs, read the index, find the fresh clusters,
 validate, render, deliver, write or compare), and the command only turns options into a
 :class:`SynthOptions` and the outcome into text, JSON and an exit status. ``gpustack template``
-(and so the Argo CD plugin, which runs it) renders one profile with :func:`render_one`, the same
-validate and render phases.
+renders one profile with :func:`render_one`, the same validate and render phases (the Argo CD
+plugin's ``generate`` runs them as steps of its own: :mod:`gpustack.actions.argocd`).
 
 Bad input is an outcome, not an exception: ``refused`` holds the validation result, and nothing
 was written. Refusals of the output folder (a hand edit, a foreign folder) raise
